@@ -1,0 +1,1 @@
+"""jax-benchmarks: NumPy vs PyTorch vs JAX vs Flax, measured honestly."""

@@ -1,0 +1,68 @@
+"""Root command. Imports only click: every group is loaded when it is invoked.
+
+This follows Click's "lazily loading subcommands" pattern so that `--help`
+stays instant and never pulls in torch, jax, flax or comet_ml.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+# name -> (module holding a click command called `cli`, one-line help)
+GROUPS: dict[str, tuple[str, str]] = {
+    "xla": ("src.xla.cli", "Linear algebra (random matrices, matmul, inverse) per backend."),
+    "jit": ("src.jit.cli", "Compiled vs eager execution; training with and without jit."),
+    "autograd": ("src.autograd.cli", "Gradients: JAX, PyTorch and the project's own engine."),
+    "scipy": ("src.scipy.cli", "Sensor-calibration fit: SciPy, JAX and PyTorch optimizers."),
+    "mnist": ("src.mnist.cli", "CNN training on MNIST in Flax and PyTorch."),
+    "report": ("src.report.cli", "Tables, regressions and charts from the results file."),
+}
+
+
+class LazyGroup(click.Group):
+    """A group whose subcommands are imported only when they are run."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(GROUPS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in GROUPS:
+            return None
+        module = importlib.import_module(GROUPS[cmd_name][0])
+        command = module.cli
+        if not isinstance(command, click.Command):  # pragma: no cover - programming error
+            raise TypeError(f"{GROUPS[cmd_name][0]}.cli is not a click command")
+        return command
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        # Short help comes from GROUPS so that the root --help imports nothing.
+        with formatter.section("Commands"):
+            formatter.write_dl([(name, help_) for name, (_, help_) in GROUPS.items()])
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0])
+        if name not in GROUPS and not name.startswith("-"):
+            raise click.UsageError(
+                f"Invalid value for 'GROUP': {name!r} is not one of {', '.join(GROUPS)}.", ctx
+            )
+        return super().resolve_command(ctx, args)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def cli() -> None:
+    """Benchmark NumPy, PyTorch, JAX and Flax on the same work, honestly timed.
+
+    Example: python main.py xla jax --matrix-size 1000
+    """
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; usage errors become one line on stderr and exit code 2."""
+    from src.core.errors import run_cli
+
+    sys.exit(run_cli(cli, argv))

@@ -1,0 +1,107 @@
+"""Builds the click group of an experiment: one subcommand per backend, plus `all`.
+
+Every group works the same way: settings are validated, each selected
+backend module is imported (only now: torch, jax and flax load lazily) and
+its `run(settings, run)` measures through the core and records; then the
+CLI prints the table and, with `--json`, the JSON array of the records.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import click
+
+from src.core.settings import BenchSettings, parse_settings, settings_options
+
+
+class BackendModule(Protocol):
+    """What a `<framework>_backend.py` module provides."""
+
+    def run(self, settings: Any, run: Any) -> None: ...
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    module: str
+    help: str
+    settings: type[BenchSettings]
+    in_all: bool = True
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    name: str
+    help: str
+    backends: dict[str, BackendSpec]
+    all_settings: type[BenchSettings] | None = None  # None: no `all` subcommand
+    metric_rows: Sequence[str] = ()
+    # Called after the table, e.g. to print a cross-backend parity summary.
+    after: Callable[[Any, Any], None] | None = field(default=None)
+
+
+class BackendGroup(click.Group):
+    """Lists its backends first; an unknown backend names the allowed ones."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0])
+        if not name.startswith("-") and name not in self.commands:
+            raise click.UsageError(
+                f"Invalid value for 'BACKEND': {name!r} is not one of {', '.join(self.commands)}.", ctx
+            )
+        return super().resolve_command(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # keep declaration order: backends, all, extras
+
+
+def load_backend(spec: BackendSpec) -> BackendModule:
+    module: BackendModule = importlib.import_module(spec.module)  # type: ignore[assignment]
+    return module
+
+
+def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings) -> None:
+    """Run the selected backends into one run; print the table and the JSON."""
+    from src.core.console import make_console, print_run_header
+    from src.core.results import Run
+    from src.core.tables import comparison_table
+
+    console = make_console(settings.json_output)
+    run = Run(group.name, settings.results, log=console.print)
+    print_run_header(console, run, settings)
+    try:
+        for name in names:
+            console.rule(f"{group.name} {name}")
+            load_backend(group.backends[name]).run(settings, run)
+    finally:
+        if run.records:
+            console.print(comparison_table(run.records, f"{group.name}: {', '.join(names)}", group.metric_rows))
+            console.print(f"{len(run.records)} records appended to {settings.results} (run {run.run_id})")
+        if group.after is not None and run.records:
+            group.after(run, console)
+        if settings.json_output:
+            click.echo(json.dumps([r.model_dump() for r in run.records]))
+
+
+def _command(group: GroupSpec, name: str, names: list[str], model: type[BenchSettings], help_: str) -> click.Command:
+    @settings_options(model)
+    def callback(**values: Any) -> None:
+        execute(group, names, parse_settings(model, values))
+
+    return click.Command(name, callback=callback, params=callback.__click_params__, help=help_)  # type: ignore[attr-defined]
+
+
+def build_group(group: GroupSpec) -> BackendGroup:
+    cli = BackendGroup(group.name, help=group.help, context_settings={"help_option_names": ["-h", "--help"]})
+    for name, spec in group.backends.items():
+        cli.add_command(_command(group, name, [name], spec.settings, spec.help))
+    if group.all_settings is not None:
+        in_all = [n for n, s in group.backends.items() if s.in_all]
+        cli.add_command(_command(group, "all", in_all, group.all_settings, f"Run {', '.join(in_all)} side by side."))
+    return cli

@@ -1,0 +1,94 @@
+"""Which hardware is present, found without importing any framework.
+
+`--device auto|cpu|gpu` is resolved here once; backends then ask for the
+matching JAX or PyTorch device object.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    import jax
+    import torch
+
+DeviceRequest = Literal["auto", "cpu", "gpu"]
+DeviceKind = Literal["cpu", "gpu"]
+
+
+@functools.cache
+def gpu_names() -> tuple[str, ...]:
+    """Names of the NVIDIA GPUs visible to this process (empty without one).
+
+    Uses `nvidia-smi`, so it costs milliseconds and imports nothing. An empty
+    CUDA_VISIBLE_DEVICES hides every GPU, as it does for the frameworks.
+    """
+    if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
+        return ()
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return ()
+    try:
+        out = subprocess.run(
+            [exe, "--query-gpu=name", "--format=csv,noheader"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return tuple(line.strip() for line in out.splitlines() if line.strip())
+
+
+def gpu_name() -> str | None:
+    """The first visible GPU's name, or None."""
+    names = gpu_names()
+    return names[0] if names else None
+
+
+def resolve_device(request: DeviceRequest) -> DeviceKind:
+    """Map `--device` onto the hardware: auto means the GPU when one is visible."""
+    if request == "auto":
+        return "gpu" if gpu_names() else "cpu"
+    if request == "gpu" and not gpu_names():
+        raise ValueError("no GPU visible (nvidia-smi found none); use cpu or auto")
+    return request
+
+
+def cpu_count() -> int:
+    """Cores this process may run on (respects affinity masks, unlike os.cpu_count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not on Linux
+        return os.cpu_count() or 1
+
+
+def jax_device(kind: DeviceKind) -> jax.Device:
+    """The first JAX device of the kind; explains the fix when JAX cannot see the GPU."""
+    import jax
+
+    if kind == "gpu":
+        try:
+            return jax.devices("gpu")[0]
+        except RuntimeError as exc:
+            raise RuntimeError(
+                "a GPU is visible but JAX cannot use it: install the CUDA plugin "
+                "(`pip install -U 'jax[cuda12]'`, which ./cli.sh does when nvidia-smi works)"
+            ) from exc
+    return jax.devices("cpu")[0]
+
+
+def torch_device(kind: DeviceKind) -> torch.device:
+    """The PyTorch device of the kind; explains the fix when torch is a CPU build."""
+    import torch
+
+    if kind == "gpu":
+        if not torch.cuda.is_available():
+            raise RuntimeError(
+                "a GPU is visible but PyTorch cannot use it: this torch is a CPU build "
+                f"({torch.__version__}); reinstall torch with CUDA support"
+            )
+        return torch.device("cuda")
+    return torch.device("cpu")

@@ -1,0 +1,192 @@
+"""Settings shared by every benchmark command, validated by pydantic.
+
+Each command's options are generated from a pydantic model, so the allowed
+range of an option is written once (`Field(ge=..., le=..., description=...)`)
+and both the `--help` text and the error message come from it.
+"""
+
+from __future__ import annotations
+
+import os
+import types
+import typing
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+import click
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
+
+from src.core.devices import DeviceKind, DeviceRequest, resolve_device
+from src.core.results import DEFAULT_RESULTS
+
+M = TypeVar("M", bound=BaseModel)
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+class OptionError(ValueError):
+    """A validation error that belongs to a specific option (for cross-field checks)."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(message)
+        self.option = option
+
+
+class BenchSettings(BaseModel):
+    """Options every benchmark command takes."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    device: DeviceRequest = Field("auto", description="Where to run: auto = the GPU when one is visible.")
+    repeats: int = Field(5, ge=1, le=1000, description="Minimum timed repeats per figure.")
+    seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed for NumPy, PyTorch and JAX.")
+    results: Path = Field(DEFAULT_RESULTS, description="JSON-lines file the records are appended to.")
+    json_output: bool = Field(
+        False,
+        description="Print only the JSON array of this run's records on stdout.",
+        json_schema_extra={"option": "--json"},
+    )
+
+    @field_validator("device")
+    @classmethod
+    def _device_present(cls, value: DeviceRequest) -> DeviceRequest:
+        resolve_device(value)  # raises for gpu without a GPU
+        return value
+
+    @field_validator("results")
+    @classmethod
+    def _results_writable(cls, value: Path) -> Path:
+        return writable_file(value)
+
+    @property
+    def device_kind(self) -> DeviceKind:
+        return resolve_device(self.device)
+
+
+def writable_file(path: Path) -> Path:
+    """Refuse a path we could not append to, before any work is done."""
+    if path.is_dir():
+        raise ValueError(f"{path} is a directory, not a file")
+    try:
+        # Opening for append is the only reliable test (root passes os.access
+        # everywhere); it changes nothing in an existing file.
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror}") from None
+    return path
+
+
+def readable_path(path: Path) -> Path:
+    """Refuse a path that does not exist or cannot be read."""
+    if not path.exists():
+        raise ValueError(f"{path} does not exist")
+    if not os.access(path, os.R_OK):
+        raise ValueError(f"{path} is not readable")
+    return path
+
+
+# ---------------------------------------------------------------- options ---
+
+def option_name(model: type[BaseModel], field: str) -> str:
+    extra = model.model_fields[field].json_schema_extra
+    if isinstance(extra, dict) and isinstance(extra.get("option"), str):
+        return str(extra["option"])
+    return "--" + field.replace("_", "-")
+
+
+def allowed_text(info: FieldInfo) -> str:
+    """'1 ≤ value ≤ 1000' style text from a field's ge/gt/le/lt constraints."""
+    low = high = ""
+    for meta in info.metadata:
+        for attr, fmt in (("ge", "{} ≤ "), ("gt", "{} < ")):
+            if getattr(meta, attr, None) is not None:
+                low = fmt.format(getattr(meta, attr))
+        for attr, fmt in (("le", " ≤ {}"), ("lt", " < {}")):
+            if getattr(meta, attr, None) is not None:
+                high = fmt.format(getattr(meta, attr))
+    choices = _choices(info.annotation)
+    if choices:
+        return "one of " + ", ".join(choices)
+    return f"{low}value{high}" if (low or high) else ""
+
+
+def _unwrap_optional(annotation: Any) -> Any:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if len(args) == 1:
+            return args[0]
+    return annotation
+
+
+def _choices(annotation: Any) -> list[str]:
+    annotation = _unwrap_optional(annotation)
+    if typing.get_origin(annotation) is Literal:
+        return [str(a) for a in typing.get_args(annotation)]
+    return []
+
+
+def _click_type(annotation: Any) -> Any:
+    annotation = _unwrap_optional(annotation)
+    choices = _choices(annotation)
+    if choices:
+        return click.Choice(choices)
+    if annotation is Path:
+        return click.Path(path_type=Path)
+    if annotation in (int, float, str):
+        return annotation
+    return str
+
+
+def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> Callable[[F], F]:
+    """Decorate a click command with one option per field of `model`."""
+
+    def decorate(fn: F) -> F:
+        # Command-specific options first, then the shared ones (click keeps this order).
+        base = set(BenchSettings.model_fields)
+        fields = sorted(model.model_fields.items(), key=lambda item: item[0] in base)
+        for name, info in fields:
+            if name in exclude:
+                continue
+            help_ = info.description or ""
+            allowed = allowed_text(info)
+            if allowed and not _choices(info.annotation):
+                help_ += f" [{allowed}]"
+            if info.annotation is bool:
+                opt = option_name(model, name)
+                decls = [f"{opt}/--no-{opt[2:]}"] if info.default else [opt]
+                fn = click.option(*decls, name, is_flag=True, default=info.default, help=help_)(fn)
+            else:
+                fn = click.option(
+                    option_name(model, name), name, type=_click_type(info.annotation),
+                    default=info.default, show_default=info.default is not None, help=help_,
+                )(fn)
+        return fn
+
+    return decorate
+
+
+def parse_settings(model: type[M], values: Mapping[str, Any]) -> M:
+    """Build the settings; turn the first validation error into a one-line click error."""
+    try:
+        return model(**values)
+    except ValidationError as exc:
+        raise _to_click_error(model, exc) from None
+
+
+def _to_click_error(model: type[BaseModel], exc: ValidationError) -> click.BadParameter:
+    error = exc.errors()[0]
+    cause = (error.get("ctx") or {}).get("error")
+    if isinstance(cause, OptionError):
+        return click.BadParameter(str(cause), param_hint=f"'{cause.option}'")
+    field = str(error["loc"][0]) if error["loc"] else ""
+    info = model.model_fields.get(field)
+    message = str(error["msg"]).removeprefix("Value error, ")
+    if info is not None:
+        allowed = allowed_text(info)
+        if allowed and error["type"] != "value_error":
+            message = f"{error['input']!r} is not allowed; allowed: {allowed}"
+        return click.BadParameter(message, param_hint=f"'{option_name(model, field)}'")
+    return click.BadParameter(message)

@@ -1,0 +1,157 @@
+"""The project's one measurement core. Every timed figure goes through here.
+
+The rules (see the README's "How we time"):
+* the first call is timed on its own: for JAX and torch.compile it includes
+  tracing and compilation, so it is reported apart from the steady state;
+* warm-up calls follow and are not counted;
+* every call's result is synchronized before the clock is read
+  (`jax.block_until_ready`, `torch.cuda.synchronize`): JAX dispatches work
+  asynchronously, and reading the clock without waiting measured a 2000x2000
+  float64 matmul 13x faster than this machine can compute it;
+* samples are repeated until both a minimum count and a minimum total time are
+  reached (auto-calibrated like torch.utils.benchmark's blocked_autorange:
+  very short calls are grouped so each sample lasts at least `block_s`);
+* we report median, IQR, min and count, and flag IQR/median > 10 % as noisy.
+"""
+
+from __future__ import annotations
+
+import gc
+import math
+import statistics
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+Sync = Callable[[Any], object]
+
+NOISY_IQR_RATIO = 0.10
+
+
+def no_sync(_: object) -> None:
+    """Sync for synchronous libraries (NumPy, PyTorch on CPU)."""
+
+
+def jax_sync(value: object) -> None:
+    """Wait until every array in `value` (any pytree) is computed."""
+    import jax
+
+    jax.block_until_ready(value)
+
+
+def torch_sync(device: Any) -> Sync:
+    """A sync for a torch device: waits for CUDA kernels, nothing to do on CPU."""
+    import torch
+
+    if torch.device(device).type == "cuda":
+        def _sync(_: object) -> None:
+            torch.cuda.synchronize(device)
+        return _sync
+    return no_sync
+
+
+@dataclass(frozen=True)
+class Measurement:
+    """Per-call times of one timed workload, in seconds."""
+
+    samples_s: tuple[float, ...]
+    first_call_s: float | None = None
+    warmup: int = 0
+    calls_per_sample: int = 1
+
+    @property
+    def repeats(self) -> int:
+        return len(self.samples_s)
+
+    @property
+    def median_s(self) -> float:
+        return statistics.median(self.samples_s)
+
+    @property
+    def min_s(self) -> float:
+        return min(self.samples_s)
+
+    @property
+    def iqr_s(self) -> float:
+        if len(self.samples_s) < 2:
+            return 0.0
+        q1, _, q3 = statistics.quantiles(self.samples_s, n=4, method="inclusive")
+        return q3 - q1
+
+    @property
+    def compile_s(self) -> float | None:
+        """One-off cost of the first call (trace + compile) above a steady call."""
+        if self.first_call_s is None:
+            return None
+        return max(self.first_call_s - self.median_s, 0.0)
+
+    @property
+    def noisy(self) -> bool:
+        """IQR above 10 % of the median: the figure should be read with care."""
+        return self.median_s > 0 and self.iqr_s / self.median_s > NOISY_IQR_RATIO
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    # A collection in the middle of a sample is noise we did not ask to measure.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def time_call(fn: Callable[[], T], sync: Sync = no_sync) -> tuple[T, float]:
+    """Run `fn` once, wait for its result, return (result, seconds)."""
+    start = time.perf_counter()
+    result = fn()
+    sync(result)
+    return result, time.perf_counter() - start
+
+
+def measure(
+    fn: Callable[[], object],
+    sync: Sync = no_sync,
+    *,
+    repeats: int = 5,
+    warmup: int = 1,
+    min_time_s: float = 0.2,
+    block_s: float = 2e-3,
+    max_repeats: int = 1000,
+) -> Measurement:
+    """Time `fn()` honestly; see the module docstring for the protocol.
+
+    `repeats` is the minimum number of samples; more are taken until
+    `min_time_s` of samples is collected, never past `max_repeats`.
+    """
+    if repeats < 1 or warmup < 0:
+        raise ValueError("repeats must be >= 1 and warmup >= 0")
+    with _gc_paused():
+        _, first = time_call(fn, sync)
+        last = first
+        for _ in range(warmup):
+            _, last = time_call(fn, sync)
+        # Group calls shorter than block_s so the clock's resolution is negligible.
+        number = 1 if last >= block_s else min(10_000, math.ceil(block_s / max(last, 1e-9)))
+        samples: list[float] = []
+        total = 0.0
+        while True:
+            start = time.perf_counter()
+            for _ in range(number):
+                sync(fn())
+            elapsed = time.perf_counter() - start
+            samples.append(elapsed / number)
+            total += elapsed
+            if len(samples) >= max_repeats or (len(samples) >= repeats and total >= min_time_s):
+                break
+    return Measurement(tuple(samples), first_call_s=first, warmup=warmup, calls_per_sample=number)
+
+
+def single(seconds: float) -> Measurement:
+    """A figure that can only be taken once (an epoch, a whole solve), timed by `time_call`."""
+    return Measurement((seconds,), first_call_s=None, warmup=0, calls_per_sample=1)

@@ -1,0 +1,49 @@
+"""Shared test fixtures: offline HuggingFace, a private results file, a CLI runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+import pytest
+from click.testing import CliRunner, Result
+
+# Never wait ~20 s per hub attempt: this machine (and CI) has no network.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("COMET_DISABLE_AUTO_LOGGING", "1")
+
+
+class _Entry(click.Command):
+    """Runs the real entry point (one-line errors, exit codes) under CliRunner."""
+
+    def main(self, args: Sequence[str] | None = None, *_: Any, **__: Any) -> Any:
+        from src.cli import cli
+        from src.core.errors import run_cli
+
+        sys.exit(run_cli(cli, list(args or ())))
+
+
+def invoke(*args: str) -> Result:
+    """`python main.py *args`, in process; result.stdout / result.stderr are separate."""
+    return CliRunner().invoke(_Entry("main"), list(args))
+
+
+@pytest.fixture
+def results_path(tmp_path: Path) -> Path:
+    return tmp_path / "results.jsonl"
+
+
+@pytest.fixture(autouse=True)
+def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Commands write data/ (plots, caches) relative to the working directory."""
+    monkeypatch.chdir(tmp_path)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
