@@ -62,7 +62,7 @@ class BackendGroup(click.Group):
 
 
 def load_backend(spec: BackendSpec) -> BackendModule:
-    module: BackendModule = importlib.import_module(spec.module)  # type: ignore[assignment]
+    module: BackendModule = importlib.import_module(spec.module)
     return module
 
 

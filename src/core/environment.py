@@ -48,9 +48,9 @@ def git_commit() -> str | None:
 
 
 @functools.cache
-def environment() -> dict[str, str | int | None]:
+def environment() -> dict[str, str | int | float | bool | None]:
     """Versions, CPU, GPU and git commit, recorded with every figure."""
-    env: dict[str, str | int | None] = {"python": platform.python_version()}
+    env: dict[str, str | int | float | bool | None] = {"python": platform.python_version()}
     env.update({lib: _version(lib) for lib in LIBRARIES})
     env.update(
         platform=platform.platform(),

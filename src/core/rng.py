@@ -38,7 +38,8 @@ class RNG_Provider:  # noqa: N801 - the name the project's users know
         if self._key is None:
             self._key = jax.random.key(self.seed)
         self._key, key = jax.random.split(self._key)
-        return key
+        new_key: jax.Array = key
+        return new_key
 
     def seed_torch(self) -> torch.Generator:
         """Seed PyTorch's global RNG and return a generator with the same seed."""

@@ -39,7 +39,7 @@ def jax_sync(value: object) -> None:
     """Wait until every array in `value` (any pytree) is computed."""
     import jax
 
-    jax.block_until_ready(value)
+    jax.block_until_ready(value)  # type: ignore[no-untyped-call]
 
 
 def torch_sync(device: Any) -> Sync:
