@@ -10,8 +10,12 @@ from src.core.results import Record
 
 
 def format_seconds(seconds: float) -> str:
+    """Three significant digits in the largest unit that keeps the number ≥ 1."""
+    if seconds == 0:
+        return "0"
     for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale:
+        # 0.9995 rather than 1: a value that rounds up to 1.00 belongs to this unit.
+        if seconds >= 0.9995 * scale:
             return f"{seconds / scale:.3g} {unit}"
     return f"{seconds / 1e-9:.3g} ns"
 

@@ -56,3 +56,13 @@ def test_corrupt_and_truncated_lines_are_skipped_with_their_number(results_path:
     records = list(read_records(results_path, warnings.append))
     assert [r.case for r in records] == ["a", "b"]
     assert [w.split(":")[1] for w in warnings] == ["2", "3", "5"]
+
+
+def test_format_seconds_picks_the_unit_after_rounding() -> None:
+    from src.core.tables import format_seconds
+
+    assert format_seconds(9.997e-7) == "1 µs"  # not "1e+03 ns"
+    assert format_seconds(0.0123) == "12.3 ms"
+    assert format_seconds(2.5) == "2.5 s"
+    assert format_seconds(4.2e-8) == "42 ns"
+    assert format_seconds(0.0) == "0"

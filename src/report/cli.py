@@ -1,0 +1,220 @@
+"""`python main.py report`: tables, regressions and charts from the results file.
+
+This module imports only click, pydantic and light `src` modules, so that
+`report --help` is instant; rich, scipy and matplotlib load when they are used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import click
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from src.core.results import DEFAULT_RESULTS, Record
+from src.core.settings import OptionError, parse_settings, readable_path, settings_options
+from src.report.select import PREVIOUS, Filters, is_path_like
+
+if TYPE_CHECKING:  # rich-based modules load only when a report is made
+    from src.report.rows import FigureRow, ReportTable
+
+GroupName = Literal["xla", "jit", "autograd", "scipy", "mnist"]
+Format = Literal["table", "markdown", "csv", "json"]
+MAX_LISTED = 5
+
+
+class ReportSettings(BaseModel):
+    """What to report, in which format, against which baseline."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    run: str | None = Field(
+        None, min_length=1,
+        description="Report this run (its id or a unique prefix) instead of the latest run of each group.",
+    )
+    group: GroupName | None = Field(None, description="Only this group.")
+    backend: str | None = Field(None, min_length=1, description="Only this backend (numpy, pytorch, jax, flax, ...).")
+    output_format: Format = Field(
+        "table", description="Output format; everything but table prints only the data on stdout.",
+        json_schema_extra={"option": "--format"},
+    )
+    markdown: bool = Field(False, description="Same as --format markdown: tables to paste into the README.")
+    baseline: str | None = Field(
+        None, min_length=1,
+        description="Compare with a run id, the latest runs of another results file (PATH), "
+                    "or 'previous' (each group's run before the reported one).",
+    )
+    fail_on_regression: float | None = Field(
+        None, ge=0, le=10_000,
+        description="Exit 1 when a figure is slower than the baseline by more than this many percent "
+                    "and the difference is beyond the noise (needs --baseline).",
+    )
+    plot: bool = Field(False, description="Draw bar charts as PNG under data/plots/ and print their paths.")
+    results: Path = Field(DEFAULT_RESULTS, description="JSON-lines results file to read.")
+
+    @field_validator("results")
+    @classmethod
+    def _results_readable(cls, value: Path) -> Path:
+        if not value.exists():
+            raise ValueError(f"{value} does not exist: no results yet, run a benchmark first "
+                             "(e.g. `python main.py xla all`)")
+        if value.is_dir():
+            raise ValueError(f"{value} is a directory, not a results file")
+        return readable_path(value)
+
+    @field_validator("baseline")
+    @classmethod
+    def _baseline_file_readable(cls, value: str | None) -> str | None:
+        if value is not None and value != PREVIOUS and is_path_like(value):
+            path = readable_path(Path(value))
+            if path.is_dir():
+                raise ValueError(f"{value} is a directory, not a results file")
+        return value
+
+    @model_validator(mode="after")
+    def _consistent(self) -> ReportSettings:
+        if self.markdown and self.output_format not in ("table", "markdown"):
+            raise OptionError("--markdown", f"conflicts with --format {self.output_format}; give only one of them")
+        if self.fail_on_regression is not None and self.baseline is None:
+            raise OptionError("--fail-on-regression", "needs --baseline RUN_ID|PATH|previous to compare with")
+        return self
+
+    @property
+    def format(self) -> Format:
+        return "markdown" if self.markdown else self.output_format
+
+
+class RegressionFound(click.ClickException):
+    """Figures got slower than the baseline beyond the allowed percentage: exit 1 (for CI)."""
+
+    exit_code = 1
+
+
+def warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+def report(settings: ReportSettings) -> None:
+    """Select the runs, compare them with the baseline, print, plot, and fail on regressions."""
+    from src.cli import GROUPS
+    from src.report import select
+    from src.report.rows import build_table, order_tables
+
+    records = select.load(settings.results, warn)
+    filters = Filters(run=settings.run, group=settings.group, backend=settings.backend)
+    chosen = select.apply_filters(records, filters)
+    runs = select.split_runs(chosen) if settings.run else select.latest_runs(chosen)
+    baselines = Baselines(settings, records, filters)
+    tables = order_tables([build_table(run, *baselines.for_run(run)) for run in runs], list(GROUPS))
+
+    to_stdout = settings.format == "table"
+    emit(tables, settings.format)
+    if settings.plot:
+        from src.report.plot import plot_table
+
+        for table in tables:
+            path = plot_table(table)
+            if path is not None:
+                click.echo(f"chart: {path}", err=not to_stdout)
+    if settings.fail_on_regression is not None:
+        check_regressions([row for t in tables for row in t.rows], settings.fail_on_regression)
+
+
+class Baselines:
+    """The baseline records of each reported run (loaded once)."""
+
+    def __init__(self, settings: ReportSettings, records: Sequence[Record], filters: Filters) -> None:
+        from src.report import select
+
+        self.value = settings.baseline
+        self.pool: list[Record] = []
+        if self.value == PREVIOUS:
+            self.pool = select.apply_filters(records, Filters(group=filters.group, backend=filters.backend))
+        elif self.value is not None:
+            self.pool = select.baseline_records(self.value, records, filters, warn)
+
+    def for_run(self, run: Sequence[Record]) -> tuple[list[Record] | None, str | None]:
+        """(baseline records or None, the note printed under the table)."""
+        from src.report import select
+
+        group = run[0].group
+        if self.value is None:
+            return None, None
+        if self.value == PREVIOUS:
+            base = select.previous_run(self.pool, run)
+            if not base:
+                return None, f"no earlier {group} run to compare with"
+        else:
+            base = [r for r in self.pool if r.group == group]
+            if not base:
+                return None, f"the baseline has no {group} figures"
+        ids = ", ".join(dict.fromkeys(r.run_id for r in base))
+        return base, f"change against run {ids}"
+
+
+def emit(tables: Sequence[ReportTable], fmt: Format) -> None:
+    from src.report import render
+
+    if fmt == "table":
+        from rich.console import Console
+
+        render.render_rich(tables, Console(highlight=False))
+        return
+    renderers = {"markdown": render.render_markdown, "csv": render.render_csv, "json": render.render_json}
+    click.echo(renderers[fmt](tables), nl=fmt == "json")
+
+
+def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
+    from src.report.compare import is_regression
+
+    compared = [row for row in rows if row.comparison is not None]
+    if not compared:
+        warn("--fail-on-regression: no figure had a baseline to compare with")
+        return
+    slower = [row for row in compared if is_regression(row.comparison, threshold_pct)]
+    if not slower:
+        click.echo(f"no regression: {len(compared)} figure(s) within {threshold_pct:g} % of the baseline "
+                   "or unchanged beyond the noise", err=True)
+        return
+    listed = ", ".join(
+        f"{row.group} {row.case} {row.column} {row.comparison.change_pct:+.1f} %"
+        for row in slower[:MAX_LISTED] if row.comparison is not None
+    )
+    more = f" and {len(slower) - MAX_LISTED} more" if len(slower) > MAX_LISTED else ""
+    raise RegressionFound(
+        f"regression: {len(slower)} figure(s) slower than the baseline by more than {threshold_pct:g} %: {listed}{more}"
+    )
+
+
+@settings_options(ReportSettings)
+def _report(**values: Any) -> None:
+    report(parse_settings(ReportSettings, values))
+
+
+# The generated options say TEXT/FLOAT; these read better in --help.
+METAVARS = {"run": "RUN_ID", "baseline": "RUN_ID|PATH|previous", "fail_on_regression": "PCT", "backend": "NAME"}
+for _param in _report.__click_params__:  # type: ignore[attr-defined]
+    if _param.name in METAVARS:
+        _param.metavar = METAVARS[_param.name]
+
+
+cli = click.Command(
+    "report",
+    callback=_report,
+    params=_report.__click_params__,  # type: ignore[attr-defined]
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="""Tables, regressions and charts from the results file.
+
+    By default: the latest run of each group, one table per group (rows =
+    cases, columns = backends) with median ± IQR, the ratio to the fastest,
+    and ~ on noisy figures.
+
+    \b
+    Examples:
+      python main.py report --group xla --markdown
+      python main.py report --baseline previous --fail-on-regression 10
+      python main.py report --plot
+    """,
+)

@@ -1,0 +1,183 @@
+"""Output formats. All of them render the same `ReportTable`s.
+
+`table` reuses the core's rich `comparison_table`; markdown, CSV and JSON are
+one function each. Only the CLI decides where the text goes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from src.core.results import Scalar
+from src.core.tables import comparison_table, format_seconds, format_value
+from src.report.compare import Comparison
+from src.report.rows import FigureRow, ReportTable
+
+LIBRARIES = ("python", "numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch")
+NOISY_NOTE = "~ noisy: IQR above 10 % of the median"
+VERDICT_STYLE = {"slower": "red", "faster": "green", "unchanged": "dim"}
+
+
+# ------------------------------------------------------------- pieces ---
+
+def env_header(env: dict[str, Scalar]) -> str:
+    """CPU, GPU and library versions of a run, on one line."""
+    cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
+    parts = [f"CPU: {env.get('cpu') or 'unknown'}{cores}", f"GPU: {env.get('gpu') or 'none'}"]
+    parts += [f"{lib} {env[lib]}" for lib in LIBRARIES if env.get(lib)]
+    if env.get("git_commit"):
+        parts.append(f"git {env['git_commit']}")
+    return " · ".join(parts)
+
+
+def timing_text(median_s: float, iqr_s: float) -> str:
+    return f"{format_seconds(median_s)} ± {format_seconds(iqr_s)}"
+
+
+def cell_text(row: FigureRow | None) -> str:
+    """'1.2 ms ± 30 µs ×2.00 ~' like the rich table, without markup."""
+    if row is None or not row.record.median_s:
+        return "—"
+    text = timing_text(row.record.median_s, row.record.iqr_s or 0.0)
+    if row.ratio is not None:
+        text += " (fastest)" if row.fastest else f" ×{row.ratio:.2f}"
+    if row.record.noisy:
+        text += " ~"
+    return text
+
+
+def test_text(comparison: Comparison) -> str:
+    if comparison.p_value is not None:
+        return f"Mann-Whitney p={comparison.p_value:.3g}"
+    return "IQR overlap"
+
+
+def change_cells(row: FigureRow) -> list[str]:
+    """case, column, baseline, now, change, verdict, test."""
+    comp = row.comparison
+    assert comp is not None and row.record.median_s is not None
+    return [
+        row.case, row.column,
+        timing_text(comp.baseline_median_s, comp.baseline_iqr_s),
+        timing_text(row.record.median_s, row.record.iqr_s or 0.0),
+        f"{comp.change_pct:+.1f} %", comp.verdict, test_text(comp),
+    ]
+
+
+CHANGE_HEADERS = ["case", "backend", "baseline", "now", "change", "verdict", "test"]
+
+
+def baseline_summary(table: ReportTable) -> str | None:
+    if table.baseline_note is None:
+        return None
+    text = table.baseline_note
+    if table.unmatched:
+        text += f" ({table.unmatched} figure(s) not in the baseline)"
+    return text
+
+
+# ------------------------------------------------------------ formats ---
+
+def render_rich(tables: Sequence[ReportTable], console: Console) -> None:
+    for table in tables:
+        console.print(escape(env_header(table.env)), style="dim")
+        console.print(comparison_table(table.records, table.title, table.metric_names))
+        summary = baseline_summary(table)
+        if summary is not None:
+            console.print(escape(summary))
+        if table.compared:
+            changes = Table(title=f"{table.group}: change against the baseline", title_justify="left")
+            for header in CHANGE_HEADERS:
+                changes.add_column(header, justify="left" if header in ("case", "backend", "verdict", "test") else "right")
+            for row in table.compared:
+                cells = [escape(c) for c in change_cells(row)]
+                style = VERDICT_STYLE[cells[5]]
+                cells[5] = f"[{style}]{cells[5]}[/]"
+                changes.add_row(*cells)
+            console.print(changes)
+        console.print()
+
+
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def render_markdown(tables: Sequence[ReportTable]) -> str:
+    """GitHub-flavoured markdown, ready to paste into the README."""
+    out: list[str] = []
+    for table in tables:
+        out += [f"### {table.title}", "", env_header(table.env), ""]
+        out.append(_md_row(["case", *table.columns]))
+        out.append("|---|" + "---:|" * len(table.columns))
+        for case in table.cases:
+            cells = [table.cell(case, col) for col in table.columns]
+            if any(c is not None and c.record.median_s for c in cells):
+                out.append(_md_row([case, *(cell_text(c) for c in cells)]))
+            for metric in table.metric_names:
+                values = [c.record.metrics.get(metric) if c is not None else None for c in cells]
+                if any(v is not None for v in values):
+                    out.append(_md_row([f"{case} · {metric}",
+                                        *("—" if v is None else format_value(v) for v in values)]))
+        if any(row.record.noisy for row in table.rows):
+            out += ["", NOISY_NOTE]
+        summary = baseline_summary(table)
+        if summary is not None:
+            out += ["", summary]
+        if table.compared:
+            out += ["", _md_row(CHANGE_HEADERS), "|---|---|---:|---:|---:|---|---|"]
+            out += [_md_row(change_cells(row)) for row in table.compared]
+        out.append("")
+    return "\n".join(out)
+
+
+def row_dict(row: FigureRow) -> dict[str, Any]:
+    """One figure as flat data (the CSV columns, and JSON rows without the metrics)."""
+    rec, comp = row.record, row.comparison
+    return {
+        "group": row.group, "run_id": row.run_id, "timestamp": rec.timestamp, "case": row.case,
+        "column": row.column, "backend": rec.backend, "variant": rec.variant, "device": rec.device,
+        "dtype": rec.dtype, "median_s": rec.median_s, "iqr_s": rec.iqr_s, "min_s": rec.min_s,
+        "repeats": rec.repeats, "ratio_to_fastest": row.ratio, "noisy": rec.noisy,
+        "compile_s": rec.compile_s,
+        "baseline_run_id": comp.baseline_run_id if comp else None,
+        "baseline_median_s": comp.baseline_median_s if comp else None,
+        "change_pct": comp.change_pct if comp else None,
+        "verdict": comp.verdict if comp else None,
+        "test": comp.method if comp else None,
+        "p_value": comp.p_value if comp else None,
+    }
+
+
+def render_csv(tables: Sequence[ReportTable]) -> str:
+    """One line per figure; metrics as `metric.<name>` columns."""
+    metrics = sorted({m for t in tables for m in t.metric_names})
+    rows = [t_row for t in tables for t_row in t.rows]
+    buffer = io.StringIO()
+    fieldnames = list(row_dict(rows[0])) + [f"metric.{m}" for m in metrics] if rows else []
+    writer = csv.DictWriter(buffer, fieldnames=fieldnames, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        data = row_dict(row)
+        data.update({f"metric.{m}": row.record.metrics.get(m) for m in metrics})
+        writer.writerow({k: "" if v is None else v for k, v in data.items()})
+    return buffer.getvalue()
+
+
+def render_json(tables: Sequence[ReportTable]) -> str:
+    """{"tables": [{group, run_id, timestamp, title, env, baseline, rows: [...]}]}."""
+    return json.dumps({"tables": [
+        {
+            "group": t.group, "run_id": t.run_id, "timestamp": t.timestamp, "title": t.title,
+            "env": t.env, "baseline": baseline_summary(t),
+            "rows": [{**row_dict(r), "metrics": r.record.metrics} for r in t.rows],
+        }
+        for t in tables
+    ]}, indent=2)

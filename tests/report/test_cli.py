@@ -1,0 +1,333 @@
+"""`python main.py report` on fixture results: selection, every format, baselines, robustness."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import statistics
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import invoke
+from tests.report.fixtures import (
+    JIT_RUN, MNIST_RUN, XLA_NEW, XLA_OLD, all_records, mnist_run, record, samples, write_results, xla_run,
+)
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def results(results_path: Path) -> Path:
+    return write_results(results_path, all_records())
+
+
+@pytest.fixture(autouse=True)
+def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
+    # rich wraps cells at 80 columns when not on a terminal; keep case names on one line.
+    monkeypatch.setenv("COLUMNS", "250")
+
+
+def report(*args: str) -> Any:
+    return invoke("report", *args)
+
+
+def report_json(*args: str) -> dict[str, Any]:
+    result = report(*args, "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    data: dict[str, Any] = json.loads(result.stdout)
+    return data
+
+
+def rows_of(data: dict[str, Any]) -> list[dict[str, Any]]:
+    return [row for table in data["tables"] for row in table["rows"]]
+
+
+# ------------------------------------------------------------ default ---
+
+def test_default_shows_latest_run_of_each_group(results: Path) -> None:
+    result = report("--results", str(results))
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    assert XLA_NEW in out and JIT_RUN in out and MNIST_RUN in out
+    assert XLA_OLD not in out  # an older run of a group is not the default
+    # One environment header per table.
+    assert out.count("CPU: Fixture CPU 9000 (2 cores)") == 3
+    assert "jax 0.10.2" in out and "GPU: none" in out
+    for column in ("numpy", "pytorch", "jax", "jax eager", "jax jit", "flax"):
+        assert column in out
+    assert "matmul_100x100_float64" in out and "(fastest)" in out
+    assert "noisy" in out  # the jit run has a noisy figure
+    assert "epoch_60000_float32 · accuracy" in out  # metric rows
+
+
+def test_tables_in_cli_group_order(results: Path) -> None:
+    data = report_json("--results", str(results))
+    assert [t["group"] for t in data["tables"]] == ["xla", "jit", "mnist"]
+
+
+def test_filters_run_prefix_group_backend(results: Path) -> None:
+    data = report_json("--results", str(results), "--run", XLA_OLD[:12])
+    assert {(t["group"], t["run_id"]) for t in data["tables"]} == {("xla", XLA_OLD)}
+
+    data = report_json("--results", str(results), "--group", "jit")
+    assert [t["run_id"] for t in data["tables"]] == [JIT_RUN]
+
+    data = report_json("--results", str(results), "--backend", "numpy")
+    rows = rows_of(data)
+    assert rows and {r["backend"] for r in rows} == {"numpy"}
+    assert {r["group"] for r in rows} == {"xla", "jit"}
+
+
+@pytest.mark.parametrize(
+    ("args", "option", "needle"),
+    [
+        (("--run", "19990101"), "--run", "latest runs"),
+        (("--run", "2025"), "--run", "matches"),
+        (("--backend", "tensorflow"), "--backend", "available: flax, jax, numpy, pytorch"),
+        (("--group", "autograd"), "--group", "available: jit, mnist, xla"),
+        (("--group", "report"), "--group", "one of"),
+        (("--format", "html"), "--format", "html"),
+        (("--markdown", "--format", "csv"), "--markdown", "conflicts"),
+        (("--fail-on-regression", "5"), "--fail-on-regression", "needs --baseline"),
+        (("--baseline", XLA_OLD, "--fail-on-regression", "-1"), "--fail-on-regression", "0 ≤ value"),
+        (("--baseline", "nowhere/base.jsonl"), "--baseline", "does not exist"),
+        (("--baseline", "1999"), "--baseline", "no run"),
+    ],
+)
+def test_bad_options_exit_2_with_one_line(results: Path, args: tuple[str, ...], option: str, needle: str) -> None:
+    result = report("--results", str(results), *args)
+    assert result.exit_code == 2, result.output
+    assert option in result.stderr and needle in result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+# ------------------------------------------------------------ formats ---
+
+def test_markdown(results: Path) -> None:
+    result = report("--results", str(results), "--markdown")
+    assert result.exit_code == 0, result.stderr
+    md = result.stdout
+    assert md == report("--results", str(results), "--format", "markdown").stdout
+    assert md.count("CPU: Fixture CPU 9000") == 3  # once per table
+    lines = md.splitlines()
+    header = lines.index("| case | numpy | pytorch | jax |")
+    assert lines[header + 1] == "|---|---:|---:|---:|"
+    matmul = next(line for line in lines if line.startswith("| matmul_100x100_float64 |"))
+    numpy_cell, pytorch_cell, jax_cell = [c.strip() for c in matmul.strip("|").split("|")[1:]]
+    assert numpy_cell.endswith("(fastest)") and "±" in numpy_cell
+    ratio = statistics.median(samples(1.2e-3)) / statistics.median(samples(1e-3))
+    assert jax_cell.endswith(f"×{ratio:.2f}")
+    assert pytorch_cell.endswith("×1.50")
+    mlp = next(line for line in lines if line.startswith("| mlp_train_64_float32 |"))
+    assert mlp.split("|")[2].strip() == "—"  # numpy has no figure for this case
+    assert mlp.rstrip(" |").endswith("(fastest) ~")  # the noisy jit figure is marked
+    assert "~ noisy" in md
+
+
+def test_a_later_record_of_the_same_cell_wins_in_every_format(results_path: Path) -> None:
+    ts = "2025-01-02T10:00:00+00:00"
+    write_results(results_path, [
+        record(XLA_NEW, ts, "xla", "numpy", "matmul_10x10_float64", samples(1e-3)),
+        record(XLA_NEW, ts, "xla", "jax", "matmul_10x10_float64", samples(3e-3)),
+        record(XLA_NEW, ts, "xla", "numpy", "matmul_10x10_float64", samples(2e-3)),  # re-measured
+    ])
+    table = report("--results", str(results_path)).stdout
+    md = report("--results", str(results_path), "--markdown").stdout
+    assert "2 ms ± 40 µs (fastest)" in table and "3 ms ± 60 µs ×1.50" in table
+    assert "| matmul_10x10_float64 | 2 ms ± 40 µs (fastest) | 3 ms ± 60 µs ×1.50 |" in md
+    rows = rows_of(report_json("--results", str(results_path)))
+    assert [(r["backend"], r["median_s"]) for r in rows] == [
+        ("numpy", pytest.approx(2e-3)), ("jax", pytest.approx(3e-3))]
+
+
+def test_csv(results: Path) -> None:
+    result = report("--results", str(results), "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    rows = list(csv.DictReader(io.StringIO(result.stdout)))
+    expected = [r for r in all_records() if r.run_id != XLA_OLD]
+    assert len(rows) == len(expected)
+    by_key = {(r["run_id"], r["case"], r["column"]): r for r in rows}
+    numpy_matmul = by_key[(XLA_NEW, "matmul_100x100_float64", "numpy")]
+    assert float(numpy_matmul["median_s"]) == pytest.approx(statistics.median(samples(1e-3)))
+    assert float(numpy_matmul["ratio_to_fastest"]) == 1.0
+    jit = by_key[(JIT_RUN, "selu_10000_float32", "jax jit")]
+    assert jit["variant"] == "jit" and float(jit["compile_s"]) == pytest.approx(0.03)
+    assert by_key[(MNIST_RUN, "epoch_60000_float32", "flax")]["metric.accuracy"] == "0.981"
+    assert numpy_matmul["verdict"] == ""  # no baseline asked
+
+
+def test_json(results: Path) -> None:
+    data = report_json("--results", str(results))
+    table = data["tables"][0]
+    assert table["env"]["cpu"] == "Fixture CPU 9000" and table["baseline"] is None
+    row = next(r for r in table["rows"] if r["column"] == "jax" and r["case"].startswith("matmul"))
+    assert row["ratio_to_fastest"] == pytest.approx(1.2)
+    assert row["noisy"] is False and row["repeats"] == 10
+
+
+# ----------------------------------------------------------- baseline ---
+
+def test_baseline_run_id_flags_the_slower_figure(results: Path) -> None:
+    data = report_json("--results", str(results), "--group", "xla", "--baseline", XLA_OLD)
+    rows = {(r["case"], r["backend"]): r for r in rows_of(data)}
+    slower = rows[("matmul_100x100_float64", "jax")]
+    assert slower["verdict"] == "slower" and slower["test"] == "mann-whitney"
+    assert slower["p_value"] < 0.05
+    assert slower["change_pct"] == pytest.approx(140.0)
+    same = rows[("matmul_100x100_float64", "numpy")]
+    assert same["verdict"] == "unchanged" and same["change_pct"] == 0.0
+    assert data["tables"][0]["baseline"] == f"change against run {XLA_OLD}"
+
+
+def test_baseline_previous_equals_explicit_run(results: Path) -> None:
+    explicit = report_json("--results", str(results), "--group", "xla", "--baseline", XLA_OLD)
+    previous = report_json("--results", str(results), "--group", "xla", "--baseline", "previous")
+    assert rows_of(previous) == rows_of(explicit)
+
+
+def test_baseline_table_and_markdown_show_the_verdicts(results: Path) -> None:
+    table = report("--results", str(results), "--group", "xla", "--baseline", XLA_OLD)
+    assert table.exit_code == 0, table.stderr
+    assert "change against the baseline" in table.stdout and "slower" in table.stdout
+    assert "+140.0 %" in table.stdout
+    md = report("--results", str(results), "--group", "xla", "--baseline", XLA_OLD, "--markdown").stdout
+    assert "| case | backend | baseline | now | change | verdict | test |" in md
+    assert any(line.startswith("| matmul_100x100_float64 | jax |") and "| slower |" in line
+               for line in md.splitlines())
+
+
+def test_fail_on_regression_exit_1_when_clearly_slower(results: Path) -> None:
+    result = report("--results", str(results), "--baseline", "previous", "--fail-on-regression", "10")
+    assert result.exit_code == 1, result.stderr
+    assert "regression: 1 figure(s)" in result.stderr and "matmul_100x100_float64 jax +140.0 %" in result.stderr
+    assert "matmul_100x100_float64" in result.stdout  # the report is printed before failing
+
+
+def test_fail_on_regression_respects_the_threshold(results: Path) -> None:
+    result = report("--results", str(results), "--baseline", XLA_OLD, "--fail-on-regression", "200")
+    assert result.exit_code == 0, result.stderr
+    assert "no regression" in result.stderr
+
+
+def test_fail_on_regression_exit_0_against_an_equal_baseline(results: Path, tmp_path: Path) -> None:
+    equal = write_results(tmp_path / "baseline.jsonl", [r.model_copy(update={"run_id": "base"}) for r in all_records()])
+    result = report("--results", str(results), "--baseline", str(equal), "--fail-on-regression", "0")
+    assert result.exit_code == 0, result.stderr
+    verdicts = {r["verdict"] for r in rows_of(report_json("--results", str(results), "--baseline", str(equal)))}
+    assert verdicts == {"unchanged"}
+
+
+def test_single_sample_figures_use_iqr_overlap(results_path: Path, tmp_path: Path) -> None:
+    base = write_results(tmp_path / "base.jsonl", mnist_run("old", epoch_s=10.0))
+    write_results(results_path, mnist_run("slightly", epoch_s=10.3))
+    rows = rows_of(report_json("--results", str(results_path), "--baseline", str(base)))
+    assert {(r["verdict"], r["test"]) for r in rows} == {("unchanged", "iqr-overlap")}
+    write_results(results_path, mnist_run("much", epoch_s=13.0))
+    result = report("--results", str(results_path), "--baseline", str(base), "--fail-on-regression", "20")
+    assert result.exit_code == 1 and "+30.0 %" in result.stderr
+
+
+def test_previous_without_earlier_run_says_so(results: Path) -> None:
+    result = report("--results", str(results), "--group", "jit", "--baseline", "previous",
+                    "--fail-on-regression", "5")
+    assert result.exit_code == 0
+    assert "no earlier jit run to compare with" in result.stdout
+    assert "no figure had a baseline" in result.stderr
+
+
+# --------------------------------------------------------- robustness ---
+
+def test_corrupt_lines_are_skipped_with_their_numbers(results_path: Path) -> None:
+    good = xla_run(XLA_NEW, "2025-01-02T10:00:00+00:00", jax_matmul_s=1e-3)
+    first, third = good[0], good[3]  # numpy matmul, numpy inv
+    lost = record(XLA_NEW, "2025-01-02T10:00:01+00:00", "xla", "jax", "solve_10_float64", samples(1e-4))
+    results_path.write_text(
+        first.model_dump_json() + "\n"
+        + "this is not JSON {\n"
+        + third.model_dump_json() + "\n"
+        + lost.model_dump_json()[:60]  # an interrupted write: truncated, no newline
+    )
+    result = report("--results", str(results_path), "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 2
+    assert f"{results_path}:2:" in warnings[0] and f"{results_path}:4:" in warnings[1]
+    cases = {row["case"] for row in csv.DictReader(io.StringIO(result.stdout))}
+    assert cases == {"matmul_100x100_float64", "inv_100x100_float64"}
+
+
+def test_empty_results_file_exit_2(results_path: Path) -> None:
+    results_path.write_text("\n")
+    result = report("--results", str(results_path))
+    assert result.exit_code == 2
+    assert "no benchmark records" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_only_corrupt_lines_exit_2(results_path: Path) -> None:
+    results_path.write_text("{broken\n")
+    result = report("--results", str(results_path))
+    assert result.exit_code == 2
+    assert f"{results_path}:1:" in result.stderr and "no benchmark records" in result.stderr
+
+
+def test_missing_results_file_exit_2() -> None:
+    result = report()  # the default data/results/results.jsonl does not exist in tmp_path
+    assert result.exit_code == 2
+    assert "'--results'" in result.stderr and "does not exist" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+# ---------------------------------------------------------------- plot ---
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def test_plot_writes_valid_pngs(results: Path, tmp_path: Path) -> None:
+    from PIL import Image
+
+    result = report("--results", str(results), "--plot")
+    assert result.exit_code == 0, result.stderr
+    paths = [Path(line.removeprefix("chart: ")) for line in result.stdout.splitlines() if line.startswith("chart: ")]
+    assert [p.name for p in paths] == [f"xla_{XLA_NEW}.png", f"jit_{JIT_RUN}.png", f"mnist_{MNIST_RUN}.png"]
+    for path in paths:
+        assert path.parent == Path("data/plots") and (tmp_path / path).is_file()
+        assert path.read_bytes()[:8] == PNG_MAGIC
+        with Image.open(path) as image:
+            image.verify()
+        with Image.open(path) as image:
+            assert image.format == "PNG" and image.width > 200 and image.height > 200
+
+
+def test_plot_paths_go_to_stderr_with_data_formats(results: Path) -> None:
+    result = report("--results", str(results), "--plot", "--group", "jit", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    json.loads(result.stdout)  # stdout stays pure JSON
+    assert f"chart: data/plots/jit_{JIT_RUN}.png" in result.stderr
+
+
+# ---------------------------------------------------------------- help ---
+
+def test_help_lists_the_options() -> None:
+    result = report("--help")
+    assert result.exit_code == 0
+    for option in ("--run RUN_ID", "--group", "--backend", "--format", "--markdown",
+                   "--baseline RUN_ID|PATH|previous", "--fail-on-regression PCT", "--plot", "--results"):
+        assert option in result.stdout
+
+
+def test_help_is_lazy() -> None:
+    code = (
+        "import sys\n"
+        "from src.cli import cli\n"
+        "from src.core.errors import run_cli\n"
+        "code = run_cli(cli, ['report', '--help'])\n"
+        "heavy = ('torch', 'jax', 'flax', 'comet_ml', 'scipy', 'matplotlib', 'rich')\n"
+        "print('LOADED', [m for m in heavy if m in sys.modules], code)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout
+    assert "LOADED [] 0" in out
