@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -14,44 +13,12 @@ from src.cli import GROUPS
 from tests.conftest import invoke
 
 REPO = Path(__file__).resolve().parents[1]
-HEAVY = ("torch", "jax", "flax", "comet_ml", "optax", "tensorflow")
-
-# Runs --help of the root, of every group and of every subcommand in a fresh
-# interpreter, and reports which heavy frameworks each one imported.
-PROBE = textwrap.dedent(
-    """
-    import json, subprocess, sys
-    HEAVY = %r
-    script = '''
-import sys, io, contextlib
-from src.cli import cli
-from src.core.errors import run_cli
-with contextlib.redirect_stdout(io.StringIO()) as out:
-    code = run_cli(cli, sys.argv[1:] + ["--help"])
-import json
-print(json.dumps({"code": code, "heavy": [m for m in %r if m in sys.modules], "help": out.getvalue()}))
-'''
-    def probe(args):
-        res = subprocess.run([sys.executable, "-c", script, *args], capture_output=True, text=True, cwd=%r)
-        return json.loads(res.stdout.strip().splitlines()[-1])
-    results = {"": probe([])}
-    from src.cli import cli, GROUPS
-    import click
-    for group in GROUPS:
-        results[group] = probe([group])
-        command = cli.get_command(None, group)
-        if isinstance(command, click.Group):
-            for sub in command.commands:
-                results[group + " " + sub] = probe([group, sub])
-    print(json.dumps(results))
-    """
-)
-
 
 @pytest.fixture(scope="module")
 def help_results() -> dict[str, dict[str, object]]:
-    code = PROBE % (HEAVY, HEAVY, str(REPO))
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=600)
+    # Each --help runs in its own fresh interpreter (see tests/help_probe.py).
+    res = subprocess.run([sys.executable, str(REPO / "tests" / "help_probe.py")],
+                         capture_output=True, text=True, cwd=REPO, timeout=600)
     assert res.returncode == 0, res.stderr
     parsed: dict[str, dict[str, object]] = json.loads(res.stdout.strip().splitlines()[-1])
     return parsed

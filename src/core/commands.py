@@ -79,12 +79,13 @@ def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings) -> 
         for name in names:
             console.rule(f"{group.name} {name}")
             load_backend(group.backends[name]).run(settings, run)
+        if group.after is not None and run.records:
+            group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
     finally:
+        # Whatever happened, show and hand out what was measured: it is already on disk.
         if run.records:
             console.print(comparison_table(run.records, f"{group.name}: {', '.join(names)}", group.metric_rows))
             console.print(f"{len(run.records)} records appended to {settings.results} (run {run.run_id})")
-        if group.after is not None and run.records:
-            group.after(run, console)
         if settings.json_output:
             click.echo(json.dumps([r.model_dump() for r in run.records]))
 

@@ -1,0 +1,81 @@
+"""Elementwise functions of one input: sin, cos, exp, log, relu."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from src.autograd.engine.nodes import OperatorNode
+from src.autograd.engine.operator import Grads, Operand, Operator
+from src.autograd.engine.parameter import FloatArray
+
+
+class Sin(Operator):
+    name = "sin"
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        return np.sin(values[0])
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (grad * np.cos(values[0]),)
+
+
+class Cos(Operator):
+    name = "cos"
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        return np.cos(values[0])
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (-grad * np.sin(values[0]),)
+
+
+class Exp(Operator):
+    name = "exp"
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        return np.exp(values[0])
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (grad * output,)  # d exp(x) = exp(x): reuse the forward value
+
+
+class Log(Operator):
+    name = "log"
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        return np.log(values[0])
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (grad / values[0],)
+
+
+class Relu(Operator):
+    """max(x, 0); like JAX and PyTorch, the derivative at exactly 0 is taken as 0."""
+
+    name = "relu"
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        return np.maximum(values[0], 0)
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (grad * (values[0] > 0),)
+
+
+def sin(x: Operand) -> OperatorNode:
+    return Sin()(x)
+
+
+def cos(x: Operand) -> OperatorNode:
+    return Cos()(x)
+
+
+def exp(x: Operand) -> OperatorNode:
+    return Exp()(x)
+
+
+def log(x: Operand) -> OperatorNode:
+    return Log()(x)
+
+
+def relu(x: Operand) -> OperatorNode:
+    return Relu()(x)

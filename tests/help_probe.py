@@ -1,0 +1,55 @@
+"""Run in a fresh interpreter by tests/test_cli.py: `--help` of every command.
+
+Prints one JSON object: for each command line, its exit code, the help text
+and which heavy frameworks got imported (each probe in its own interpreter).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+
+HEAVY = ("torch", "jax", "flax", "comet_ml", "optax", "tensorflow")
+
+
+def one(args: list[str]) -> None:
+    from src.cli import cli
+    from src.core.errors import run_cli
+
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        code = run_cli(cli, [*args, "--help"])
+    print(json.dumps({"code": code, "heavy": [m for m in HEAVY if m in sys.modules], "help": out.getvalue()}))
+
+
+def probe(args: list[str]) -> dict[str, object]:
+    res = subprocess.run([sys.executable, __file__, "--one", *args], capture_output=True, text=True, check=False)
+    if res.returncode != 0:
+        return {"code": res.returncode, "heavy": [], "help": res.stderr}
+    parsed: dict[str, object] = json.loads(res.stdout.strip().splitlines()[-1])
+    return parsed
+
+
+def main() -> None:
+    import click
+
+    from src.cli import GROUPS, cli
+
+    results = {"": probe([])}
+    for group in GROUPS:
+        results[group] = probe([group])
+        command = cli.get_command(click.Context(cli), group)
+        if isinstance(command, click.Group):
+            for sub in command.commands:
+                results[f"{group} {sub}"] = probe([group, sub])
+    print(json.dumps(results))
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+    if sys.argv[1:2] == ["--one"]:
+        one(sys.argv[2:])
+    else:
+        main()
