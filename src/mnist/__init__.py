@@ -1,0 +1,1 @@
+"""MNIST / Fashion-MNIST CNN training benchmark (Flax and PyTorch)."""

@@ -1,0 +1,129 @@
+"""The classic IDX files (LeCun's format): found in a folder, parsed with one np.frombuffer each.
+
+Layout of an IDX file: a big-endian uint32 magic number (0x00000803 for a 3-D
+uint8 array of images, 0x00000801 for 1-D uint8 labels; its low byte is the
+number of dimensions), one big-endian uint32 per dimension, then the data.
+"""
+
+from __future__ import annotations
+
+import gzip
+import zlib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+import numpy as np
+import numpy.typing as npt
+
+from src.core.errors import DataError
+from src.mnist.data.arrays import RawSplits, checked_split
+
+Role = Literal["train-images", "train-labels", "t10k-images", "t10k-labels"]
+ROLES: tuple[Role, ...] = ("train-images", "train-labels", "t10k-images", "t10k-labels")
+IMAGES_MAGIC = 0x00000803
+LABELS_MAGIC = 0x00000801
+
+
+class IdxFiles(NamedTuple):
+    folder: Path
+    paths: dict[Role, Path]
+
+
+def _candidate_names(role: Role) -> list[str]:
+    """`train-images-idx3-ubyte` and `train-images.idx3-ubyte`, plain or gzipped."""
+    kind = "idx3" if role.endswith("images") else "idx1"
+    bases = [f"{role}-{kind}-ubyte", f"{role}.{kind}-ubyte"]
+    return [name for base in bases for name in (base, f"{base}.gz")]
+
+
+def find_idx_files(folder: Path) -> IdxFiles | None:
+    """The four IDX files in `folder`; None if there are none; DataError if some are missing."""
+    found: dict[Role, Path] = {}
+    for role in ROLES:
+        for name in _candidate_names(role):
+            if (folder / name).is_file():
+                found[role] = folder / name
+                break
+    if not found:
+        return None
+    missing = [f"{role}-{'idx3' if role.endswith('images') else 'idx1'}-ubyte[.gz]" for role in ROLES
+               if role not in found]
+    if missing:
+        raise DataError(f"incomplete IDX files in {folder}: missing {', '.join(missing)}")
+    return IdxFiles(folder, found)
+
+
+def _file_bytes(path: Path) -> bytes:
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if path.suffix != ".gz":
+        return raw
+    try:
+        return gzip.decompress(raw)
+    except (OSError, EOFError, zlib.error) as exc:
+        raise DataError(f"{path}: truncated or corrupt gzip data ({exc})") from None
+
+
+def parse_idx(data: bytes, expected_magic: int, where: str) -> npt.NDArray[np.uint8]:
+    """One IDX array as a read-only view of `data` (no copy)."""
+    if len(data) < 4:
+        raise DataError(f"{where}: truncated IDX file ({len(data)} bytes, no header)")
+    magic = int.from_bytes(data[:4], "big")
+    if magic != expected_magic:
+        raise DataError(f"{where}: wrong IDX magic number 0x{magic:08x}, expected 0x{expected_magic:08x}")
+    ndim = expected_magic & 0xFF
+    header = 4 + 4 * ndim
+    if len(data) < header:
+        raise DataError(f"{where}: truncated IDX header ({len(data)} of {header} bytes)")
+    shape = tuple(int(d) for d in np.frombuffer(data, dtype=">u4", count=ndim, offset=4))
+    count = int(np.prod(shape))
+    available = len(data) - header
+    if available < count:
+        raise DataError(f"{where}: truncated IDX file: {available:,} data bytes for shape {shape} ({count:,})")
+    if available > count:
+        raise DataError(f"{where}: {available - count:,} unexpected bytes after the data of shape {shape}")
+    return np.frombuffer(data, dtype=np.uint8, count=count, offset=header).reshape(shape)
+
+
+def _read_role(path: Path, role: Role) -> npt.NDArray[np.uint8]:
+    magic = IMAGES_MAGIC if role.endswith("images") else LABELS_MAGIC
+    return parse_idx(_file_bytes(path), magic, str(path))
+
+
+def read_idx_files(files: IdxFiles) -> RawSplits:
+    """Decode the four files; gzip inflation releases the GIL, so they are read in parallel."""
+    with ThreadPoolExecutor(max_workers=len(ROLES)) as pool:
+        arrays = dict(zip(ROLES, pool.map(lambda role: _read_role(files.paths[role], role), ROLES)))
+    x_train, y_train = checked_split(arrays["train-images"], arrays["train-labels"], f"IDX train set in {files.folder}")
+    x_test, y_test = checked_split(arrays["t10k-images"], arrays["t10k-labels"], f"IDX test set in {files.folder}")
+    return RawSplits(x_train, y_train, x_test, y_test)
+
+
+def idx_bytes(array: npt.NDArray[np.uint8]) -> bytes:
+    """`array` in IDX format (used to write fixtures and benchmark files)."""
+    magic = IMAGES_MAGIC if array.ndim == 3 else LABELS_MAGIC
+    if array.ndim not in (1, 3):
+        raise ValueError("IDX writer handles 1-D labels and 3-D images only")
+    header = magic.to_bytes(4, "big") + np.asarray(array.shape, dtype=">u4").tobytes()
+    return header + np.ascontiguousarray(array, dtype=np.uint8).tobytes()
+
+
+def write_idx_files(folder: Path, raw: RawSplits, *, gz: bool = False, dotted: bool = False) -> dict[Role, Path]:
+    """Write `raw` as the four IDX files (`train-images-idx3-ubyte` or, `dotted`, `train-images.idx3-ubyte`)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    arrays: dict[Role, npt.NDArray[np.uint8]] = {
+        "train-images": raw.x_train, "train-labels": raw.y_train.astype(np.uint8),
+        "t10k-images": raw.x_test, "t10k-labels": raw.y_test.astype(np.uint8),
+    }
+    paths: dict[Role, Path] = {}
+    for role, array in arrays.items():
+        kind = "idx3" if role.endswith("images") else "idx1"
+        name = f"{role}{'.' if dotted else '-'}{kind}-ubyte{'.gz' if gz else ''}"
+        data = idx_bytes(array)
+        # compresslevel 6 and mtime 0: like the published files' ratio, reproducible bytes.
+        paths[role] = folder / name
+        paths[role].write_bytes(gzip.compress(data, compresslevel=6, mtime=0) if gz else data)
+    return paths
