@@ -1,0 +1,23 @@
+"""Options of the `scipy` group, validated by pydantic (see src/core/settings.py)."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from src.core.settings import BenchSettings
+
+
+class ScipySettings(BenchSettings):
+    """The calibration fit: data length and the optimizers' stopping tolerance."""
+
+    array_length: int = Field(
+        10_000, ge=10, le=10_000_000,
+        description="Samples per sensor (timestamps spread over 0..100).",
+    )
+    tol: float = Field(
+        1e-4, gt=0, le=1,
+        description=(
+            "Stop when the gradient's max-norm is below this, in every optimizer "
+            "(SciPy tol, JAX gtol, torch tolerance_grad)."
+        ),
+    )

@@ -1,0 +1,205 @@
+"""`python main.py scipy ...`: each backend, `all`, bad input, lazy --help."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import Result
+
+from tests.conftest import invoke, read_jsonl
+
+REPO = Path(__file__).resolve().parents[2]
+# Long enough for the recovery check to hold with the default seed (slope 1.52, offset 2.84).
+LENGTH = "1000"
+
+
+def _run(*args: str, results: Path) -> tuple[Result, list[dict[str, Any]]]:
+    result = invoke("scipy", *args, "--array-length", LENGTH, "--repeats", "1",
+                    "--device", "cpu", "--results", str(results))
+    assert result.exit_code == 0, result.stderr + result.stdout
+    return result, read_jsonl(results)
+
+
+def _by_case(records: list[dict[str, Any]], backend: str, op: str) -> dict[str, Any]:
+    (record,) = [r for r in records if r["backend"] == backend and r["case"] == f"{op}_{LENGTH}_float64"]
+    return record
+
+
+# JAX compiles its solve on every run (seconds here): run `scipy jax` and `scipy all` once per module.
+@pytest.fixture(scope="module")
+def jax_records(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    return _run("jax", results=tmp_path_factory.mktemp("jax") / "results.jsonl")[1]
+
+
+@pytest.fixture(scope="module")
+def all_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Result, list[dict[str, Any]]]:
+    return _run("all", results=tmp_path_factory.mktemp("all") / "results.jsonl")
+
+
+def _check_recovered(records: list[dict[str, Any]], backend: str, method: str) -> None:
+    solve = _by_case(records, backend, "solve")
+    assert solve["metrics"]["method"] == method
+    assert solve["dtype"] == "float64"
+    assert abs(solve["metrics"]["slope"] / 1.5 - 1) <= 0.05
+    assert abs(solve["metrics"]["offset"] / 3 - 1) <= 0.10
+    assert solve["checks"]["recovered"] is True
+    # Converged to the closed-form minimiser, not merely near (1.5, 3).
+    assert solve["checks"]["gap_to_exact"] < 1e-4
+    assert solve["metrics"]["function_evals"] >= solve["metrics"]["iterations"] > 0
+    assert solve["median_s"] > 0 and solve["metrics"]["first_call_s"] > 0
+    loss = _by_case(records, backend, "loss_eval")
+    assert loss["median_s"] > 0 and loss["repeats"] >= 1
+
+
+@pytest.mark.parametrize(("backend", "method"), [("numpy", "BFGS"), ("pytorch", "L-BFGS")])
+def test_backend_recovers_the_calibration(backend: str, method: str, results_path: Path) -> None:
+    _check_recovered(_run(backend, results=results_path)[1], backend, method)
+
+
+def test_jax_recovers_the_calibration(jax_records: list[dict[str, Any]]) -> None:
+    _check_recovered(jax_records, "jax", "BFGS")
+
+
+def test_jax_compiles_once_per_shape(jax_records: list[dict[str, Any]]) -> None:
+    import jax.numpy as jnp
+
+    loss = _by_case(jax_records, "jax", "loss_eval")
+    metrics = loss["metrics"]
+    assert metrics["calls"] > 2
+    assert metrics["compiles_same_shape"] == 1  # many calls, one compilation
+    assert metrics["recompiles_new_shape"] == 1  # half-length input: compiled again
+    assert metrics["recompiles_repeat_new_shape"] == 0  # ... once
+    assert metrics["jit_cache_entries"] == 2
+    assert loss["checks"] == {"one_compile_for_same_shape": True, "new_shape_compiles_again": True}
+    assert loss["compile_s"] is not None and loss["compile_s"] > 0
+    assert _by_case(jax_records, "jax", "solve")["compile_s"] > 0
+    # float64 was enabled only inside the backend: nothing leaks into other groups.
+    assert jnp.ones(1).dtype == jnp.float32
+
+
+def test_jax_cache_size_counts_compilations() -> None:
+    import jax.numpy as jnp
+
+    from src.core.typed import typed_jit
+    from src.scipy.jax_backend import cache_size, calibration_loss, fresh_jitted_loss
+
+    # The cache belongs to the Python function: every jit wrapper of it shares it.
+    typed_jit(calibration_loss)(jnp.array([1.0, 0.0]), jnp.ones(7), jnp.ones(7))
+    assert cache_size(typed_jit(calibration_loss)) >= 1
+    loss = fresh_jitted_loss()
+    params = jnp.array([1.0, 0.0])
+    assert cache_size(loss) == 0
+    loss(params, jnp.ones(8), jnp.ones(8))
+    loss(params, jnp.ones(8) * 2, jnp.ones(8))
+    assert cache_size(loss) == 1
+    loss(params, jnp.ones(9), jnp.ones(9))
+    assert cache_size(loss) == 2
+
+
+def test_all_prints_one_table_and_records_the_disagreement(
+    all_run: tuple[Result, list[dict[str, Any]]],
+) -> None:
+    result, records = all_run
+    for text in ("numpy", "jax", "pytorch", "L-BFGS", "calibration fit", "evaluations",
+                 "per evaluation", "largest disagreement"):
+        assert text in result.stdout
+    assert result.stdout.count("scipy: numpy, jax, pytorch") == 1  # one comparison table
+    for backend, method in (("numpy", "BFGS"), ("jax", "BFGS"), ("pytorch", "L-BFGS")):
+        _check_recovered(records, backend, method)
+    solves = [r for r in records if r["case"].startswith("solve_")]
+    (agree,) = [r for r in records if r["case"] == f"agreement_{LENGTH}_float64"]
+    slopes = [r["metrics"]["slope"] for r in solves]
+    assert agree["backend"] == "all"
+    assert agree["checks"]["max_slope_rel_diff"] == pytest.approx((max(slopes) - min(slopes)) / max(slopes))
+    assert agree["checks"]["agree"] is True and agree["checks"]["max_rel_diff"] <= 1e-3
+    assert len({r["run_id"] for r in records}) == 1
+
+
+def test_all_fails_after_recording_when_backends_disagree(results_path: Path) -> None:
+    # A loose tolerance stops the optimizers at different points: still near (1.5, 3), not in agreement.
+    result = invoke("scipy", "all", "--array-length", LENGTH, "--tol", "0.05", "--repeats", "1",
+                    "--device", "cpu", "--results", str(results_path), "--json")
+    assert result.exit_code == 1
+    assert "check failed: backends disagree" in result.stderr
+    records = json.loads(result.stdout)  # the JSON and the file still hold every record
+    assert records == read_jsonl(results_path)
+    assert all(r["checks"]["recovered"] for r in records if r["case"].startswith("solve_"))
+    agree = records[-1]
+    assert agree["backend"] == "all" and agree["checks"]["agree"] is False
+    assert agree["checks"]["max_rel_diff"] > 1e-3
+
+
+def test_json_prints_only_the_records(results_path: Path) -> None:
+    result = invoke("scipy", "numpy", "--array-length", "500", "--repeats", "1", "--device", "cpu",
+                    "--results", str(results_path), "--json")
+    assert result.exit_code == 0, result.stderr
+    records = json.loads(result.stdout)
+    assert [r["case"] for r in records] == ["solve_500_float64", "loss_eval_500_float64"]
+    assert records == read_jsonl(results_path)
+    assert "calibration fit" in result.stderr
+
+
+def test_failed_recovery_exits_1_after_recording(results_path: Path) -> None:
+    # 10 samples with seed 0: the noise wins (offset about 2.45).
+    result = invoke("scipy", "numpy", "--array-length", "10", "--seed", "0", "--repeats", "1",
+                    "--results", str(results_path))
+    assert result.exit_code == 1
+    assert "check failed" in result.stderr and "--array-length" in result.stderr
+    solve = _single(read_jsonl(results_path), "solve_10_float64")
+    assert solve["checks"]["recovered"] is False
+
+
+def _single(records: list[dict[str, Any]], case: str) -> dict[str, Any]:
+    (record,) = [r for r in records if r["case"] == case]
+    return record
+
+
+@pytest.mark.parametrize(
+    ("args", "expected"),
+    [
+        (["--array-length", "9"], "10 ≤ value"),
+        (["--array-length", "12.5"], "not a valid integer"),
+        (["--array-length", "ten"], "not a valid integer"),
+        (["--tol", "0"], "0 < value"),
+    ],
+)
+def test_bad_input_is_one_line_exit_2(args: list[str], expected: str, results_path: Path) -> None:
+    result = invoke("scipy", "numpy", *args, "--results", str(results_path))
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1
+    assert "--array-length" in lines[0] or "--tol" in lines[0]
+    assert expected in lines[0]
+    assert "Traceback" not in result.stderr
+    assert not results_path.exists() or results_path.read_text() == ""
+
+
+def test_help_lists_backends_and_options() -> None:
+    result = invoke("scipy", "--help")
+    assert result.exit_code == 0
+    for name in ("numpy", "jax", "pytorch", "all"):
+        assert name in result.stdout
+    help_all = invoke("scipy", "all", "--help")
+    assert "--array-length" in help_all.stdout and "--tol" in help_all.stdout
+
+
+def test_help_imports_no_framework() -> None:
+    code = (
+        "import sys\n"
+        "from src.cli import main\n"
+        "for argv in (['scipy', '--help'], ['scipy', 'all', '--help'], ['scipy', 'jax', '--help']):\n"
+        "    try:\n"
+        "        main(argv)\n"
+        "    except SystemExit:\n"
+        "        pass\n"
+        "heavy = [m for m in ('torch', 'jax', 'flax', 'comet_ml') if m in sys.modules]\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert "HEAVY []" in out.stdout
