@@ -15,14 +15,14 @@ def test_jax_computes() -> None:
     import jax.numpy as jnp
 
     x = jnp.arange(6.0).reshape(2, 3)
-    assert float((x @ x.T).sum()) == 68.0
+    assert float((x @ x.T).sum()) == 83.0  # [[5, 14], [14, 50]]
 
 
 def test_pytorch_computes() -> None:
     import torch
 
     x = torch.arange(6.0).reshape(2, 3)
-    assert float((x @ x.T).sum()) == 68.0
+    assert float((x @ x.T).sum()) == 83.0  # [[5, 14], [14, 50]]
 
 
 def test_flax_and_optax_import() -> None:
