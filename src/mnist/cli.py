@@ -1,0 +1,146 @@
+"""`mnist flax|pytorch|all`, `mnist evaluate <backend>`, `mnist preprocess-images`.
+
+This module imports only click, pydantic and framework-free parts of the
+project: torch, jax and flax load when a backend runs. It is also the only
+place that draws (rich progress bars), and the only place that may set
+XLA_FLAGS for `--devices`, which must happen before JAX is imported.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from src.core.commands import BackendSpec, GroupSpec, build_group, execute
+from src.core.settings import parse_settings, settings_options
+from src.mnist.progress import using_progress
+from src.mnist.settings import DataSettings, MnistSettings
+
+METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accuracy", "loss")
+
+SPEC = GroupSpec(
+    name="mnist",
+    help="Train the same CNN on MNIST in Flax and PyTorch; report accuracy and speed.\n\n"
+    "Example: python main.py mnist flax --num-epochs 3",
+    backends={
+        "flax": BackendSpec("src.mnist.flax_backend", "Train the CNN with flax.nnx (one jitted step).", MnistSettings),
+        "pytorch": BackendSpec("src.mnist.pytorch_backend", "Train the CNN with PyTorch.", MnistSettings),
+    },
+    all_settings=MnistSettings,
+    metric_rows=METRIC_ROWS,
+)
+
+PREPROCESS = GroupSpec(
+    name="mnist",
+    help="",
+    backends={"data": BackendSpec("src.mnist.preprocess", "Load and normalize the data set.", DataSettings)},
+    metric_rows=("train_images", "test_images", "mean", "std"),
+)
+
+
+class RichProgress:
+    """Epoch and step progress bars (the backends only call these hooks)."""
+
+    def __init__(self, stderr: bool) -> None:
+        self.stderr = stderr
+        self.progress: Any = None
+
+    def start(self, label: str, epochs: int, steps_per_epoch: int) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self.progress = Progress(
+            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            console=Console(stderr=self.stderr), transient=True,
+        )
+        self.epochs = self.progress.add_task(f"{label}epochs", total=epochs)
+        self.steps = self.progress.add_task(f"{label}steps", total=steps_per_epoch)
+        self.progress.start()
+
+    def step(self) -> None:
+        self.progress.advance(self.steps)
+
+    def epoch_done(self) -> None:
+        self.progress.advance(self.epochs)
+        self.progress.reset(self.steps)
+
+    def stop(self) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+            self.progress = None
+
+
+HOST_DEVICES_FLAG = "--xla_force_host_platform_device_count"
+
+
+def split_host_into_devices(values: dict[str, Any]) -> None:
+    """`--devices N|all` on CPU: make XLA expose N host devices. XLA reads XLA_FLAGS once, when JAX is
+    imported, so this must run before the flax backend is imported, and only when it is needed."""
+    settings = parse_settings(MnistSettings, values)  # the same one-line errors as the command itself
+    count = settings.device_count
+    if settings.device_kind != "cpu" or count == 1:
+        return
+    if "jax" in sys.modules:  # too late to split the host (e.g. a second command in one process)
+        return
+    flags = re.sub(rf"{HOST_DEVICES_FLAG}=\S+", "", os.environ.get("XLA_FLAGS", "")).strip()
+    os.environ["XLA_FLAGS"] = f"{flags} {HOST_DEVICES_FLAG}={count}".strip()
+    click.echo(
+        f"XLA_FLAGS={HOST_DEVICES_FLAG}={count} set before importing JAX: the CPU is split into {count} XLA "
+        "devices (one per core) for data-parallel training",
+        err=settings.json_output,
+    )
+
+
+def with_cli_extras(callback: Callable[..., Any], uses_jax: bool) -> Callable[..., Any]:
+    """Run a backend command with progress bars drawn by this (CLI) layer, and host devices split for JAX."""
+
+    def wrapped(**values: Any) -> Any:
+        if uses_jax:
+            split_host_into_devices(values)
+        with using_progress(RichProgress(stderr=bool(values.get("json_output")))):
+            return callback(**values)
+
+    return wrapped
+
+
+def build_cli() -> click.Group:
+    group = build_group(SPEC)
+    for name in (*SPEC.backends, "all"):
+        command = group.commands[name]
+        assert command.callback is not None
+        command.callback = with_cli_extras(command.callback, uses_jax=name in ("flax", "all"))
+    group.add_command(evaluate_command())
+    group.add_command(preprocess_command())
+    return group
+
+
+def evaluate_command() -> click.Command:
+    skip = ("mode", "dry_run", "num_epochs", "optimizer", "learning_rate", "momentum", "schedule", "comet", "devices")
+
+    @click.command("evaluate")
+    @click.argument("backend", type=click.Choice(list(SPEC.backends)))
+    @settings_options(MnistSettings, exclude=skip)
+    def evaluate(backend: str, **values: Any) -> None:
+        """Reload a backend's checkpoint from data/checkpoints/ and report its test accuracy."""
+        settings = parse_settings(MnistSettings, {**values, "mode": "evaluate", "comet": "off"})
+        execute(SPEC, [backend], settings)
+
+    return evaluate
+
+
+def preprocess_command() -> click.Command:
+    @click.command("preprocess-images")
+    @settings_options(DataSettings)
+    def preprocess(**values: Any) -> None:
+        """Load the data set, print its source, sizes and normalization (mean/std)."""
+        execute(PREPROCESS, ["data"], parse_settings(DataSettings, values))
+
+    return preprocess
+
+
+cli = build_cli()

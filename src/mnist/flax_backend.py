@@ -1,0 +1,305 @@
+"""`mnist flax`: the CNN in flax.nnx, one jitted train step, data resident on the device.
+
+With `--devices N|all` the same step runs data-parallel: a `Mesh` over N
+devices, each batch sharded on its "data" axis, parameters and optimizer state
+replicated; XLA inserts the gradient all-reduce. On CPU the CLI splits the
+host into one XLA device per core (XLA_FLAGS, set before JAX is imported).
+
+The step is jitted through the Flax NNX functional API (`nnx.split` once,
+`nnx.merge` inside the jitted function), the pattern the Flax performance guide
+recommends for small models: `nnx.jit` would walk the object graph in Python on
+every call. Training metrics are accumulated on the device and read once per
+epoch, so the loop never waits for the device between steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax  # type: ignore[import-untyped]
+from flax import nnx
+
+import click
+from jax.sharding import Mesh, NamedSharding, PartitionSpec
+
+from src.core.devices import jax_device
+from src.core.results import Run
+from src.core.rng import RNG_Provider
+from src.core.timing import Measurement, Sync, jax_sync, measure
+from src.core.typed import typed_jit
+from src.mnist import model_spec as spec
+from src.mnist.settings import MnistSettings
+from src.mnist.training import (
+    EpochResult,
+    EvalResult,
+    evaluate_checkpoint,
+    devices_variant,
+    load_and_record,
+    parameter_table,
+    plan,
+    train_and_report,
+)
+
+BACKEND = "flax"
+T = TypeVar("T")
+
+
+class CNN(nnx.Module):
+    """The seed's CNN with unpadded ('VALID') convolutions, like PyTorch's nn.Conv2d default."""
+
+    def __init__(self, *, rngs: nnx.Rngs) -> None:
+        self.conv1 = nnx.Conv(1, spec.CONV1, (spec.KERNEL, spec.KERNEL), padding="VALID", rngs=rngs)
+        self.conv2 = nnx.Conv(spec.CONV1, spec.CONV2, (spec.KERNEL, spec.KERNEL), padding="VALID", rngs=rngs)
+        self.dropout1 = nnx.Dropout(spec.DROPOUT_CONV, rngs=rngs)
+        self.dense1 = nnx.Linear(spec.FLAT, spec.HIDDEN, rngs=rngs)
+        self.dropout2 = nnx.Dropout(spec.DROPOUT_DENSE, rngs=rngs)
+        self.dense2 = nnx.Linear(spec.HIDDEN, spec.CLASSES, rngs=rngs)
+
+    def __call__(self, x: jax.Array) -> jax.Array:
+        x = nnx.relu(self.conv1(x))
+        x = nnx.relu(self.conv2(x))
+        x = nnx.max_pool(x, window_shape=(2, 2), strides=(2, 2))  # type: ignore[no-untyped-call]
+        x = self.dropout1(x)
+        x = x.reshape(x.shape[0], -1)
+        x = nnx.relu(self.dense1(x))
+        x = self.dropout2(x)
+        return nnx.log_softmax(self.dense2(x))
+
+
+def parameter_count(model: nnx.Module) -> int:
+    return sum(int(np.prod(p.shape)) for p in jax.tree.leaves(nnx.state(model, nnx.Param)))
+
+
+def make_optimizer(settings: MnistSettings, total_steps: int) -> optax.GradientTransformation:
+    """Adam or SGD with the schedule defined over the whole run (epochs × steps)."""
+    lr: optax.ScalarOrSchedule = settings.lr
+    if settings.lr_schedule == "onecycle":
+        # The defaults of torch.optim.lr_scheduler.OneCycleLR, so both backends follow one curve.
+        lr = optax.cosine_onecycle_schedule(
+            max(total_steps, 2), peak_value=settings.lr, pct_start=0.3, div_factor=25.0, final_div_factor=1e4
+        )
+    if settings.optimizer == "adam":
+        return optax.adam(lr, b1=settings.momentum)
+    return optax.sgd(lr, momentum=settings.momentum or None)
+
+
+def make_mesh(kind: str, count: int) -> Mesh:
+    """A one-axis ("data") mesh over the first `count` devices of the kind."""
+    platform = "gpu" if kind == "gpu" else "cpu"
+    devices = jax.devices(platform)
+    if len(devices) < count:
+        raise click.UsageError(
+            f"--devices {count}: JAX sees {len(devices)} {platform} device(s). On CPU the host is split into "
+            "devices by XLA_FLAGS=--xla_force_host_platform_device_count=N, which must be set before JAX is "
+            "imported (python main.py mnist flax --devices N does it)"
+        )
+    return Mesh(np.array(devices[:count]), ("data",))
+
+
+def spec_of(*axes: str) -> PartitionSpec:
+    """PartitionSpec() replicates; PartitionSpec("data") splits the first dimension over the mesh."""
+    return PartitionSpec(*axes)  # type: ignore[no-untyped-call]
+
+
+def constrain(tree: T, sharding: Any) -> T:
+    """Inside jit: lay `tree` out as `sharding` says (XLA adds the collectives)."""
+    return cast(T, jax.lax.with_sharding_constraint(tree, sharding))  # type: ignore[no-untyped-call]
+
+
+def nll(log_probs: jax.Array, labels: jax.Array) -> jax.Array:
+    """Per-image negative log-likelihood (the model ends in log-softmax)."""
+    return -jnp.take_along_axis(log_probs, labels[:, None], axis=1)[:, 0]
+
+
+class FlaxTrainer:
+    backend = BACKEND
+
+    def __init__(self, settings: MnistSettings, data: Any, rng: RNG_Provider, *, mesh: Any = None) -> None:
+        self.settings = settings
+        self.rng = rng
+        self.plan = plan(settings, len(data.y_train), len(data.y_test))
+        self.jax_device = jax_device(settings.device_kind)
+        self.device: str = settings.device_kind
+        self.sync: Sync = jax_sync
+        self.devices = settings.device_count
+        self.mesh = make_mesh(settings.device_kind, self.devices) if self.devices > 1 else mesh
+        # Where arrays live: one device, or replicated over the mesh (batches are sharded inside the step).
+        self.placement: Any = NamedSharding(self.mesh, spec_of()) if self.mesh is not None else self.jax_device
+        self.batch_sharding = NamedSharding(self.mesh, spec_of("data")) if self.mesh is not None else None
+        self.model = CNN(rngs=nnx.Rngs(params=rng.get(), dropout=rng.get()))
+        tx = make_optimizer(settings, settings.num_epochs * self.plan.steps)
+        self.optimizer = nnx.Optimizer(self.model, tx, wrt=nnx.Param)
+        self.graphdef, state = nnx.split((self.model, self.optimizer))
+        self.state = jax.device_put(state, self.placement)
+        # The data crosses to the device(s) once; each step gathers its batch there.
+        self.x_train = jax.device_put(np.asarray(data.x_train, np.float32), self.placement)
+        self.y_train = jax.device_put(np.asarray(data.y_train, np.int32), self.placement)
+        self.x_test, self.y_test, self.n_test = self._padded_test(data)
+        self._train_step = typed_jit(self._make_train_step(self.plan.batch))
+        self._eval_step = typed_jit(self._make_eval_step())
+
+    def _padded_test(self, data: Any) -> tuple[jax.Array, jax.Array, int]:
+        # Pad to whole batches so one compiled eval step covers every test image; a mask drops the padding.
+        n, batch = len(data.y_test), self.settings.test_batch_size
+        pad = -n % batch
+        x = np.concatenate([data.x_test, np.zeros((pad, *data.x_test.shape[1:]), np.float32)])
+        y = np.concatenate([data.y_test, np.zeros(pad, np.int32)]).astype(np.int32)
+        return jax.device_put(x, self.placement), jax.device_put(y, self.placement), n
+
+    # -------------------------------------------------------------- steps ---
+
+    def _make_train_step(self, batch: int) -> Callable[..., tuple[Any, dict[str, jax.Array]]]:
+        graphdef = self.graphdef
+        shard = self._shard_batch
+        replicated = self.placement if self.mesh is not None else None
+
+        def train_step(
+            state: Any, acc: dict[str, jax.Array], x_all: jax.Array, y_all: jax.Array, order: jax.Array, i: jax.Array
+        ) -> tuple[Any, dict[str, jax.Array]]:
+            model, optimizer = nnx.merge(graphdef, state)
+            index = jax.lax.dynamic_slice_in_dim(order, i * batch, batch)
+            x, y = shard(x_all[index]), shard(y_all[index])
+
+            def loss_fn(model: CNN) -> tuple[jax.Array, jax.Array]:
+                log_probs = model(x)
+                return jnp.mean(nll(log_probs, y)), log_probs
+
+            (loss, log_probs), grads = nnx.value_and_grad(loss_fn, has_aux=True)(model)
+            optimizer.update(model, grads)
+            correct = jnp.sum(jnp.argmax(log_probs, axis=-1) == y)
+            acc = {
+                "loss_sum": acc["loss_sum"] + loss,
+                "correct": acc["correct"] + correct,
+                "losses": acc["losses"].at[i].set(loss),
+            }
+            new_state = nnx.state((model, optimizer))
+            if replicated is not None:  # every device keeps the full, identical parameters
+                new_state = constrain(new_state, replicated)
+            return new_state, acc
+
+        return train_step
+
+    def _shard_batch(self, batch: jax.Array) -> jax.Array:
+        """Split a batch over the mesh's "data" axis (a no-op on one device)."""
+        if self.batch_sharding is None or batch.shape[0] % self.devices:
+            return batch
+        return constrain(batch, self.batch_sharding)
+
+    def _make_eval_step(self) -> Callable[..., tuple[jax.Array, jax.Array, jax.Array]]:
+        graphdef = self.graphdef
+        shard = self._shard_batch
+
+        def eval_step(state: Any, x: jax.Array, y: jax.Array, valid: jax.Array) -> tuple[jax.Array, jax.Array, jax.Array]:
+            model, _ = nnx.merge(graphdef, state)
+            model.eval()  # type: ignore[no-untyped-call]  # dropout off
+            log_probs = model(shard(x))
+            predicted = jnp.argmax(log_probs, axis=-1)
+            return jnp.sum(nll(log_probs, y) * valid), jnp.sum((predicted == y) * valid), predicted
+
+        return eval_step
+
+    def _zero_acc(self, steps: int) -> dict[str, jax.Array]:
+        acc = {"loss_sum": jnp.zeros(()), "correct": jnp.zeros((), jnp.int32), "losses": jnp.zeros(steps)}
+        placed: dict[str, jax.Array] = jax.device_put(acc, self.placement)
+        return placed
+
+    # ------------------------------------------------------------ Trainer ---
+
+    def summary(self) -> str:
+        rows = [
+            (".".join(str(name) for name in path), "×".join(map(str, param.shape)), int(np.prod(param.shape)))
+            for path, param in nnx.to_flat_state(nnx.state(self.model, nnx.Param))
+        ]
+        return parameter_table(f"flax.nnx CNN ({type(self.optimizer).__name__} {self.settings.optimizer})", rows)
+
+    def parameter_count(self) -> int:
+        return parameter_count(self.model)
+
+    def measure_step(self, repeats: int) -> Measurement:
+        """The compiled step on one batch (results discarded: training is not advanced)."""
+        # Same shapes as in train_epoch, so the epochs reuse this compilation.
+        order = jax.device_put(jnp.arange(self.x_train.shape[0]), self.placement)
+        acc = self._zero_acc(self.plan.steps)
+        i = jnp.int32(0)
+        # Compile what the epochs and validation use too, so no epoch is timed with a compilation in it.
+        jax_sync(jax.random.permutation(self.rng.get(), self.x_train.shape[0]))
+        jax_sync(self.evaluate(min(self.n_test, self.settings.test_batch_size)))
+        return measure(
+            lambda: self._train_step(self.state, acc, self.x_train, self.y_train, order, i),
+            jax_sync, repeats=repeats, warmup=1, min_time_s=0.5,
+        )
+
+    def train_epoch(self, steps: int, on_step: Callable[[], None]) -> dict[str, jax.Array]:
+        order = jax.device_put(jax.random.permutation(self.rng.get(), self.x_train.shape[0]), self.placement)
+        acc = self._zero_acc(steps)
+        for i in range(steps):
+            self.state, acc = self._train_step(self.state, acc, self.x_train, self.y_train, order, jnp.int32(i))
+            on_step()
+        return acc
+
+    def read_epoch(self, output: dict[str, jax.Array]) -> EpochResult:
+        host = jax.device_get(output)
+        steps = len(host["losses"])
+        return EpochResult(
+            loss=float(host["loss_sum"]) / steps,
+            accuracy=float(host["correct"]) / (steps * self.plan.batch),
+            images=steps * self.plan.batch,
+            step_losses=tuple(float(v) for v in host["losses"]),
+        )
+
+    def evaluate(self, limit: int) -> tuple[jax.Array, jax.Array, jax.Array, int]:
+        batch = self.settings.test_batch_size
+        loss = jnp.zeros(())
+        correct = jnp.zeros((), jnp.int32)
+        predictions = []
+        for start in range(0, limit, batch):
+            valid = (jnp.arange(start, start + batch) < limit).astype(jnp.float32)
+            x, y = self.x_test[start:start + batch], self.y_test[start:start + batch]
+            batch_loss, batch_correct, predicted = self._eval_step(self.state, x, y, valid)
+            loss, correct = loss + batch_loss, correct + batch_correct.astype(jnp.int32)
+            predictions.append(predicted)
+        return loss, correct, jnp.concatenate(predictions)[:limit], limit
+
+    def read_eval(self, output: tuple[jax.Array, jax.Array, jax.Array, int]) -> EvalResult:
+        loss, correct, predictions, limit = output
+        return EvalResult(float(loss) / limit, float(correct) / limit, limit, np.asarray(predictions))
+
+    def save(self, path: Path) -> Path:
+        import orbax.checkpoint as ocp  # type: ignore[import-untyped]
+
+        self._sync_model()
+        checkpointer = ocp.StandardCheckpointer()
+        checkpointer.save(path, nnx.state(self.model, nnx.Param), force=True)
+        checkpointer.wait_until_finished()
+        return path
+
+    def load(self, path: Path) -> None:
+        import orbax.checkpoint as ocp
+
+        abstract = jax.tree.map(ocp.utils.to_shape_dtype_struct, nnx.state(self.model, nnx.Param))
+        restored = ocp.StandardCheckpointer().restore(path, abstract)
+        nnx.update(self.model, restored)
+        _, state = nnx.split((self.model, self.optimizer))
+        self.state = jax.device_put(state, self.placement)
+
+    def _sync_model(self) -> None:
+        """Write the jitted state back into the nnx objects (they are stale while training)."""
+        nnx.update((self.model, self.optimizer), self.state)
+
+
+def run(settings: MnistSettings, run: Run) -> None:
+    rng = RNG_Provider(settings.seed)
+    variant = devices_variant(BACKEND, settings.device_count) if settings.mode == "train" else "checkpoint"
+    data = load_and_record(settings, run, BACKEND, variant)
+    trainer = FlaxTrainer(settings, data, rng)
+    if settings.mode == "evaluate":
+        evaluate_checkpoint(trainer, settings, run, data)
+        return
+    if trainer.mesh is not None:
+        run.log(f"data-parallel over {trainer.devices} devices: {', '.join(str(d) for d in trainer.mesh.devices.flat)}")
+    train_and_report(trainer, settings, run, data, variant=variant)

@@ -1,0 +1,343 @@
+"""`mnist pytorch`: the same CNN as in PyTorch's MNIST example, trained like the Flax one.
+
+With `--devices N` (N > 1) training is data-parallel with
+DistributedDataParallel: the CLI process is rank 0 (it times, records and
+draws), and starts ranks 1..N-1 itself through torch.multiprocessing; gloo on
+CPU, NCCL on GPU; each rank takes its share of every global batch from a
+DistributedSampler.
+
+Batches are sliced from tensors that hold the whole (already normalized) data
+set, like the Flax backend's device-resident arrays, rather than through a
+DataLoader: both backends then do the same work per step.
+"""
+
+from __future__ import annotations
+
+import copy
+import socket
+import warnings
+from collections.abc import Callable
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+from torch.utils.data.distributed import DistributedSampler
+
+from src.core.devices import cpu_count, torch_device
+from src.core.results import Run
+from src.core.rng import RNG_Provider
+from src.core.timing import Measurement, Sync, measure, torch_sync
+from src.mnist import model_spec as spec
+from src.mnist.settings import MnistSettings
+from src.mnist.training import (
+    EpochResult,
+    EvalResult,
+    evaluate_checkpoint,
+    devices_variant,
+    load_and_record,
+    parameter_table,
+    plan,
+    train_and_report,
+)
+
+BACKEND = "pytorch"
+
+
+class Net(nn.Module):
+    """conv 32 → relu → conv 64 → relu → max-pool → dropout → dense 256 → relu → dropout → dense 10."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, spec.CONV1, spec.KERNEL, 1)
+        self.conv2 = nn.Conv2d(spec.CONV1, spec.CONV2, spec.KERNEL, 1)
+        self.dropout1 = nn.Dropout(spec.DROPOUT_CONV)
+        self.dropout2 = nn.Dropout(spec.DROPOUT_DENSE)
+        self.fc1 = nn.Linear(spec.FLAT, spec.HIDDEN)
+        self.fc2 = nn.Linear(spec.HIDDEN, spec.CLASSES)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.conv2(x))
+        x = F.max_pool2d(x, 2)
+        x = self.dropout1(x)
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = self.dropout2(x)
+        return F.log_softmax(self.fc2(x), dim=1)
+
+
+def parameter_count(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def make_optimizer(
+    settings: MnistSettings, model: nn.Module, total_steps: int
+) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler | None]:
+    """Adam or SGD; the one-cycle schedule spans the whole run (epochs × steps)."""
+    optimizer: torch.optim.Optimizer
+    if settings.optimizer == "adam":
+        optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr, betas=(settings.momentum, 0.999))
+    else:
+        optimizer = torch.optim.SGD(model.parameters(), lr=settings.lr, momentum=settings.momentum)
+    if settings.lr_schedule == "constant":
+        return optimizer, None
+    # cycle_momentum=False: optax's one-cycle schedule changes only the learning rate.
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, max_lr=settings.lr, total_steps=max(total_steps, 2), pct_start=0.3,
+        anneal_strategy="cos", cycle_momentum=False, div_factor=25.0, final_div_factor=1e4,
+    )
+    return optimizer, scheduler
+
+
+def to_nchw(x: np.ndarray, device: torch.device) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(np.asarray(x, np.float32).transpose(0, 3, 1, 2))).to(device)
+
+
+class TorchTrainer:
+    backend = BACKEND
+
+    def __init__(self, settings: MnistSettings, data: Any, rng: RNG_Provider) -> None:
+        self.settings = settings
+        self.plan = plan(settings, len(data.y_train), len(data.y_test))
+        self.torch_device = torch_device(settings.device_kind)
+        self.device: str = settings.device_kind
+        self.sync: Sync = torch_sync(self.torch_device)
+        self.generator = rng.seed_torch()
+        self.model: nn.Module = Net().to(self.torch_device)
+        self.optimizer, self.scheduler = make_optimizer(settings, self.model, settings.num_epochs * self.plan.steps)
+        self.x_train = to_nchw(data.x_train, self.torch_device)
+        self.y_train = torch.from_numpy(np.asarray(data.y_train, np.int64)).to(self.torch_device)
+        self.x_test = to_nchw(data.x_test, self.torch_device)
+        self.y_test = torch.from_numpy(np.asarray(data.y_test, np.int64)).to(self.torch_device)
+
+    @property
+    def local_batch(self) -> int:
+        """Images this process computes per step (the global batch on one process)."""
+        return self.plan.batch
+
+    @property
+    def net(self) -> nn.Module:
+        """The plain model (unwrapped from DistributedDataParallel)."""
+        return self.model
+
+    def _step(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        self.optimizer.zero_grad(set_to_none=True)
+        output = self.model(x)
+        loss = F.nll_loss(output, y)
+        loss.backward()  # type: ignore[no-untyped-call]
+        self.optimizer.step()
+        return loss.detach(), (output.argmax(dim=1) == y).sum()
+
+    # ------------------------------------------------------------ Trainer ---
+
+    def summary(self) -> str:
+        rows = [(name, "×".join(map(str, p.shape)), p.numel()) for name, p in self.net.named_parameters()]
+        return parameter_table(f"PyTorch CNN ({type(self.optimizer).__name__})", rows)
+
+    def parameter_count(self) -> int:
+        return parameter_count(self.net)
+
+    def measure_step(self, repeats: int) -> Measurement:
+        """One step on one batch; the parameters and optimizer state are restored afterwards."""
+        saved = copy.deepcopy(self.model.state_dict()), copy.deepcopy(self.optimizer.state_dict())
+        self.model.train()
+        x, y = self.x_train[: self.plan.batch], self.y_train[: self.plan.batch]
+        try:
+            return measure(lambda: self._step(x, y), self.sync, repeats=repeats, warmup=1, min_time_s=0.5)
+        finally:
+            self.model.load_state_dict(saved[0])
+            self.optimizer.load_state_dict(saved[1])
+
+    def train_epoch(self, steps: int, on_step: Callable[[], None]) -> dict[str, Any]:
+        self.model.train()
+        order = torch.randperm(self.x_train.shape[0], generator=self.generator).to(self.torch_device)
+        batch = self.plan.batch
+        losses = []
+        correct = torch.zeros((), dtype=torch.int64, device=self.torch_device)
+        for i in range(steps):
+            index = order[i * batch:(i + 1) * batch]
+            loss, hits = self._step(self.x_train[index], self.y_train[index])
+            if self.scheduler is not None:
+                self.scheduler.step()
+            losses.append(loss)
+            correct += hits
+            on_step()
+        return {"losses": torch.stack(losses), "correct": correct}
+
+    def read_epoch(self, output: dict[str, Any]) -> EpochResult:
+        losses = output["losses"].cpu().numpy()
+        # Loss and accuracy are this process's share; the throughput counts every process's images.
+        local_images = len(losses) * self.local_batch
+        return EpochResult(float(losses.mean()), int(output["correct"].item()) / local_images,
+                           len(losses) * self.plan.batch, tuple(float(v) for v in losses))
+
+    def evaluate(self, limit: int) -> tuple[float, int, np.ndarray, int]:
+        self.model.eval()
+        net = self.net  # rank 0 validates alone: no collectives in the way
+        batch = self.settings.test_batch_size
+        loss, correct, predictions = 0.0, 0, []
+        with torch.inference_mode():
+            for start in range(0, limit, batch):
+                stop = min(start + batch, limit)
+                output = net(self.x_test[start:stop])
+                y = self.y_test[start:stop]
+                loss += float(F.nll_loss(output, y, reduction="sum"))
+                predicted = output.argmax(dim=1)
+                correct += int((predicted == y).sum())
+                predictions.append(predicted.cpu().numpy())
+        return loss, correct, np.concatenate(predictions), limit
+
+    def read_eval(self, output: tuple[float, int, np.ndarray, int]) -> EvalResult:
+        loss, correct, predictions, limit = output
+        return EvalResult(loss / limit, correct / limit, limit, predictions)
+
+    def save(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(self.net.state_dict(), path.with_suffix(".pt"))
+        return path.with_suffix(".pt")
+
+    def load(self, path: Path) -> None:
+        state = torch.load(path.with_suffix(".pt"), map_location=self.torch_device, weights_only=True)
+        self.net.load_state_dict(state)
+
+
+class DDPTrainer(TorchTrainer):
+    """One rank of DistributedDataParallel training; rank 0 is the reporting process."""
+
+    def __init__(self, settings: MnistSettings, data: Any, rng: RNG_Provider, rank: int, world: int) -> None:
+        self.rank, self.world = rank, world
+        super().__init__(settings, data, rng)
+        torch.manual_seed(settings.seed + rank)  # same initial weights (DDP broadcasts rank 0's), own dropout
+        # conv1 has one input channel, so the stride of that size-1 dimension is arbitrary and DDP's
+        # "grad strides do not match bucket view strides" warning about it costs nothing.
+        warnings.filterwarnings("ignore", message="Grad strides do not match bucket view strides")
+        ids = [self.torch_device.index] if self.torch_device.type == "cuda" else None
+        self.model = DistributedDataParallel(self.model, device_ids=ids)
+        self.optimizer, self.scheduler = make_optimizer(settings, self.model, settings.num_epochs * self.plan.steps)
+        self.sampler: DistributedSampler[int] = DistributedSampler(
+            range(len(data.y_train)), num_replicas=world, rank=rank, shuffle=True, seed=settings.seed  # type: ignore[arg-type]
+        )
+        self.epoch = 0
+
+    @property
+    def local_batch(self) -> int:
+        return self.plan.batch // self.world
+
+    @property
+    def net(self) -> nn.Module:
+        module = self.model.module
+        assert isinstance(module, nn.Module)
+        return module
+
+    def measure_step(self, repeats: int) -> Measurement:
+        # Every rank must run exactly as many steps (each ends in an all-reduce): a fixed count,
+        # never calibrated by time (block_s=0 → one call per sample).
+        saved = copy.deepcopy(self.net.state_dict()), copy.deepcopy(self.optimizer.state_dict())
+        self.model.train()
+        x, y = self.x_train[: self.local_batch], self.y_train[: self.local_batch]
+        try:
+            return measure(lambda: self._step(x, y), self.sync, repeats=repeats, warmup=1, min_time_s=0.0, block_s=0.0)
+        finally:
+            self.net.load_state_dict(saved[0])
+            self.optimizer.load_state_dict(saved[1])
+
+    def train_epoch(self, steps: int, on_step: Callable[[], None]) -> dict[str, Any]:
+        self.model.train()
+        self.sampler.set_epoch(self.epoch)
+        self.epoch += 1
+        order = torch.tensor(list(iter(self.sampler)), device=self.torch_device)
+        batch = self.local_batch
+        losses = []
+        correct = torch.zeros((), dtype=torch.int64, device=self.torch_device)
+        for i in range(steps):
+            index = order[i * batch:(i + 1) * batch]
+            loss, hits = self._step(self.x_train[index], self.y_train[index])
+            if self.scheduler is not None:
+                self.scheduler.step()
+            losses.append(loss)
+            correct += hits
+            on_step()
+        return {"losses": torch.stack(losses), "correct": correct}
+
+    def follow(self, repeats: int, epochs: int) -> None:
+        """Ranks > 0: the same collective steps as rank 0's driver, in the same order."""
+        self.measure_step(repeats)
+        for _ in range(epochs):
+            self.train_epoch(self.plan.steps, lambda: None)
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def init_rank(settings: MnistSettings, rank: int, world: int, port: int) -> None:
+    backend = "nccl" if settings.device_kind == "gpu" else "gloo"
+    if settings.device_kind == "gpu":
+        torch.cuda.set_device(rank)
+    else:
+        torch.set_num_threads(max(1, cpu_count() // world))  # one core's share each, no oversubscription
+    dist.init_process_group(
+        backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world, timeout=timedelta(seconds=300)
+    )
+
+
+def worker(rank: int, world: int, settings: MnistSettings, data: Any, port: int) -> None:
+    """Entry point of ranks 1..N-1 (started with torch.multiprocessing)."""
+    init_rank(settings, rank, world, port)
+    try:
+        DDPTrainer(settings, data, RNG_Provider(settings.seed), rank, world).follow(
+            settings.repeats, settings.num_epochs
+        )
+    finally:
+        dist.destroy_process_group()
+
+
+def run_distributed(settings: MnistSettings, run: Run, data: Any) -> None:
+    world, port = settings.device_count, free_port()
+    context = mp.get_context("spawn")
+    others = [
+        context.Process(target=worker, args=(rank, world, settings, data, port), daemon=True)
+        for rank in range(1, world)
+    ]
+    for process in others:
+        process.start()
+    backend = "nccl" if settings.device_kind == "gpu" else "gloo"
+    run.log(f"DistributedDataParallel: {world} processes ({backend}), this one is rank 0")
+    init_rank(settings, 0, world, port)
+    try:
+        trainer = DDPTrainer(settings, data, RNG_Provider(settings.seed), 0, world)
+        train_and_report(trainer, settings, run, data, variant=devices_variant(BACKEND, world))
+    finally:
+        dist.destroy_process_group()
+        for process in others:
+            process.join(timeout=60)
+            if process.is_alive():
+                process.terminate()
+    failed = [p.exitcode for p in others if p.exitcode != 0]
+    if failed:
+        raise RuntimeError(f"DDP worker processes exited with codes {failed}")
+
+
+def run(settings: MnistSettings, run: Run) -> None:
+    rng = RNG_Provider(settings.seed)
+    distributed = settings.device_count > 1 and settings.mode == "train"
+    variant = devices_variant(BACKEND, settings.device_count) if settings.mode == "train" else "checkpoint"
+    data = load_and_record(settings, run, BACKEND, variant)
+    if distributed:
+        run_distributed(settings, run, data)
+        return
+    trainer = TorchTrainer(settings, data, rng)
+    if settings.mode == "evaluate":
+        evaluate_checkpoint(trainer, settings, run, data)
+        return
+    train_and_report(trainer, settings, run, data)
