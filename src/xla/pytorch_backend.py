@@ -1,0 +1,70 @@
+"""xla workload in PyTorch, on the CPU or a CUDA GPU."""
+
+from __future__ import annotations
+
+import torch
+
+from src.core.devices import torch_device
+from src.core.results import Run
+from src.core.rng import RNG_Provider
+from src.core.timing import torch_sync
+from src.xla.settings import XlaSettings
+from src.xla.workload import LinalgOps, run_workload
+
+DTYPES = {"float64": torch.float64, "float32": torch.float32}
+
+
+class TorchOps(LinalgOps[torch.Tensor, torch.Tensor]):
+    name = "pytorch"
+
+    def __init__(self, settings: XlaSettings) -> None:
+        super().__init__(settings)
+        self.device = torch_device(settings.device_kind)
+        self.torch_dtype = DTYPES[settings.dtype]
+        self.sync = torch_sync(self.device)
+        generator = RNG_Provider(settings.seed).seed_torch()
+        # One seed per matrix, drawn from --seed: every call regenerates the same pair.
+        self.seeds = [int(s) for s in torch.randint(0, 2**62, (2,), generator=generator)]
+        self.rng = f"torch.Generator({'Philox' if self.device.type == 'cuda' else 'mt19937'})"
+        # Float32 products on a GPU stay IEEE float32 (torch's default: TF32 is off),
+        # like NumPy's and JAX's (which asks for Precision.HIGHEST).
+
+    def _uniform(self, seed: int) -> torch.Tensor:
+        generator = torch.Generator(device=self.device).manual_seed(seed)
+        return torch.rand((self.n, self.n), generator=generator, dtype=self.torch_dtype, device=self.device)
+
+    def uniform_pair(self) -> tuple[torch.Tensor, torch.Tensor]:
+        return self._uniform(self.seeds[0]), self._uniform(self.seeds[1])
+
+    def means(self, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return a.mean(), b.mean()
+
+    def sums(self, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return a.sum(), b.sum()
+
+    def matmul(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return a @ b
+
+    def mean(self, x: torch.Tensor) -> torch.Tensor:
+        return x.mean()
+
+    def inverse(self, c: torch.Tensor) -> torch.Tensor:
+        inverse: torch.Tensor = torch.linalg.inv(c)  # untyped in torch's stubs
+        return inverse
+
+    def residual(self, c: torch.Tensor, c_inv: torch.Tensor) -> torch.Tensor:
+        product = c @ c_inv
+        # In place: C·C⁻¹ − I and its absolute value need no further N×N temporaries.
+        product.diagonal().sub_(1)
+        return product.abs_().max()
+
+    def to_float(self, x: torch.Tensor) -> float:
+        return float(x.item())
+
+    def dtype_of(self, x: torch.Tensor) -> str:
+        return str(x.dtype).removeprefix("torch.")
+
+
+def run(settings: XlaSettings, run: Run) -> None:
+    with torch.inference_mode():  # no autograd bookkeeping: plain linear algebra
+        run_workload(TorchOps(settings), settings, run)

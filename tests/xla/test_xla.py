@@ -1,0 +1,248 @@
+"""xla group: every backend and dtype at N=64, `all`, the checks, bad input and lazy --help."""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from src.core.errors import CheckFailed
+from src.core.results import Run
+from src.xla import checks, memory
+from src.xla.settings import XlaSettings
+from tests.conftest import invoke, read_jsonl
+
+BACKENDS = ("numpy", "pytorch", "jax")
+DTYPES = ("float64", "float32")
+N = 64
+REPO = Path(__file__).resolve().parents[2]
+
+
+def make_settings(**values: Any) -> XlaSettings:
+    # model_validate: mypy (without pydantic's plugin) does not see the fields' defaults
+    return XlaSettings.model_validate(values)
+
+
+def expected_cases(n: int, dtype: str) -> set[str]:
+    return {
+        f"uniform_2x{n}x{n}_{dtype}", f"mean_2x{n}x{n}_{dtype}", f"sum_2x{n}x{n}_{dtype}",
+        f"matmul_{n}x{n}_{dtype}", f"inverse_{n}x{n}_{dtype}", f"residual_{n}x{n}_{dtype}",
+    }
+
+
+def by_case(records: list[dict[str, Any]], op: str) -> dict[str, Any]:
+    (record,) = [r for r in records if r["case"].startswith(op + "_")]
+    return record
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_backend_records_checked_values(backend: str, dtype: str, results_path: Path) -> None:
+    result = invoke("xla", backend, "--matrix-size", str(N), "--dtype", dtype, "--repeats", "1",
+                    "--results", str(results_path))
+    assert result.exit_code == 0, result.output + result.stderr
+    records = read_jsonl(results_path)
+    assert {r["case"] for r in records} == expected_cases(N, dtype)
+    assert len(records) == 6
+    assert all(r["backend"] == backend and r["dtype"] == dtype and r["device"] == "cpu" for r in records)
+    assert all(r["median_s"] > 0 and r["repeats"] >= 1 for r in records)
+
+    means = by_case(records, "mean")["checks"]
+    sums = by_case(records, "sum")["checks"]
+    for name in ("a", "b"):
+        assert means[f"mean_{name}"] == pytest.approx(0.5, rel=means[f"mean_{name}_rel_tol"])
+        assert sums[f"sum_{name}"] == pytest.approx(N * N / 2, rel=sums[f"sum_{name}_rel_tol"])
+        # the sum and the mean were computed from the same matrix
+        assert sums[f"sum_{name}"] == pytest.approx(means[f"mean_{name}"] * N * N, rel=1e-4)
+
+    matmul = by_case(records, "matmul")
+    assert matmul["checks"]["computed_dtype"] == dtype
+    assert matmul["checks"]["mean_c"] == pytest.approx(N / 4, rel=matmul["checks"]["mean_c_rel_tol"])
+    assert matmul["checks"]["mean_c_ok"] is True
+    assert matmul["metrics"]["gflops"] == pytest.approx(2 * N**3 / matmul["median_s"] / 1e9)
+
+    residual = by_case(records, "residual")["checks"]["residual"]
+    # cond(C) grows like N³; at N=64 the inverse is still good in both precisions
+    assert 0 <= residual < (1e-8 if dtype == "float64" else 0.5)
+    compiled = [r["compile_s"] is not None for r in records]
+    assert all(compiled) if backend == "jax" else not any(compiled)
+    if backend == "jax":
+        import jax
+
+        # x64 was scoped to the run: nothing else in this process computes in float64 by surprise
+        assert jax.numpy.ones(1).dtype == jax.numpy.float32
+
+
+def test_same_seed_same_matrices_other_seed_other(results_path: Path) -> None:
+    def mean_a(seed: str) -> float:
+        invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--seed", seed, "--results", str(results_path))
+        value = by_case(read_jsonl(results_path)[-6:], "mean")["checks"]["mean_a"]
+        assert isinstance(value, float)
+        return value
+
+    first, again, other = mean_a("1"), mean_a("1"), mean_a("2")
+    assert first == again != other
+
+
+def test_all_gives_one_record_per_case_and_backend(results_path: Path) -> None:
+    result = invoke("xla", "all", "--matrix-size", "32", "--repeats", "1", "--json", "--results", str(results_path))
+    assert result.exit_code == 0, result.stderr
+    records = json.loads(result.stdout)  # --json: stdout is only the array
+    assert records == read_jsonl(results_path)
+    pairs = [(r["case"], r["backend"]) for r in records]
+    assert sorted(pairs) == sorted((case, b) for case in expected_cases(32, "float64") for b in BACKENDS)
+    assert len({r["run_id"] for r in records}) == 1
+    # the human table went to stderr (wrapped at 80 columns), with the GFLOP/s row
+    assert "gflops" in result.stderr and "matmul_32x32" in result.stderr
+    for backend in BACKENDS:
+        assert backend in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("0", "1 ≤ value"), ("-1", "1 ≤ value"), ("abc", "not a valid integer"),
+     ("2.5", "not a valid integer"), ("10000000", "GiB")],
+)
+def test_bad_matrix_size_is_refused_before_any_work(value: str, expected: str, results_path: Path) -> None:
+    result = invoke("xla", "all", f"--matrix-size={value}", "--results", str(results_path))
+    assert result.exit_code == 2
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "--matrix-size" in lines[0] and expected in lines[0]
+    assert "Traceback" not in result.output + result.stderr
+    assert not results_path.exists() or read_jsonl(results_path) == []
+
+
+def test_memory_guard_names_the_estimate(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 100 * 2**20)  # 100 MiB free
+    result = invoke("xla", "numpy", "--matrix-size", "3000", "--dtype", "float32")
+    assert result.exit_code == 2
+    # 3 × 3000² × 4 bytes = 0.1 GiB; the largest N fitting 100 MiB is 2956
+    assert "needs 0.101 GiB (3 matrices), 0.0977 GiB free on the host; largest that fits: 2956" in result.stderr
+    assert make_settings(matrix_size=2956, dtype="float32").matrix_size == 2956
+    with pytest.raises(ValueError, match="largest that fits: 2956"):
+        make_settings(matrix_size=2957, dtype="float32")
+
+
+def test_memory_guard_checks_the_gpu_when_running_there(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 2**40)
+    monkeypatch.setattr(memory, "gpu_free_bytes", lambda: 2**30)
+    assert memory.memory_shortfall(20_000, "float64", 8, "cpu") is None
+    message = memory.memory_shortfall(20_000, "float64", 8, "gpu")
+    assert message is not None and "free on the GPU" in message
+    assert memory.memory_shortfall(20_000, "float64", 8, "gpu") == message
+    assert memory.memory_shortfall(100, "float64", 8, "gpu") is None
+
+
+def test_free_memory_parsers() -> None:
+    assert memory.parse_meminfo("MemTotal: 100 kB\nMemAvailable:   2048 kB\n") == 2048 * 1024
+    assert memory.parse_meminfo("MemTotal: 100 kB\n") is None
+    assert memory.parse_nvidia_smi_free("15360\n8000\n") == 15360 * 2**20
+    assert memory.required_bytes(2000, 8) == 3 * 2000 * 2000 * 8
+    free = memory.required_bytes(1234, 4)
+    assert memory.largest_size(free, 4) == 1234
+
+
+def test_settings_refuse_at_model_level(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 0)
+    with pytest.raises(ValueError, match="free on the host"):
+        make_settings(matrix_size=1)
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: None)  # unknown: not refused
+    assert make_settings(matrix_size=1).matrix_size == 1
+
+
+def test_tolerance_is_one_percent_for_large_n_and_wider_for_small() -> None:
+    assert checks.matrix_mean("m", 2000, 0.5).rel_tol == checks.MIN_REL_TOL
+    assert checks.product_mean(5000, 1250.0).rel_tol == checks.MIN_REL_TOL
+    assert checks.matrix_mean("m", 64, 0.5).rel_tol > checks.MIN_REL_TOL
+    assert checks.matrix_mean("m", 2000, 0.5 * 1.009).ok
+    assert not checks.matrix_mean("m", 2000, 0.5 * 1.011).ok
+    assert not checks.matrix_sum("s", 2000, math.nan).ok
+    assert not checks.product_mean(2000, 0.0).ok
+    assert checks.dtype_failure("float64", "float32") is not None
+    assert checks.dtype_failure("float32", "float32") is None
+
+
+def test_product_mean_sigma_matches_simulation() -> None:
+    # The tolerance rests on this variance formula: compare it with 400 draws.
+    import numpy as np
+
+    n, rng = 32, np.random.default_rng(0)
+    means = [(rng.random((n, n)) @ rng.random((n, n))).mean() / (n / 4) for _ in range(400)]
+    assert float(np.std(means)) == pytest.approx(checks.product_mean_sigma_rel(n), rel=0.15)
+
+
+def test_broken_product_is_recorded_then_fails(results_path: Path) -> None:
+    from src.xla.numpy_backend import Matrix, NumpyOps
+    from src.xla.workload import run_workload
+
+    class WrongProduct(NumpyOps):
+        def matmul(self, a: Matrix, b: Matrix) -> Matrix:
+            return (a @ b) * 0.9  # 10 % off: mean(C) misses N/4
+
+    settings = make_settings(matrix_size=600, repeats=1, device="cpu", results=results_path)
+    run = Run("xla", results_path)
+    with pytest.raises(CheckFailed, match=r"numpy matmul_600x600_float64: mean_c = .*FAILED"):
+        run_workload(WrongProduct(settings), settings, run)
+    recorded = read_jsonl(results_path)
+    assert recorded[-1]["case"] == "matmul_600x600_float64"  # the figure is saved first
+    assert recorded[-1]["checks"]["mean_c_ok"] is False
+
+
+def test_float64_silently_computed_in_float32_fails(results_path: Path) -> None:
+    import numpy as np
+
+    from src.xla.numpy_backend import Matrix, NumpyOps
+    from src.xla.workload import run_workload
+
+    class Truncating(NumpyOps):
+        def matmul(self, a: Matrix, b: Matrix) -> Matrix:
+            return (a @ b).astype(np.float32)
+
+    settings = make_settings(matrix_size=32, repeats=1, device="cpu", results=results_path)
+    with pytest.raises(CheckFailed, match="computed in float32, float64 was requested"):
+        run_workload(Truncating(settings), settings, Run("xla", results_path))
+
+
+def test_check_failure_exits_1_with_one_line(monkeypatch: pytest.MonkeyPatch, results_path: Path) -> None:
+    monkeypatch.setattr(checks, "MIN_REL_TOL", 0.0)
+    monkeypatch.setattr(checks, "SIGMAS", 0.0)  # nothing can pass a zero tolerance
+    result = invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--results", str(results_path))
+    assert result.exit_code == 1
+    assert "Error: check failed: numpy mean_2x16x16_float64" in result.stderr
+    assert "Traceback" not in result.stderr
+    assert [r["case"] for r in read_jsonl(results_path)] == ["uniform_2x16x16_float64", "mean_2x16x16_float64"]
+
+
+def test_help_lists_backends_and_options() -> None:
+    group = invoke("xla", "--help")
+    assert group.exit_code == 0
+    for name in (*BACKENDS, "all"):
+        assert name in group.stdout
+    command = invoke("xla", "jax", "--help")
+    assert command.exit_code == 0
+    assert "--matrix-size" in command.stdout and "[float64|float32]" in command.stdout
+
+
+def test_unknown_backend_is_one_line() -> None:
+    result = invoke("xla", "tensorflow")
+    assert result.exit_code == 2
+    assert "numpy, pytorch, jax, all" in result.stderr and "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("args", [["xla", "--help"], ["xla", "all", "--help"], ["xla", "jax", "--help"]])
+def test_help_imports_no_framework(args: list[str]) -> None:
+    code = (
+        "import sys\n"
+        "from src.cli import cli\n"
+        "from src.core.errors import run_cli\n"
+        f"code = run_cli(cli, {args!r})\n"
+        "loaded = [m for m in ('torch', 'jax', 'flax', 'comet_ml') if m in sys.modules]\n"
+        "print('LOADED', loaded, code)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=60)
+    assert "LOADED [] 0" in out.stdout, out.stdout + out.stderr
