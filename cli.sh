@@ -33,7 +33,8 @@ install_torch() {
     if "$PY" -m pip show torch >/dev/null 2>&1; then return 0; fi
     if has_gpu; then
         "$PY" -m pip install "$pin"
-    elif ! "$PY" -m pip install --no-index "$pin" 2>/dev/null; then
+    elif ! "$PY" -m pip install --no-index --no-deps "$pin" 2>/dev/null; then
+        # (--no-deps: only the wheel itself is local; its dependencies come with the rest below)
         "$PY" -m pip install "$pin" --index-url "${TORCH_CPU_INDEX_URL:-https://download.pytorch.org/whl/cpu}"
     fi
 }
