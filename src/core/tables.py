@@ -42,11 +42,13 @@ def comparison_table(
     metric_rows: Sequence[str] = (),
 ) -> Table:
     """Median ± IQR per case and backend, the ratio to the row's fastest, and metric rows."""
-    show_device = len({r.device for r in records}) > 1
+    show_device = len({r.device for r in records if r.median_s is not None}) > 1
     columns: list[str] = []
     rows: list[str] = []
     cells: dict[tuple[str, str], Record] = {}
     for record in records:
+        if record.median_s is None and not any(m in record.metrics for m in metric_rows):
+            continue  # nothing to show in a cell (e.g. a parity record: its figures are in `checks`)
         col = column_of(record, show_device)
         if col not in columns:
             columns.append(col)
