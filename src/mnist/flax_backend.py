@@ -118,6 +118,7 @@ def nll(log_probs: jax.Array, labels: jax.Array) -> jax.Array:
 
 class FlaxTrainer:
     backend = BACKEND
+    compiles = True
 
     def __init__(self, settings: MnistSettings, data: Any, rng: RNG_Provider, *, mesh: Any = None) -> None:
         self.settings = settings

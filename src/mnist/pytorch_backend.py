@@ -102,6 +102,7 @@ def to_nchw(x: np.ndarray, device: torch.device) -> torch.Tensor:
 
 class TorchTrainer:
     backend = BACKEND
+    compiles = False
 
     def __init__(self, settings: MnistSettings, data: Any, rng: RNG_Provider) -> None:
         self.settings = settings
