@@ -75,7 +75,8 @@ def check_dry_run_and_round_trip(backend: str, results_path: Path) -> None:
     step = by_case["train_step"][0]
     expected = epoch["median_s"] / (step["median_s"] * 3) - 1
     assert epoch["metrics"]["loop_overhead"] == pytest.approx(expected)
-    assert step["compile_s"] is not None
+    # Only the jitted step has a compile time; PyTorch's eager step has none.
+    assert (step["compile_s"] is not None) == (step["backend"] == "flax")
     validation = by_case["validation"][0]
     assert validation["metrics"]["images"] == 40  # every test image, no dropped batch
     assert "matmul_peak_2048x2048_float32" in by_case
