@@ -156,10 +156,13 @@ class TorchTrainer:
             self.model.load_state_dict(saved[0])
             self.optimizer.load_state_dict(saved[1])
 
+    def epoch_order(self) -> tuple[torch.Tensor, int]:
+        """This epoch's shuffled image indices and the batch size of one step."""
+        return torch.randperm(self.x_train.shape[0], generator=self.generator).to(self.torch_device), self.plan.batch
+
     def train_epoch(self, steps: int, on_step: Callable[[], None]) -> dict[str, Any]:
         self.model.train()
-        order = torch.randperm(self.x_train.shape[0], generator=self.generator).to(self.torch_device)
-        batch = self.plan.batch
+        order, batch = self.epoch_order()
         losses = []
         correct = torch.zeros((), dtype=torch.int64, device=self.torch_device)
         for i in range(steps):
@@ -249,23 +252,11 @@ class DDPTrainer(TorchTrainer):
             self.net.load_state_dict(saved[0])
             self.optimizer.load_state_dict(saved[1])
 
-    def train_epoch(self, steps: int, on_step: Callable[[], None]) -> dict[str, Any]:
-        self.model.train()
+    def epoch_order(self) -> tuple[torch.Tensor, int]:
+        """This rank's share of the epoch (DistributedSampler) and its local batch."""
         self.sampler.set_epoch(self.epoch)
         self.epoch += 1
-        order = torch.tensor(list(iter(self.sampler)), device=self.torch_device)
-        batch = self.local_batch
-        losses = []
-        correct = torch.zeros((), dtype=torch.int64, device=self.torch_device)
-        for i in range(steps):
-            index = order[i * batch:(i + 1) * batch]
-            loss, hits = self._step(self.x_train[index], self.y_train[index])
-            if self.scheduler is not None:
-                self.scheduler.step()
-            losses.append(loss)
-            correct += hits
-            on_step()
-        return {"losses": torch.stack(losses), "correct": correct}
+        return torch.tensor(list(iter(self.sampler)), device=self.torch_device), self.local_batch
 
     def follow(self, repeats: int, epochs: int) -> None:
         """Ranks > 0: the same collective steps as rank 0's driver, in the same order."""
