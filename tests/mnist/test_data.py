@@ -146,7 +146,8 @@ def test_hub_probe_gives_up_after_its_timeout(monkeypatch: pytest.MonkeyPatch) -
     from src.mnist.data.hub import probe_hub
 
     def hang(*_args: object, **_kwargs: object) -> None:
-        time.sleep(5)
+        time.sleep(5)  # a connection attempt that hangs, then times out as a real one would
+        raise TimeoutError("timed out")
 
     monkeypatch.setattr("src.mnist.data.hub.socket.create_connection", hang)
     reason = probe_hub(timeout_s=0.1)  # had it waited for `hang`, the connection would count as made
