@@ -32,7 +32,7 @@ from src.autograd.reference import (
     max_abs_diff,
 )
 from src.autograd.settings import AutogradSettings
-from src.core.devices import DeviceKind, gpu_names
+from src.core.devices import DeviceKind
 from src.core.errors import CheckFailed
 from src.core.results import Run
 from src.core.timing import Measurement, Sync, measure
@@ -56,13 +56,6 @@ class Target(Generic[A]):
     to_native: Callable[[Floats], A]
     to_numpy: Callable[[A], Floats]
     sync: Sync
-
-
-def devices(settings: AutogradSettings) -> tuple[DeviceKind, ...]:
-    """`--device auto` times on every available device (CPU, and the GPU when visible); else the one asked for."""
-    if settings.device == "auto":
-        return ("cpu", "gpu") if gpu_names() else ("cpu",)
-    return (settings.device_kind,)
 
 
 @dataclass(frozen=True)

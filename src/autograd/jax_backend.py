@@ -6,9 +6,9 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from src.autograd.harness import Target, Variant, devices, run_target
+from src.autograd.harness import Target, Variant, run_target
 from src.autograd.settings import AutogradSettings
-from src.core.devices import DeviceKind, jax_device
+from src.core.devices import DeviceKind, devices_to_time, jax_device
 from src.core.results import Run
 from src.core.timing import jax_sync
 from src.core.typed import typed_grad, typed_jit
@@ -36,5 +36,5 @@ def target(kind: DeviceKind) -> Target[jax.Array]:
 def run(settings: AutogradSettings, run: Run) -> None:
     # float64 needs x64; scoped, so the rest of the process keeps JAX's defaults.
     with jax.enable_x64(settings.dtype == "float64"):
-        for kind in devices(settings):
+        for kind in devices_to_time(settings.device):
             run_target(run, settings, target(kind))

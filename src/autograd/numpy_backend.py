@@ -11,9 +11,10 @@ import numpy as np
 
 from src.autograd.engine import FloatArray, Function, Module, Node, cos, sin
 from src.autograd.engine.plot import plot_graph
-from src.autograd.harness import Target, Variant, devices, run_target
+from src.autograd.harness import Target, Variant, run_target
 from src.autograd.reference import Points
 from src.autograd.settings import EngineSettings
+from src.core.devices import devices_to_time
 from src.core.results import Run
 from src.core.timing import no_sync
 
@@ -44,7 +45,7 @@ def loop_grad(f: Module, x: FloatArray) -> FloatArray:
 
 
 def run(settings: EngineSettings, run: Run) -> None:
-    if "cpu" not in devices(settings):
+    if "cpu" not in devices_to_time(settings.device):
         run.log("numpy: skipped: the engine runs on NumPy arrays, CPU only")
         return
     f = make_function()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from src.autograd.harness import Target, Variant, devices, run_target
+from src.autograd.harness import Target, Variant, run_target
 from src.autograd.reference import Floats
 from src.autograd.settings import AutogradSettings
-from src.core.devices import DeviceKind, torch_device
+from src.core.devices import DeviceKind, devices_to_time, torch_device
 from src.core.results import Run
 from src.core.timing import torch_sync
 
@@ -54,5 +54,5 @@ def target(kind: DeviceKind) -> Target[torch.Tensor]:
 
 
 def run(settings: AutogradSettings, run: Run) -> None:
-    for kind in devices(settings):
+    for kind in devices_to_time(settings.device):
         run_target(run, settings, target(kind))

@@ -57,6 +57,14 @@ def resolve_device(request: DeviceRequest) -> DeviceKind:
     return request
 
 
+def devices_to_time(request: DeviceRequest) -> tuple[DeviceKind, ...]:
+    """`--device auto` times on every visible device (CPU, plus the GPU when one is
+    visible); `cpu` or `gpu` narrows it to that one."""
+    if request == "auto":
+        return ("cpu", "gpu") if gpu_names() else ("cpu",)
+    return (resolve_device(request),)
+
+
 def cpu_count() -> int:
     """Cores this process may run on (respects affinity masks, unlike os.cpu_count)."""
     try:

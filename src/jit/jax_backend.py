@@ -7,12 +7,12 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import NDArray
 
-from src.core.devices import DeviceKind, jax_device
+from src.core.devices import DeviceKind, devices_to_time, jax_device
 from src.core.results import Run
 from src.core.timing import jax_sync
 from src.core.typed import typed_jit
 from src.jit.settings import SweepSettings
-from src.jit.sweep import F32, SweepTarget, Variant, check_x1, log_skipped_lengths, run_sweep, sweep_devices, x1
+from src.jit.sweep import F32, SweepTarget, Variant, check_x1, log_skipped_lengths, run_sweep, x1
 
 BACKEND = "jax"
 
@@ -55,5 +55,5 @@ def target_on(kind: DeviceKind, x1_error: float) -> SweepTarget[jax.Array]:
 def run(settings: SweepSettings, run: Run) -> None:
     x1_error = compare_x1(run)
     log_skipped_lengths(run, BACKEND, settings)
-    for kind in sweep_devices(settings):
+    for kind in devices_to_time(settings.device):
         run_sweep(run, settings, target_on(kind, x1_error))

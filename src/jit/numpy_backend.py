@@ -5,10 +5,11 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
+from src.core.devices import devices_to_time
 from src.core.results import Run
 from src.core.timing import no_sync
 from src.jit.settings import SweepSettings
-from src.jit.sweep import F32, SweepTarget, Variant, check_x1, f, log_skipped_lengths, run_sweep, sweep_devices, x1
+from src.jit.sweep import F32, SweepTarget, Variant, check_x1, f, log_skipped_lengths, run_sweep, x1
 
 BACKEND = "numpy"
 
@@ -18,7 +19,7 @@ def as_numpy(x: F32) -> NDArray[np.floating]:
 
 
 def run(settings: SweepSettings, run: Run) -> None:
-    if "cpu" not in sweep_devices(settings):
+    if "cpu" not in devices_to_time(settings.device):
         run.log("numpy: skipped: NumPy runs on the CPU only (--device gpu)")
         return
     run.log("f(x) = 0.2·x + sin(x) + cos(2x) in NumPy, float32:")

@@ -12,12 +12,12 @@ import numpy as np
 import torch
 from numpy.typing import NDArray
 
-from src.core.devices import DeviceKind, torch_device
+from src.core.devices import DeviceKind, devices_to_time, torch_device
 from src.core.results import Run
 from src.core.rng import RNG_Provider
 from src.core.timing import torch_sync
 from src.jit.settings import SweepSettings
-from src.jit.sweep import F32, SweepTarget, Variant, check_x1, log_skipped_lengths, run_sweep, sweep_devices, x1
+from src.jit.sweep import F32, SweepTarget, Variant, check_x1, log_skipped_lengths, run_sweep, x1
 
 BACKEND = "pytorch"
 
@@ -71,8 +71,8 @@ def run(settings: SweepSettings, run: Run) -> None:
     run.log("f(x) = 0.2·x + sin(x) + cos(2x) in PyTorch, float32:")
     x1_error = check_x1(run, {"f(x1)": to_numpy(f(torch.from_numpy(x1())))})
     log_skipped_lengths(run, BACKEND, settings)
-    run.log(f"pytorch: torch.compile (inductor) on {', '.join(sweep_devices(settings))}; "
+    run.log(f"pytorch: torch.compile (inductor) on {', '.join(devices_to_time(settings.device))}; "
             f"its first call per length is the compile time, reported apart")
     with torch.inference_mode():
-        for kind in sweep_devices(settings):
+        for kind in devices_to_time(settings.device):
             run_sweep(run, settings, target_on(kind, x1_error))

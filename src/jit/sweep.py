@@ -17,7 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 from rich.markup import escape
 
-from src.core.devices import DeviceKind, gpu_names
+from src.core.devices import DeviceKind
 from src.core.errors import CheckFailed
 from src.core.results import Run, Scalar
 from src.core.timing import Measurement, Sync, measure
@@ -74,13 +74,6 @@ def sweep_points(total_items: int) -> tuple[list[SweepPoint], list[str]]:
         else:
             points.append(SweepPoint(length, total_items // length))
     return points, skipped
-
-
-def sweep_devices(settings: SweepSettings) -> list[DeviceKind]:
-    """Every device we can see (CPU always, the GPU when visible); --device cpu|gpu narrows it."""
-    if settings.device == "auto":
-        return ["cpu", "gpu"] if gpu_names() else ["cpu"]
-    return [settings.device_kind]
 
 
 def call_repeatedly(fn: Callable[[A], A], x: A, count: int) -> A:

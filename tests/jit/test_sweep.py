@@ -7,12 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from src.core import devices
+from src.core.devices import devices_to_time
 from src.core.errors import CheckFailed
 from src.core.results import Run
 from src.core.timing import no_sync
 from src.jit import sweep
 from src.jit.settings import SweepSettings
-from src.jit.sweep import F32, SweepTarget, Variant, check_x1, run_sweep, sweep_devices, sweep_points
+from src.jit.sweep import F32, SweepTarget, Variant, check_x1, run_sweep, sweep_points
 from tests.conftest import read_jsonl
 
 
@@ -32,11 +34,11 @@ def test_lengths_are_capped_by_total_items() -> None:
 
 def test_devices_are_every_visible_one_unless_narrowed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     results = tmp_path / "r.jsonl"
-    monkeypatch.setattr(sweep, "gpu_names", lambda: ())
-    assert sweep_devices(sweep_settings(results=results)) == ["cpu"]
-    monkeypatch.setattr(sweep, "gpu_names", lambda: ("Some GPU",))
-    assert sweep_devices(sweep_settings(results=results)) == ["cpu", "gpu"]
-    assert sweep_devices(sweep_settings(device="cpu", results=results)) == ["cpu"]
+    monkeypatch.setattr(devices, "gpu_names", lambda: ())
+    assert devices_to_time(sweep_settings(results=results).device) == ("cpu",)
+    monkeypatch.setattr(devices, "gpu_names", lambda: ("Some GPU",))
+    assert devices_to_time(sweep_settings(results=results).device) == ("cpu", "gpu")
+    assert devices_to_time(sweep_settings(device="cpu", results=results).device) == ("cpu",)
 
 
 def numpy_target(*variants: Variant[F32]) -> SweepTarget[F32]:
