@@ -15,17 +15,20 @@ import sys
 HEAVY = ("torch", "jax", "flax", "comet_ml", "optax", "tensorflow")
 
 
-def one(args: list[str]) -> None:
+def one(watch: list[str], args: list[str]) -> None:
     from src.cli import cli
     from src.core.errors import run_cli
 
     with contextlib.redirect_stdout(io.StringIO()) as out:
         code = run_cli(cli, [*args, "--help"])
-    print(json.dumps({"code": code, "heavy": [m for m in HEAVY if m in sys.modules], "help": out.getvalue()}))
+    print(json.dumps({"code": code, "heavy": [m for m in watch if m in sys.modules], "help": out.getvalue()}))
 
 
-def probe(args: list[str]) -> dict[str, object]:
-    res = subprocess.run([sys.executable, __file__, "--one", *args], capture_output=True, text=True, check=False)
+def probe(args: list[str], watch: tuple[str, ...] = HEAVY) -> dict[str, object]:
+    """`python main.py *args --help` in a fresh interpreter: exit code, help text, and
+    which of the `watch` modules it imported. Every group's --help test uses this."""
+    res = subprocess.run([sys.executable, __file__, "--one", ",".join(watch), *args],
+                         capture_output=True, text=True, check=False)
     if res.returncode != 0:
         return {"code": res.returncode, "heavy": [], "help": res.stderr}
     parsed: dict[str, object] = json.loads(res.stdout.strip().splitlines()[-1])
@@ -50,6 +53,6 @@ def main() -> None:
 if __name__ == "__main__":
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
     if sys.argv[1:2] == ["--one"]:
-        one(sys.argv[2:])
+        one(sys.argv[2].split(","), sys.argv[3:])
     else:
         main()

@@ -3,40 +3,22 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from src.jit import pytorch_backend
+from tests.help_probe import probe
 from tests.conftest import invoke, read_jsonl
 
-REPO = Path(__file__).resolve().parents[2]
 HEAVY = ("torch", "jax", "flax", "optax", "comet_ml")
 
 
 def test_help_of_every_jit_command_imports_no_framework() -> None:
-    script = textwrap.dedent(
-        f"""
-        import contextlib, io, json, sys
-        from src.cli import cli
-        from src.core.errors import run_cli
-        texts = {{}}
-        for args in (["jit"], ["jit", "jax"], ["jit", "all"], ["jit", "flax"]):
-            with contextlib.redirect_stdout(io.StringIO()) as out:
-                code = run_cli(cli, [*args, "--help"])
-            texts[" ".join(args)] = (code, out.getvalue())
-        print(json.dumps({{"texts": texts, "heavy": [m for m in {HEAVY!r} if m in sys.modules]}}))
-        """
-    )
-    res = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120)
-    assert res.returncode == 0, res.stderr
-    result = json.loads(res.stdout.strip().splitlines()[-1])
-    assert result["heavy"] == []
-    texts = {k: tuple(v) for k, v in result["texts"].items()}
+    results = {" ".join(args): probe(args, HEAVY) for args in (["jit"], ["jit", "jax"], ["jit", "all"], ["jit", "flax"])}
+    assert all(r["heavy"] == [] for r in results.values()), results
+    texts = {k: (r["code"], str(r["help"])) for k, r in results.items()}
     assert all(code == 0 for code, _ in texts.values())
     for backend in ("numpy", "pytorch", "jax", "flax", "all"):
         assert backend in texts["jit"][1]

@@ -6,19 +6,17 @@ import csv
 import io
 import json
 import statistics
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests.help_probe import probe
 from tests.conftest import invoke
 from tests.report.fixtures import (
     JIT_RUN, MNIST_RUN, XLA_NEW, XLA_OLD, all_records, mnist_run, record, samples, write_results, xla_run,
 )
 
-REPO = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
@@ -321,13 +319,5 @@ def test_help_lists_the_options() -> None:
 
 
 def test_help_is_lazy() -> None:
-    code = (
-        "import sys\n"
-        "from src.cli import cli\n"
-        "from src.core.errors import run_cli\n"
-        "code = run_cli(cli, ['report', '--help'])\n"
-        "heavy = ('torch', 'jax', 'flax', 'comet_ml', 'scipy', 'matplotlib', 'rich')\n"
-        "print('LOADED', [m for m in heavy if m in sys.modules], code)\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, check=True).stdout
-    assert "LOADED [] 0" in out
+    result = probe(["report"], ("torch", "jax", "flax", "comet_ml", "scipy", "matplotlib", "rich"))
+    assert result["code"] == 0 and result["heavy"] == [], result
