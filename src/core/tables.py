@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from rich.table import Table
 
@@ -36,45 +37,68 @@ def column_of(record: Record, show_device: bool) -> str:
     return label
 
 
+@dataclass(frozen=True)
+class Grid:
+    """Records laid out as rows = cases and columns = backend [variant] [@device].
+
+    The one layout every rendering uses (the rich table here, the report's
+    markdown, CSV, JSON and charts): a later record of the same cell wins, and
+    the device joins the label only when timed figures come from several.
+    """
+
+    cases: list[str]
+    columns: list[str]
+    cells: dict[tuple[str, str], Record]
+
+    def ratio(self, case: str, column: str) -> float | None:
+        """Median over the case's fastest median; None unless two or more figures are timed."""
+        record = self.cells.get((case, column))
+        timed = [r.median_s for (c, _), r in self.cells.items() if c == case and r.median_s]
+        if record is None or not record.median_s or len(timed) < 2:
+            return None
+        return record.median_s / min(timed)
+
+
+def grid(records: Sequence[Record]) -> Grid:
+    show_device = len({r.device for r in records if r.median_s is not None}) > 1
+    cells: dict[tuple[str, str], Record] = {}
+    for record in records:
+        cells[(record.case, column_of(record, show_device))] = record  # a later record wins
+    return Grid(
+        cases=list(dict.fromkeys(case for case, _ in cells)),
+        columns=list(dict.fromkeys(column for _, column in cells)),
+        cells=cells,
+    )
+
+
 def comparison_table(
     records: Sequence[Record],
     title: str,
     metric_rows: Sequence[str] = (),
 ) -> Table:
     """Median ± IQR per case and backend, the ratio to the row's fastest, and metric rows."""
-    show_device = len({r.device for r in records if r.median_s is not None}) > 1
-    columns: list[str] = []
-    rows: list[str] = []
-    cells: dict[tuple[str, str], Record] = {}
-    for record in records:
-        if record.median_s is None and not any(m in record.metrics for m in metric_rows):
-            continue  # nothing to show in a cell (e.g. a parity record: its figures are in `checks`)
-        col = column_of(record, show_device)
-        if col not in columns:
-            columns.append(col)
-        if record.case not in rows:
-            rows.append(record.case)
-        cells[(record.case, col)] = record  # a later record of the same cell wins
+    # A record with nothing to show in a cell (e.g. a parity record: its figures
+    # are in `checks`) gets no column.
+    layout = grid([r for r in records if r.median_s is not None or any(m in r.metrics for m in metric_rows)])
+    cells = layout.cells
 
     table = Table(title=title, title_justify="left")
     table.add_column("case")
-    for col in columns:
+    for col in layout.columns:
         table.add_column(col, justify="right")
 
     noisy_seen = False
-    for case in rows:
-        timed = {c: cells[(case, c)] for c in columns if (case, c) in cells and cells[(case, c)].median_s}
-        if timed:
-            fastest = min(r.median_s or 0.0 for r in timed.values())
+    for case in layout.cases:
+        if any(r.median_s for (c, _), r in cells.items() if c == case):
             row = [case]
-            for col in columns:
-                rec = timed.get(col)
-                if rec is None or rec.median_s is None:
+            for col in layout.columns:
+                rec = cells.get((case, col))
+                if rec is None or not rec.median_s:
                     row.append("—")
                     continue
                 text = f"{format_seconds(rec.median_s)} ± {format_seconds(rec.iqr_s or 0.0)}"
-                if len(timed) > 1:
-                    ratio = rec.median_s / fastest
+                ratio = layout.ratio(case, col)
+                if ratio is not None:
                     text += " [bold green](fastest)[/]" if ratio == 1.0 else f" ×{ratio:.2f}"
                 if rec.noisy:
                     text += " [yellow]~[/]"
@@ -82,7 +106,7 @@ def comparison_table(
                 row.append(text)
             table.add_row(*row)
         for metric in metric_rows:
-            values = [cells[(case, c)].metrics.get(metric) if (case, c) in cells else None for c in columns]
+            values = [cells[(case, c)].metrics.get(metric) if (case, c) in cells else None for c in layout.columns]
             if any(v is not None for v in values):
                 table.add_row(f"{case} · {metric}", *("—" if v is None else format_value(v) for v in values))
     if noisy_seen:
