@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import subprocess
 from importlib import metadata
@@ -47,9 +48,14 @@ def git_commit() -> str | None:
     return out.stdout.strip() + ("-dirty" if dirty else "")
 
 
-@functools.cache
 def environment() -> dict[str, str | int | float | bool | None]:
-    """Versions, CPU, GPU and git commit, recorded with every figure."""
+    """Versions, CPU, GPU, git commit and XLA_FLAGS, recorded with every figure. XLA_FLAGS is read each
+    time: a CLI command may set it (before JAX starts) after another record was written."""
+    return {**_fixed_environment(), "xla_flags": os.environ.get("XLA_FLAGS")}
+
+
+@functools.cache
+def _fixed_environment() -> dict[str, str | int | float | bool | None]:
     env: dict[str, str | int | float | bool | None] = {"python": platform.python_version()}
     env.update({lib: _version(lib) for lib in LIBRARIES})
     env.update(

@@ -3,13 +3,12 @@
 This module imports only click, pydantic and framework-free parts of the
 project: torch, jax and flax load when a backend runs. It is also the only
 place that draws (rich progress bars), and the only place that may set
-XLA_FLAGS for `--devices`, which must happen before JAX is imported.
+XLA_FLAGS (`--devices`, `--xla-cpu-conv`), which must happen before JAX is imported.
 """
 
 from __future__ import annotations
 
 import os
-import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +18,8 @@ import click
 from src.core.commands import BackendSpec, GroupSpec, build_group, execute
 from src.core.settings import parse_settings, settings_options
 from src.mnist.progress import using_progress
-from src.mnist.settings import DataSettings, MnistSettings
+from src.mnist import xla_flags
+from src.mnist.settings import DataSettings, FlaxSettings, MnistSettings
 
 METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accuracy", "loss")
 
@@ -28,10 +28,10 @@ SPEC = GroupSpec(
     help="Train the same CNN on MNIST in Flax and PyTorch; report accuracy and speed.\n\n"
     "Example: python main.py mnist flax --num-epochs 3",
     backends={
-        "flax": BackendSpec("src.mnist.flax_backend", "Train the CNN with flax.nnx (one jitted step).", MnistSettings),
+        "flax": BackendSpec("src.mnist.flax_backend", "Train the CNN with flax.nnx (one jitted step).", FlaxSettings),
         "pytorch": BackendSpec("src.mnist.pytorch_backend", "Train the CNN with PyTorch.", MnistSettings),
     },
-    all_settings=MnistSettings,
+    all_settings=FlaxSettings,
     metric_rows=METRIC_ROWS,
 )
 
@@ -75,25 +75,28 @@ class RichProgress:
             self.progress = None
 
 
-HOST_DEVICES_FLAG = "--xla_force_host_platform_device_count"
+FLAG_REASONS = {
+    xla_flags.HOST_DEVICES: "the CPU is split into {value} XLA devices (one per core) for data-parallel training",
+    xla_flags.YNNPACK_OPS: "YNNPACK runs dot products only, convolutions run on XLA's own kernels "
+    "(--xla-cpu-conv ynnpack: jaxlib's default)",
+}
 
 
-def split_host_into_devices(values: dict[str, Any]) -> None:
-    """`--devices N|all` on CPU: make XLA expose N host devices. XLA reads XLA_FLAGS once, when JAX is
-    imported, so this must run before the flax backend is imported, and only when it is needed."""
-    settings = parse_settings(MnistSettings, values)  # the same one-line errors as the command itself
-    count = settings.device_count
-    if settings.device_kind != "cpu" or count == 1:
+def set_xla_flags(values: dict[str, Any]) -> None:
+    """Set the XLA flags of a Flax run on CPU (host devices, convolution kernels). XLA reads XLA_FLAGS once, when JAX
+    starts, so this runs before the flax backend is imported; if JAX is already loaded (a second command in
+    one process) the flags in effect stay as they are, and the records say which those are."""
+    settings = parse_settings(FlaxSettings, values)  # the same one-line errors as the command itself
+    if settings.device_kind != "cpu" or "jax" in sys.modules:
         return
-    if "jax" in sys.modules:  # too late to split the host (e.g. a second command in one process)
-        return
-    flags = re.sub(rf"{HOST_DEVICES_FLAG}=\S+", "", os.environ.get("XLA_FLAGS", "")).strip()
-    os.environ["XLA_FLAGS"] = f"{flags} {HOST_DEVICES_FLAG}={count}".strip()
-    click.echo(
-        f"XLA_FLAGS={HOST_DEVICES_FLAG}={count} set before importing JAX: the CPU is split into {count} XLA "
-        "devices (one per core) for data-parallel training",
-        err=settings.json_output,
-    )
+    flags = xla_flags.cpu_flags(settings.device_count, settings.xla_cpu_conv)
+    os.environ["XLA_FLAGS"] = xla_flags.merged(os.environ.get("XLA_FLAGS", ""), flags)
+    for name, value in flags.items():
+        if value is not None:
+            click.echo(
+                f"XLA_FLAGS={name}={value} set before importing JAX: {FLAG_REASONS[name].format(value=value)}",
+                err=settings.json_output,
+            )
 
 
 def with_cli_extras(callback: Callable[..., Any], uses_jax: bool) -> Callable[..., Any]:
@@ -101,7 +104,7 @@ def with_cli_extras(callback: Callable[..., Any], uses_jax: bool) -> Callable[..
 
     def wrapped(**values: Any) -> Any:
         if uses_jax:
-            split_host_into_devices(values)
+            set_xla_flags(values)
         with using_progress(RichProgress(stderr=bool(values.get("json_output")))):
             return callback(**values)
 

@@ -4,6 +4,8 @@ With `--devices N|all` the same step runs data-parallel: a `Mesh` over N
 devices, each batch sharded on its "data" axis, parameters and optimizer state
 replicated; XLA inserts the gradient all-reduce. On CPU the CLI splits the
 host into one XLA device per core (XLA_FLAGS, set before JAX is imported).
+On CPU the CLI also keeps jaxlib's YNNPACK kernels for dot products only, so
+the convolutions run on XLA's own kernels (`src/mnist/xla_flags.py` says why).
 
 The step is jitted through the Flax NNX functional API (`nnx.split` once,
 `nnx.merge` inside the jitted function), the pattern the Flax performance guide
@@ -14,6 +16,7 @@ epoch, so the loop never waits for the device between steps.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -34,6 +37,7 @@ from src.core.timing import Measurement, Sync, jax_sync, measure
 from src.core.typed import typed_jit
 from src.mnist import model_spec as spec
 from src.mnist.settings import MnistSettings
+from src.mnist.xla_flags import conv_in_effect
 from src.mnist.training import (
     EpochResult,
     EvalResult,
@@ -63,12 +67,24 @@ class CNN(nnx.Module):
     def __call__(self, x: jax.Array) -> jax.Array:
         x = nnx.relu(self.conv1(x))
         x = nnx.relu(self.conv2(x))
-        x = nnx.max_pool(x, window_shape=(2, 2), strides=(2, 2))  # type: ignore[no-untyped-call]
+        n, h, w, c = x.shape
+        x = x.reshape(n, h // 2, 2, w // 2, 2, c).max(axis=(2, 4))
         x = self.dropout1(x)
         x = x.reshape(x.shape[0], -1)
         x = nnx.relu(self.dense1(x))
         x = self.dropout2(x)
         return nnx.log_softmax(self.dense2(x))
+
+
+def max_pool_2x2(x: jax.Array) -> jax.Array:
+    """2×2 max-pool with stride 2 over NHWC, written as a reshape and a max over the window axes.
+
+    The same values as `nnx.max_pool(x, (2, 2), strides=(2, 2))` and the same gradients wherever a window
+    has one maximum (a tie splits the gradient instead of picking one; here ties are ReLU zeros, whose
+    gradient is zero anyway). XLA:CPU differentiates max_pool's reduce_window through select-and-scatter,
+    which `benchmarks/mnist_cpu.py` measures several times slower than this form's backward pass."""
+    n, h, w, c = x.shape
+    return x.reshape(n, h // 2, 2, w // 2, 2, c).max(axis=(2, 4))
 
 
 def parameter_count(model: nnx.Module) -> int:
@@ -293,9 +309,18 @@ class FlaxTrainer:
         nnx.update((self.model, self.optimizer), self.state)
 
 
+def train_variant(settings: MnistSettings) -> str | None:
+    """Column label: the device count, and "ynnpack conv" when XLA:CPU runs convolutions on YNNPACK (read
+    back from XLA_FLAGS, so the label says what is in effect, not what was asked for)."""
+    labels = [devices_variant(BACKEND, settings.device_count)]
+    if settings.device_kind == "cpu" and conv_in_effect(os.environ.get("XLA_FLAGS", "")) == "ynnpack":
+        labels.append("ynnpack conv")
+    return " · ".join(label for label in labels if label) or None
+
+
 def run(settings: MnistSettings, run: Run) -> None:
     rng = RNG_Provider(settings.seed)
-    variant = devices_variant(BACKEND, settings.device_count) if settings.mode == "train" else "checkpoint"
+    variant = train_variant(settings) if settings.mode == "train" else "checkpoint"
     data = load_and_record(settings, run, BACKEND, variant)
     trainer = FlaxTrainer(settings, data, rng)
     if settings.mode == "evaluate":

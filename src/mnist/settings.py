@@ -24,6 +24,7 @@ Schedule = Literal["onecycle", "constant"]
 Dataset = Literal["mnist", "fashion_mnist"]
 DataSource = Literal["auto", "hub", "local", "embedded"]
 CometMode = Literal["auto", "off", "online", "offline"]
+CpuConv = Literal["xla", "ynnpack"]
 
 # Per-optimizer defaults when --learning-rate / --schedule are not given.
 DEFAULT_LEARNING_RATE: dict[str, float] = {"adam": 3e-3, "sgd": 0.01}
@@ -109,6 +110,16 @@ class MnistSettings(DataSettings):
         if count > available:
             raise OptionError("--devices", f"{count} requested but this machine has {what}; allowed: 1–{available} or 'all'")
         return count
+
+
+class FlaxSettings(MnistSettings):
+    """`mnist flax|all`: MnistSettings plus which kernels run the convolutions on XLA:CPU."""
+
+    xla_cpu_conv: CpuConv = Field(
+        "xla",
+        description="Flax on CPU: convolutions on XLA's own kernels (default; an XLA flag set before JAX is "
+        "imported keeps YNNPACK for dot products only) or on YNNPACK (jaxlib's default).",
+    )
 
 
 def available_devices(kind: str) -> int:

@@ -7,10 +7,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from src.core.devices import cpu_count
+from src.mnist.xla_flags import DOTS_ONLY, HOST_DEVICES, YNNPACK_OPS, cpu_flags, merged
 from tests.conftest import invoke, read_jsonl
 from tests.mnist.test_mnist_cli import TINY, _synthetic
 
@@ -19,10 +21,9 @@ __all__ = ["_synthetic"]  # autouse: synthetic data for the in-process runs
 REPO = Path(__file__).resolve().parents[2]
 needs_two_cores = pytest.mark.skipif(cpu_count() < 2, reason="--devices 2 needs 2 cores on a CPU-only machine")
 
-# Runs in a fresh interpreter: the XLA flag must be set before JAX is imported.
+# Runs in a fresh interpreter: XLA_FLAGS must be set before JAX is imported.
 EQUIVALENCE = """
-import json, os
-os.environ["XLA_FLAGS"] = "--xla_force_host_platform_device_count=2"
+import json, sys
 from src.core.rng import RNG_Provider
 from src.mnist.flax_backend import FlaxTrainer
 from src.mnist.settings import MnistSettings
@@ -30,7 +31,7 @@ from tests.mnist.test_mnist_cli import synthetic_data
 
 data = synthetic_data()
 out = {}
-for devices in ("1", "2"):
+for devices in sys.argv[1:]:
     settings = MnistSettings.model_validate(
         {"devices": devices, "dry_run": True, "num_epochs": 1, "train_batch_size": 16, "comet": "off"}
     )
@@ -41,18 +42,30 @@ for devices in ("1", "2"):
         "data_devices": len(trainer.x_train.sharding.device_set),
         "state_devices": len({d for leaf in __import__("jax").tree.leaves(trainer.state) for d in leaf.devices()}),
     }
+# Which kernels XLA compiled a convolution to in this process (YNNPACK's appear as ynn fusions).
+import jax, jax.numpy as jnp
+conv = jax.jit(lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")))
+hlo = conv.lower(jnp.ones((2, 26, 26, 32)), jnp.ones((3, 3, 32, 64))).compile().as_text()  # the model's second conv
+for result in out.values():
+    result["ynnpack_convolutions"] = "ynn_fusion" in hlo
 print("RESULT", json.dumps(out))
 """
 
 
-@needs_two_cores
-def test_flax_two_host_devices_match_one_device() -> None:
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+def train_three_steps(xla_flags: str, *devices: str) -> dict[str, dict[str, Any]]:
+    """Three training steps per device count, in a fresh interpreter started with these XLA_FLAGS."""
+    env = {**os.environ, "XLA_FLAGS": xla_flags}
     proc = subprocess.run(
-        [sys.executable, "-c", EQUIVALENCE], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", EQUIVALENCE, *devices], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    out = json.loads(proc.stdout.split("RESULT", 1)[1])
+    out: dict[str, dict[str, Any]] = json.loads(proc.stdout.split("RESULT", 1)[1])
+    return out
+
+
+@needs_two_cores
+def test_flax_two_host_devices_match_one_device() -> None:
+    out = train_three_steps(merged("", cpu_flags(2, "xla")), "1", "2")
     assert out["1"]["data_devices"] == 1 and out["2"]["data_devices"] == 2
     assert out["2"]["state_devices"] == 2  # parameters replicated on both devices
     one, two = out["1"]["losses"], out["2"]["losses"]
@@ -61,26 +74,52 @@ def test_flax_two_host_devices_match_one_device() -> None:
     assert two == pytest.approx(one, rel=1e-4)
 
 
-@needs_two_cores
-def test_flax_devices_all_sets_the_xla_flag_before_jax(tmp_path: Path) -> None:
+def test_xla_and_ynnpack_convolutions_train_alike() -> None:
+    xla = train_three_steps(merged("", cpu_flags(1, "xla")), "1")["1"]
+    ynnpack = train_three_steps(merged("", cpu_flags(1, "ynnpack")), "1")["1"]
+    assert (xla["ynnpack_convolutions"], ynnpack["ynnpack_convolutions"]) == (False, True)  # the flag took effect
+    assert len(xla["losses"]) == len(ynnpack["losses"]) == 3
+    # Other kernels, other summation order: float32 rounding only.
+    assert xla["losses"] == pytest.approx(ynnpack["losses"], rel=1e-4)
+
+
+def run_flax_fresh(tmp_path: Path, xla_flags: str | None, *args: str) -> tuple[str, dict[str, Any]]:
+    """`mnist flax ARGS` on synthetic data in a fresh interpreter (the CLI sets XLA_FLAGS before JAX starts);
+    returns its stdout and its first train_epoch record."""
     script = (
-        "import sys\n"
         "import src.mnist.training as training\n"
         "from tests.mnist.test_mnist_cli import synthetic_data\n"
         "training.read_data = lambda settings, log: synthetic_data()\n"
         "from src.cli import main\n"
-        f"main(['mnist', 'flax', '--devices', 'all', *{list(TINY)!r}, '--results', 'r.jsonl', '--comet', 'off'])\n"
+        f"main(['mnist', 'flax', *{[*args, *TINY]!r}, '--results', 'r.jsonl', '--comet', 'off'])\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
-    env["PYTHONPATH"] = str(REPO)
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | {"PYTHONPATH": str(REPO)}
+    if xla_flags is not None:
+        env["XLA_FLAGS"] = xla_flags
     proc = subprocess.run(
         [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
-    assert f"XLA_FLAGS=--xla_force_host_platform_device_count={cpu_count()} set before importing JAX" in proc.stdout
-    epochs = [r for r in read_jsonl(tmp_path / "r.jsonl") if r["case"] == "train_epoch"]
-    assert [r["variant"] for r in epochs] == [f"{cpu_count()} devices"]
-    assert epochs[0]["params"]["devices"] == cpu_count()
+    epoch = next(r for r in read_jsonl(tmp_path / "r.jsonl") if r["case"] == "train_epoch")
+    return proc.stdout, epoch
+
+
+@needs_two_cores
+def test_flax_devices_all_sets_the_xla_flags_before_jax(tmp_path: Path) -> None:
+    stdout, epoch = run_flax_fresh(tmp_path, None, "--devices", "all")
+    cores = cpu_count()
+    assert f"XLA_FLAGS={HOST_DEVICES}={cores} set before importing JAX" in stdout
+    assert f"XLA_FLAGS={YNNPACK_OPS}={DOTS_ONLY} set before importing JAX" in stdout
+    assert epoch["variant"] == f"{cores} devices"
+    assert epoch["env"]["xla_flags"] == f"{HOST_DEVICES}={cores} {YNNPACK_OPS}={DOTS_ONLY}"
+
+
+def test_flax_with_ynnpack_convolutions_says_so_in_its_records(tmp_path: Path) -> None:
+    user_flags = f"{YNNPACK_OPS}={DOTS_ONLY} --xla_cpu_enable_fast_math=false"
+    stdout, epoch = run_flax_fresh(tmp_path, user_flags, "--xla-cpu-conv", "ynnpack")
+    assert "set before importing JAX" not in stdout  # nothing added: one device, jaxlib's default kernels
+    assert epoch["variant"] == "ynnpack conv"
+    assert epoch["env"]["xla_flags"] == "--xla_cpu_enable_fast_math=false"  # the user's other flag is kept
 
 
 @needs_two_cores

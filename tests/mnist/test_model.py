@@ -47,3 +47,32 @@ def test_analytic_forward_flops_match_xla_cost_analysis() -> None:
     xla_flops = float(cost["flops"]) / batch
     # XLA also counts the bias adds, relus, pooling and softmax: a few percent on top.
     assert model_spec.forward_flops() <= xla_flops <= 1.05 * model_spec.forward_flops()
+
+
+def test_max_pool_2x2_matches_flax_and_torch_pooling_and_gradients() -> None:
+    import jax
+    import jax.numpy as jnp
+    import torch
+    from flax import nnx
+
+    from src.mnist.flax_backend import max_pool_2x2
+
+    # Continuous random values: no window has a tie, so every pooling routes the gradient the same way.
+    x = jax.random.normal(jax.random.key(0), (3, 24, 24, 5))
+    weights = jax.random.normal(jax.random.key(1), (3, 12, 12, 5))
+
+    def flax_pool(v: jax.Array) -> jax.Array:
+        return nnx.max_pool(v, window_shape=(2, 2), strides=(2, 2))  # type: ignore[no-untyped-call,no-any-return]
+
+    ours, reference = max_pool_2x2(x), flax_pool(x)
+    assert ours.shape == (3, 12, 12, 5)
+    np.testing.assert_array_equal(np.asarray(ours), np.asarray(reference))
+    torch_out = torch.nn.functional.max_pool2d(torch.from_numpy(np.array(x)).permute(0, 3, 1, 2), 2)
+    np.testing.assert_array_equal(np.asarray(ours), torch_out.permute(0, 2, 3, 1).numpy())
+
+    def grad_of(pool: Any) -> np.ndarray:
+        return np.asarray(jax.grad(lambda v: jnp.sum(pool(v) * weights))(x))
+
+    ours_grad, reference_grad = grad_of(max_pool_2x2), grad_of(flax_pool)
+    np.testing.assert_array_equal(ours_grad, reference_grad)
+    assert np.count_nonzero(ours_grad) == weights.size  # one winner per window

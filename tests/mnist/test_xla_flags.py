@@ -1,0 +1,25 @@
+"""The XLA flags `mnist flax` sets on CPU, composed as strings before JAX starts."""
+
+from __future__ import annotations
+
+from src.mnist.xla_flags import CONVOLUTIONS, DOTS_ONLY, HOST_DEVICES, YNNPACK_OPS, conv_in_effect, cpu_flags, merged
+
+
+def test_cpu_flags_for_devices_and_convolution_kernels() -> None:
+    assert cpu_flags(2, "xla") == {HOST_DEVICES: "2", YNNPACK_OPS: DOTS_ONLY}
+    assert cpu_flags(1, "ynnpack") == {HOST_DEVICES: None, YNNPACK_OPS: None}
+
+
+def test_merged_replaces_our_flags_and_keeps_the_users() -> None:
+    user = f"--xla_dump_to=/tmp/d {HOST_DEVICES}=8 {YNNPACK_OPS}=LIBRARY_FUSION_TYPE_DOT"
+    out = merged(user, cpu_flags(2, "xla"))
+    assert out == f"--xla_dump_to=/tmp/d {HOST_DEVICES}=2 {YNNPACK_OPS}={DOTS_ONLY}"
+    assert merged(out, cpu_flags(1, "ynnpack")) == "--xla_dump_to=/tmp/d"
+    assert merged("", {}) == ""
+
+
+def test_conv_in_effect_reads_the_flags_back() -> None:
+    assert conv_in_effect(merged("", cpu_flags(1, "xla"))) == "xla"
+    assert conv_in_effect(merged("", cpu_flags(1, "ynnpack"))) == "ynnpack"  # no flag: jaxlib's default
+    assert conv_in_effect(f"{YNNPACK_OPS}={DOTS_ONLY},{CONVOLUTIONS}") == "ynnpack"
+    assert conv_in_effect(f"{YNNPACK_OPS}=LIBRARY_FUSION_TYPE_ELTWISE") == "xla"
