@@ -17,8 +17,8 @@ import click
 
 from src.core.commands import BackendSpec, GroupSpec, build_group, execute
 from src.core.settings import parse_settings, settings_options
-from src.mnist.progress import using_progress
 from src.mnist import xla_flags
+from src.mnist.progress import using_progress
 from src.mnist.settings import DataSettings, FlaxSettings, MnistSettings
 
 METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accuracy", "loss")
@@ -83,9 +83,9 @@ FLAG_REASONS = {
 
 
 def set_xla_flags(values: dict[str, Any]) -> None:
-    """Set the XLA flags of a Flax run on CPU (host devices, convolution kernels). XLA reads XLA_FLAGS once, when JAX
-    starts, so this runs before the flax backend is imported; if JAX is already loaded (a second command in
-    one process) the flags in effect stay as they are, and the records say which those are."""
+    """Set the XLA flags of a Flax run on CPU (host devices, convolution kernels). XLA reads XLA_FLAGS once,
+    when JAX starts, so this runs before the flax backend is imported; if JAX is already loaded (a second
+    command in one process) the flags in effect stay as they are, and the records say which those are."""
     settings = parse_settings(FlaxSettings, values)  # the same one-line errors as the command itself
     if settings.device_kind != "cpu" or "jax" in sys.modules:
         return

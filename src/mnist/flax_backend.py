@@ -37,7 +37,6 @@ from src.core.timing import Measurement, Sync, jax_sync, measure
 from src.core.typed import typed_jit
 from src.mnist import model_spec as spec
 from src.mnist.settings import MnistSettings
-from src.mnist.xla_flags import conv_in_effect
 from src.mnist.training import (
     EpochResult,
     EvalResult,
@@ -48,6 +47,7 @@ from src.mnist.training import (
     plan,
     train_and_report,
 )
+from src.mnist.xla_flags import conv_in_effect
 
 BACKEND = "flax"
 T = TypeVar("T")
@@ -67,8 +67,7 @@ class CNN(nnx.Module):
     def __call__(self, x: jax.Array) -> jax.Array:
         x = nnx.relu(self.conv1(x))
         x = nnx.relu(self.conv2(x))
-        n, h, w, c = x.shape
-        x = x.reshape(n, h // 2, 2, w // 2, 2, c).max(axis=(2, 4))
+        x = max_pool_2x2(x)
         x = self.dropout1(x)
         x = x.reshape(x.shape[0], -1)
         x = nnx.relu(self.dense1(x))

@@ -31,7 +31,8 @@ def test_record_is_on_disk_as_soon_as_it_is_measured(results_path: Path) -> None
         assert key in line, key
     assert line["median_s"] == 0.2 and line["samples_s"] == [0.1, 0.2, 0.3]
     assert line["metrics"]["first_call_s"] == 0.5
-    for key in ("python", "numpy", "jax", "jaxlib", "flax", "torch", "cpu", "cpu_cores", "gpu", "git_commit", "xla_flags"):
+    for key in ("python", "numpy", "jax", "jaxlib", "flax", "torch", "cpu", "cpu_cores", "gpu", "git_commit",
+                "xla_flags"):
         assert key in line["env"], key
 
 

@@ -44,7 +44,8 @@ for devices in sys.argv[1:]:
     }
 # Which kernels XLA compiled a convolution to in this process (YNNPACK's appear as ynn fusions).
 import jax, jax.numpy as jnp
-conv = jax.jit(lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "VALID", dimension_numbers=("NHWC", "HWIO", "NHWC")))
+nhwc = ("NHWC", "HWIO", "NHWC")
+conv = jax.jit(lambda x, k: jax.lax.conv_general_dilated(x, k, (1, 1), "VALID", dimension_numbers=nhwc))
 hlo = conv.lower(jnp.ones((2, 26, 26, 32)), jnp.ones((3, 3, 32, 64))).compile().as_text()  # the model's second conv
 for result in out.values():
     result["ynnpack_convolutions"] = "ynn_fusion" in hlo
