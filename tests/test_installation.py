@@ -41,7 +41,7 @@ def test_jax_uses_the_gpu() -> None:
     platforms = {d.platform for d in jax.devices()}
     assert "gpu" in platforms, (
         f"nvidia-smi sees {gpu_names()} but JAX only has {platforms}: "
-        "install the CUDA plugin with `pip install -U 'jax[cuda12]'` (./cli.sh does this on a GPU machine)"
+        "install the CUDA plugin with `pip install -U 'jax[cuda13]'` (./cli.sh does this on a GPU machine)"
     )
     import jax.numpy as jnp
 
@@ -57,3 +57,38 @@ def test_pytorch_uses_the_gpu() -> None:
         "reinstall torch from the CUDA index (delete .venv and rerun ./cli.sh on the GPU machine)"
     )
     assert float(torch.ones(4, device="cuda").sum()) == 4.0
+
+
+def relative_error_of_float32_product(framework: str, precision: str) -> float:
+    """‖A·B − ref‖ / ‖ref‖ of a 1024² float32 product on the GPU under the run's policy, ref in float64."""
+    import numpy as np
+
+    from src.core.gpu_policy import applied
+
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((2, 1024, 1024))
+    ref = a @ b
+    with applied(precision, [framework]):  # type: ignore[arg-type]
+        if framework == "jax":
+            import jax
+
+            gpu = jax.devices("gpu")[0]
+            x, y = (jax.device_put(m.astype(np.float32), gpu) for m in (a, b))
+            out = np.asarray(jax.jit(lambda p, q: p @ q)(x, y), np.float64)
+        else:
+            import torch
+
+            x, y = (torch.from_numpy(m.astype(np.float32)).cuda() for m in (a, b))
+            out = (x @ y).cpu().double().numpy()
+    return float(np.linalg.norm(out - ref) / np.linalg.norm(ref))
+
+
+@pytest.mark.skipif(not gpu_names(), reason=NO_GPU)
+@pytest.mark.parametrize("framework", ["jax", "torch"])
+def test_precision_policy_holds_on_the_gpu(framework: str) -> None:
+    """--precision float32 computes IEEE float32 (error ~1e-7) in both frameworks; tf32 rounds inputs to
+    10 mantissa bits (error ~3e-4) in both: the policy reaches the GPU, not only the flags."""
+    ieee = relative_error_of_float32_product(framework, "float32")
+    tf32 = relative_error_of_float32_product(framework, "tf32")
+    assert ieee < 1e-5, f"{framework}: --precision float32 gave error {ieee:.2e}: not IEEE float32"
+    assert tf32 > 3e-5, f"{framework}: --precision tf32 gave error {tf32:.2e}: TF32 tensor cores not used"

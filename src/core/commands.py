@@ -10,12 +10,17 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import click
 
+from src.core.devices import gpu_names
+from src.core.errors import OutOfMemory, is_out_of_memory
+from src.core.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
 from src.core.settings import BenchSettings, parse_settings, settings_options
 
 
@@ -66,6 +71,28 @@ def load_backend(spec: BackendSpec) -> BackendModule:
     return module
 
 
+def gpu_policy_for(settings: BenchSettings) -> GpuPolicy:
+    """The run's GPU policy; on a GPU machine JAX is told, before it loads, to allocate on demand.
+
+    JAX starts its GPU client whenever a GPU is visible, also for `--device cpu`,
+    so the memory setting is made whenever nvidia-smi lists a GPU.
+    """
+    memory = prepare_jax_gpu_memory(os.environ) if gpu_names() else "no GPU"
+    return GpuPolicy(precision=settings.precision, jax_gpu_memory=memory)
+
+
+def run_backend(module: BackendModule, settings: BenchSettings, run: Any) -> None:
+    """One backend's run under the GPU policy, with a GPU out-of-memory error turned into one line."""
+    frameworks = [name for name in ("jax", "torch") if name in sys.modules]  # what the backend imported
+    try:
+        with applied(settings.precision, frameworks):
+            module.run(settings, run)
+    except Exception as exc:
+        if is_out_of_memory(exc):
+            raise OutOfMemory(exc) from None
+        raise
+
+
 def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings) -> None:
     """Run the selected backends into one run; print the table and the JSON."""
     from src.core.console import make_console, print_run_header
@@ -73,12 +100,13 @@ def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings) -> 
     from src.core.tables import comparison_table
 
     console = make_console(settings.json_output)
-    run = Run(group.name, settings.results, log=console.print)
+    policy = gpu_policy_for(settings)
+    run = Run(group.name, settings.results, log=console.print, context=policy.record())
     print_run_header(console, run, settings)
     try:
         for name in names:
             console.rule(f"{group.name} {name}")
-            load_backend(group.backends[name]).run(settings, run)
+            run_backend(load_backend(group.backends[name]), settings, run)
         if group.after is not None and run.records:
             group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
     finally:

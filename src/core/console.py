@@ -20,3 +20,9 @@ def print_run_header(console: Console, run: Run, settings: BenchSettings) -> Non
         f"run {run.run_id} · device {settings.device_kind} · {env['cpu']} ({env['cpu_cores']} cores) · {gpu}\n"
         f"python {env['python']} · numpy {env['numpy']} · jax {env['jax']} · flax {env['flax']} · torch {env['torch']}"
     )
+    if env["gpu"]:
+        console.print(
+            f"GPU policy (JAX and PyTorch alike): float32 products and convolutions in {run.context.get('precision')}"
+            f" · convolution autotuning {'on' if run.context.get('conv_autotune') else 'off'}"
+            f" · JAX GPU memory {run.context.get('jax_gpu_memory')}"
+        )

@@ -83,7 +83,7 @@ def jax_device(kind: DeviceKind) -> jax.Device:
         except RuntimeError as exc:
             raise RuntimeError(
                 "a GPU is visible but JAX cannot use it: install the CUDA plugin "
-                "(`pip install -U 'jax[cuda12]'`, which ./cli.sh does when nvidia-smi works)"
+                "(`pip install -U 'jax[cuda13]'`, which ./cli.sh does when nvidia-smi works)"
             ) from exc
     return jax.devices("cpu")[0]
 

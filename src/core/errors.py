@@ -21,6 +21,25 @@ class DataError(click.UsageError):
     """Bad input data (missing file, wrong magic number, ...): exit 2."""
 
 
+class OutOfMemory(click.UsageError):
+    """The device ran out of memory mid-run (the up-front estimate could not tell): exit 2, one line."""
+
+    def __init__(self, cause: BaseException) -> None:
+        first = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
+        super().__init__(
+            f"out of device memory ({type(cause).__name__}: {first[:200]}); the records so far are saved; "
+            "use a smaller size (e.g. --matrix-size or --train-batch-size)"
+        )
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """PyTorch's OutOfMemoryError (CUDA allocator) or XLA's RESOURCE_EXHAUSTED, recognised without importing
+    either framework."""
+    return type(exc).__name__ == "OutOfMemoryError" or (
+        type(exc).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and "RESOURCE_EXHAUSTED" in str(exc)
+    )
+
+
 def run_cli(command: click.Command, argv: Sequence[str] | None = None) -> int:
     """Invoke `command`; print any usage error as a single line; return the exit code."""
     try:

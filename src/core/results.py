@@ -90,8 +90,11 @@ class Run:
         results: Path,
         log: Callable[[str], None] = lambda _msg: None,
         run_id: str | None = None,
+        context: dict[str, Scalar] | None = None,
     ) -> None:
         self.group = group
+        # Settings that decide speed and hold for the whole run (e.g. the GPU policy), added to every env.
+        self.context = dict(context or {})
         self.results = results
         self.log = log
         self.run_id = run_id or new_run_id()
@@ -137,7 +140,7 @@ class Run:
             compile_s=compile_s,
             metrics=metrics,
             checks=checks or {},
-            env=environment(),
+            env={**environment(), **self.context},
             **timing,
         )
         append_record(self.results, record)

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.fields import FieldInfo
 
 from src.core.devices import DeviceKind, DeviceRequest, resolve_device
+from src.core.gpu_policy import MatmulPrecision
 from src.core.results import DEFAULT_RESULTS
 
 M = TypeVar("M", bound=BaseModel)
@@ -41,6 +42,11 @@ class BenchSettings(BaseModel):
     device: DeviceRequest = Field("auto", description="Where to run: auto = the GPU when one is visible.")
     repeats: int = Field(5, ge=1, le=1000, description="Minimum timed repeats per figure.")
     seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed for NumPy, PyTorch and JAX.")
+    precision: MatmulPrecision = Field(
+        "float32",
+        description="float32 matrix products and convolutions on NVIDIA GPUs, the same in JAX and PyTorch: "
+        "float32 = IEEE float32; tf32 = TensorFloat-32 tensor cores (JAX's GPU default). CPUs: IEEE either way.",
+    )
     results: Path = Field(DEFAULT_RESULTS, description="JSON-lines file the records are appended to.")
     json_output: bool = Field(
         False,

@@ -19,10 +19,6 @@ from src.core.typed import typed_jit
 from src.xla.settings import XlaSettings
 from src.xla.workload import LinalgOps, run_workload
 
-# Like for like with NumPy and PyTorch: on GPUs JAX's default precision lets
-# float32 products use TF32/bf16 passes; HIGHEST keeps IEEE float32 (no-op on CPU).
-HIGHEST = jax.lax.Precision.HIGHEST
-
 
 class JaxOps(LinalgOps[jax.Array, jax.Array]):
     name = "jax"
@@ -49,7 +45,8 @@ class JaxOps(LinalgOps[jax.Array, jax.Array]):
             return jnp.sum(a), jnp.sum(b)
 
         def matmul(a: jax.Array, b: jax.Array) -> jax.Array:
-            return jnp.matmul(a, b, precision=HIGHEST)
+            # The precision of float32 products is the run's --precision (src/core/gpu_policy.py).
+            return jnp.matmul(a, b)
 
         def inverse(c: jax.Array) -> jax.Array:
             c_inv: jax.Array = jnp.linalg.inv(c)  # already a jitted (untyped) function in jax
@@ -57,7 +54,7 @@ class JaxOps(LinalgOps[jax.Array, jax.Array]):
 
         def residual(c: jax.Array, c_inv: jax.Array) -> jax.Array:
             # XLA fuses − I, |·| and max into one pass over the product.
-            return jnp.max(jnp.abs(jnp.matmul(c, c_inv, precision=HIGHEST) - jnp.eye(n, dtype=dtype)))
+            return jnp.max(jnp.abs(jnp.matmul(c, c_inv) - jnp.eye(n, dtype=dtype)))
 
         self._uniform_pair = typed_jit(uniform_pair)
         self._means = typed_jit(means)

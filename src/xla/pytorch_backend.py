@@ -26,8 +26,7 @@ class TorchOps(LinalgOps[torch.Tensor, torch.Tensor]):
         # One seed per matrix, drawn from --seed: every call regenerates the same pair.
         self.seeds = [int(s) for s in torch.randint(0, 2**62, (2,), generator=generator)]
         self.rng = f"torch.Generator({'Philox' if self.device.type == 'cuda' else 'mt19937'})"
-        # Float32 products on a GPU stay IEEE float32 (torch's default: TF32 is off),
-        # like NumPy's and JAX's (which asks for Precision.HIGHEST).
+        # Float32 products follow the run's --precision, as JAX's do (src/core/gpu_policy.py).
 
     def _uniform(self, seed: int) -> torch.Tensor:
         generator = torch.Generator(device=self.device).manual_seed(seed)
@@ -68,3 +67,7 @@ class TorchOps(LinalgOps[torch.Tensor, torch.Tensor]):
 def run(settings: XlaSettings, run: Run) -> None:
     with torch.inference_mode():  # no autograd bookkeeping: plain linear algebra
         run_workload(TorchOps(settings), settings, run)
+    if settings.device_kind == "gpu":
+        # The caching allocator keeps freed blocks; hand them back so that JAX, which runs
+        # next in `xla all`, finds the GPU's memory free (the size check counted on it).
+        torch.cuda.empty_cache()

@@ -12,7 +12,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import Generic, TypeVar
 
+from src.core.devices import gpu_name
 from src.core.errors import CheckFailed
+from src.core.peaks import datasheet_peak
 from src.core.results import Run, Scalar
 from src.core.timing import Measurement, Sync, measure, no_sync
 from src.xla import checks
@@ -126,6 +128,20 @@ class _Recorder(Generic[ArrayT, ScalarT]):
             raise CheckFailed(f"{self.ops.name} {case}: {'; '.join(broken)}")
 
 
+def peak_figures(gflops: float, settings: XlaSettings) -> tuple[dict[str, Scalar], list[str]]:
+    """On a GPU with a published peak: the share of it reached, and a failure if the figure passes it
+    (a product that was not waited for, or did less work than 2N³, looks faster than the hardware)."""
+    if settings.device_kind != "gpu":
+        return {}, []
+    peak = datasheet_peak(gpu_name(), settings.dtype, settings.precision)
+    if peak is None:
+        return {}, []
+    metrics: dict[str, Scalar] = {"peak_gflops": peak.gflops, "peak_share": gflops / peak.gflops}
+    if gflops > peak.gflops:
+        return metrics, [f"{gflops:,.0f} GFLOP/s is above the GPU's peak of {peak.gflops:,.0f} ({peak.source})"]
+    return metrics, []
+
+
 def run_workload(ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings, run: Run) -> None:
     """Generate, reduce, multiply, invert and check, one recorded case per step."""
     n, repeats, sync = settings.matrix_size, settings.repeats, ops.sync
@@ -150,12 +166,14 @@ def run_workload(ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings, run: Ru
     del a, b  # only C is needed from here on (see memory.MATRICES_HELD)
     computed = ops.dtype_of(c)
     wrong_dtype = checks.dtype_failure(settings.dtype, computed)
+    gflops = 2 * n**3 / m.median_s / 1e9
+    metrics, problems = peak_figures(gflops, settings)
     rec.record(
         rec.case("matmul"), m,
         [checks.product_mean(n, ops.to_float(ops.mean(c)))],
         extra_checks={"computed_dtype": computed},
-        metrics={"gflops": 2 * n**3 / m.median_s / 1e9},
-        problems=[wrong_dtype] if wrong_dtype else [],
+        metrics={"gflops": gflops, **metrics},
+        problems=([wrong_dtype] if wrong_dtype else []) + problems,
     )
 
     c_inv, m = measure_keeping_result(lambda: ops.inverse(c), sync, repeats)

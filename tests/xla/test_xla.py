@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from src.core.devices import resolve_device
 from src.core.errors import CheckFailed
 from src.core.results import Run
 from src.xla import checks, memory
@@ -47,7 +48,10 @@ def test_backend_records_checked_values(backend: str, dtype: str, results_path: 
     records = read_jsonl(results_path)
     assert {r["case"] for r in records} == expected_cases(N, dtype)
     assert len(records) == 6
-    assert all(r["backend"] == backend and r["dtype"] == dtype and r["device"] == "cpu" for r in records)
+    # --device auto: the GPU where one is visible, except for NumPy, which runs on the CPU only.
+    device = "cpu" if backend == "numpy" else resolve_device("auto")
+    assert all(r["backend"] == backend and r["dtype"] == dtype and r["device"] == device for r in records)
+    assert all(r["env"]["precision"] == "float32" for r in records)
     assert all(r["median_s"] > 0 and r["repeats"] >= 1 for r in records)
 
     means = by_case(records, "mean")["checks"]

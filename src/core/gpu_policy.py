@@ -1,0 +1,101 @@
+"""One policy for the defaults in which JAX and PyTorch differ on NVIDIA GPUs.
+
+Left alone, the two frameworks do not compute the same thing on a GPU:
+* float32 matrix products: JAX's default precision lets XLA use TensorFloat-32
+  (10 mantissa bits) on Ampere and later GPUs, PyTorch's matmul default is IEEE
+  float32, while PyTorch's cuDNN convolutions default to TF32. `--precision`
+  picks one policy (`float32`: IEEE float32 products and convolutions everywhere;
+  `tf32`: TF32 tensor cores everywhere) and applies it to both frameworks.
+* convolution algorithms: XLA autotunes its GPU convolutions by default, PyTorch
+  does so only with `torch.backends.cudnn.benchmark`; both autotune here.
+* memory: JAX preallocates 75 % of the GPU's memory when it starts, which leaves
+  PyTorch (in `xla all`, `mnist all`) too little; JAX allocates on demand here
+  (XLA_PYTHON_CLIENT_PREALLOCATE=false), unless the user set that variable.
+
+CPUs compute float32 in IEEE arithmetic whatever the policy says. Every record
+carries the policy in effect (`GpuPolicy.record`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, MutableMapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from typing import Literal
+
+MatmulPrecision = Literal["float32", "tf32"]
+
+# jax_default_matmul_precision names: 'float32' is near full float32, 'tensorfloat32' is TF32.
+JAX_PRECISION: dict[MatmulPrecision, str] = {"float32": "float32", "tf32": "tensorfloat32"}
+# torch.backends.{cuda.matmul,cudnn.conv}.fp32_precision values (torch ≥ 2.9; the older allow_tf32
+# flags must not be mixed with them: torch raises when both APIs were used in one process).
+TORCH_PRECISION: dict[MatmulPrecision, str] = {"float32": "ieee", "tf32": "tf32"}
+
+PREALLOCATE_VAR = "XLA_PYTHON_CLIENT_PREALLOCATE"
+
+
+@dataclass(frozen=True)
+class GpuPolicy:
+    """What decides GPU speed and was set alike for both frameworks, as recorded with every figure."""
+
+    precision: MatmulPrecision
+    jax_gpu_memory: str  # how JAX takes GPU memory: "on demand" or what the user's variables say
+    conv_autotune: bool = True
+
+    def record(self) -> dict[str, str | int | float | bool | None]:
+        return {
+            "precision": self.precision,
+            "jax_gpu_memory": self.jax_gpu_memory,
+            "conv_autotune": self.conv_autotune,
+        }
+
+
+def prepare_jax_gpu_memory(environ: MutableMapping[str, str]) -> str:
+    """Make JAX allocate GPU memory on demand unless the user chose otherwise; describe what is in effect.
+
+    XLA reads these variables once, when its GPU client starts, so this runs before
+    a backend imports JAX (the CLI does it); setting them later changes nothing.
+    """
+    environ.setdefault(PREALLOCATE_VAR, "false")
+    chosen = {
+        name: environ[name]
+        for name in (PREALLOCATE_VAR, "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR")
+        if name in environ
+    }
+    if chosen == {PREALLOCATE_VAR: "false"}:
+        return "on demand"
+    return ", ".join(f"{name}={value}" for name, value in chosen.items())
+
+
+@contextmanager
+def applied(precision: MatmulPrecision, frameworks: Collection[str]) -> Iterator[None]:
+    """Apply the policy to the frameworks named (those a backend imported) while the block runs.
+
+    JAX: the matmul/convolution precision of everything traced inside the block.
+    PyTorch: float32 matmul and cuDNN convolution precision, and cuDNN autotuning;
+    the previous values come back afterwards, so nothing leaks into later work.
+    """
+    with ExitStack() as stack:
+        if "jax" in frameworks:
+            import jax
+
+            stack.enter_context(jax.default_matmul_precision(JAX_PRECISION[precision]))
+        if "torch" in frameworks:
+            stack.enter_context(_torch_settings(TORCH_PRECISION[precision], autotune=True))
+        yield
+
+
+@contextmanager
+def _torch_settings(fp32_precision: str, *, autotune: bool) -> Iterator[None]:
+    import torch
+
+    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
+    conv = torch.backends.cudnn.conv  # type: ignore[attr-defined]  # exists at run time, not in the stubs
+    saved = (matmul.fp32_precision, conv.fp32_precision, cudnn.benchmark)
+    matmul.fp32_precision = fp32_precision
+    conv.fp32_precision = fp32_precision
+    cudnn.benchmark = autotune
+    try:
+        yield
+    finally:
+        matmul.fp32_precision, conv.fp32_precision, cudnn.benchmark = saved
