@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from src.core.devices import gpu_names
 from src.core.timing import Measurement, jax_sync, measure, no_sync, single, time_call
 
 
@@ -60,35 +61,50 @@ def test_invalid_arguments_are_refused() -> None:
 # A generous upper bound on any CPU core's float32 throughput: 5 GHz x 64
 # FLOP/cycle (two AVX-512 FMA units). Nothing this machine has can beat it,
 # so FLOPs / (cores x this) is a physical floor for the matmul's duration.
+# On a GPU the floor comes from its datasheet peak for IEEE float32 products
+# (src/core/peaks.py), the precision the product is computed in here.
 MAX_FLOPS_PER_CORE = 5e9 * 64
 N = 3000
+DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.skipif(not gpu_names(), reason="no NVIDIA GPU visible"))]
 
 
-def _matmul_and_floor():  # type: ignore[no-untyped-def]
+def _matmul_and_floor(kind: str):  # type: ignore[no-untyped-def]
     import jax
     import jax.numpy as jnp
 
-    from src.core.devices import cpu_count
+    from src.core.devices import cpu_count, gpu_name, jax_device
+    from src.core.peaks import datasheet_peak
 
-    a = jax.random.uniform(jax.random.key(0), (N, N), dtype=jnp.float32)
-    matmul = jax.jit(lambda x: x @ x)
-    floor = 2 * N**3 / (cpu_count() * MAX_FLOPS_PER_CORE)
+    flops = 2 * N**3
+    if kind == "cpu":
+        floor = flops / (cpu_count() * MAX_FLOPS_PER_CORE)
+    else:
+        peak = datasheet_peak(gpu_name(), "float32", "float32")
+        if peak is None:
+            pytest.skip(f"no datasheet peak for {gpu_name()} in src/core/peaks.py")
+        floor = flops / (peak.gflops * 1e9)
+    # Committed to the device, so the product runs there (the CPU floor means nothing for a GPU product).
+    a = jax.device_put(jax.random.uniform(jax.random.key(0), (N, N), dtype=jnp.float32), jax_device(kind))
+    with jax.default_matmul_precision("float32"):
+        matmul = jax.jit(lambda x: x @ x).lower(a).compile()
     return (lambda: matmul(a)), floor
 
 
-def test_jax_workload_is_never_reported_faster_than_its_floor() -> None:
-    work, floor = _matmul_and_floor()
+@pytest.mark.parametrize("kind", DEVICES)
+def test_jax_workload_is_never_reported_faster_than_its_floor(kind: str) -> None:
+    work, floor = _matmul_and_floor(kind)
     m = measure(work, jax_sync, repeats=3, warmup=1, min_time_s=0.0)
     assert m.min_s >= floor, (m.min_s, floor)
 
 
-def test_without_sync_async_dispatch_reports_impossible_times() -> None:
+@pytest.mark.parametrize("kind", DEVICES)
+def test_without_sync_async_dispatch_reports_impossible_times(kind: str) -> None:
     """The trap the seed fell into: the clock is read before the result exists.
 
     This is the control for the test above: it shows that the floor test
     would catch a measurement core that forgot to synchronize.
     """
-    work, floor = _matmul_and_floor()
+    work, floor = _matmul_and_floor(kind)
     time_call(work, jax_sync)  # compile first
     unsynced, seconds = time_call(work, no_sync)
     jax_sync(unsynced)
