@@ -98,15 +98,17 @@ def draw_panel(ax: Axes, title: str | None, rows: Sequence[FigureRow], log_scale
 
 def time_axis(ax: Axes, log_scale: bool) -> None:
     """Seconds on the y axis, labelled in engineering units (500 µs, 2 ms, 1 s)."""
-    from matplotlib.ticker import EngFormatter
+    from matplotlib.ticker import EngFormatter, LogLocator
 
+    formatter = EngFormatter(unit="s", places=None, sep=" ")
     if log_scale:
         ax.set_yscale("log")
-    formatter = EngFormatter(unit="s", places=None, sep=" ")
+        # Label 2× and 5× between the decades too (1, 2, 5, 10, 20, ...): a span of one
+        # or two decades would otherwise show only one or two labels.
+        ax.yaxis.set_minor_locator(LogLocator(base=10, subs=(2.0, 5.0)))
+        ax.yaxis.set_minor_formatter(formatter)
     ax.yaxis.set_major_formatter(formatter)
-    # A log axis over less than a decade has only minor ticks: label them too.
-    ax.yaxis.set_minor_formatter(formatter if log_scale else ax.yaxis.get_minor_formatter())
-    ax.tick_params(axis="y", which="minor", labelsize=7)
+    ax.tick_params(axis="y", which="both", labelsize=8)
 
 
 def machine_title(env: dict[str, Scalar]) -> str:

@@ -190,9 +190,13 @@ def render_history_rich(histories: Sequence[GroupHistory], console: Console) -> 
     for history in histories:
         table = Table(title=f"{history.group} · history over {len(history.runs)} run(s)", title_justify="left",
                       caption=history.legend, caption_justify="left")
+        rows = history_cells(history)
+        # The figure names are what a reader looks for: keep them whole (up to 48 characters).
+        name_width = min(max((len(cells[0]) for cells in rows), default=6), 48)
         for i, header in enumerate(history_headers(history, sep="\n")):
-            table.add_column(escape(header), justify="left" if i == 0 else "right")
-        for cells in history_cells(history):
+            table.add_column(escape(header), justify="left" if i == 0 else "right",
+                             min_width=name_width if i == 0 else None)
+        for cells in rows:
             table.add_row(*(escape(c) for c in cells))
         console.print(table)
         console.print()
