@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # rich-based modules load only when a report is made
     from src.report.rows import FigureRow, ReportTable
 
 GroupName = Literal["xla", "jit", "autograd", "scipy", "mnist"]
-Format = Literal["table", "markdown", "csv", "json", "html"]
+Format = Literal["table", "markdown", "csv", "json", "html", "github-benchmark"]
 MAX_LISTED = 5
 
 
@@ -39,7 +39,8 @@ class ReportSettings(BaseModel):
     backend: str | None = Field(None, min_length=1, description="Only this backend (numpy, pytorch, jax, flax, ...).")
     output_format: Format = Field(
         "table", description="Output format; everything but table prints only the data on stdout "
-                             "(html: one self-contained page with the charts embedded).",
+                             "(html: one self-contained page with the charts embedded; github-benchmark: "
+                             "github-action-benchmark's customSmallerIsBetter JSON).",
         json_schema_extra={"option": "--format"},
     )
     markdown: bool = Field(False, description="Same as --format markdown: tables to paste into the README.")
@@ -84,6 +85,8 @@ class ReportSettings(BaseModel):
     def _consistent(self) -> ReportSettings:
         if self.markdown and self.output_format not in ("table", "markdown"):
             raise OptionError("--markdown", f"conflicts with --format {self.output_format}; give only one of them")
+        if self.history and self.format == "github-benchmark":
+            raise OptionError("--history", "has no github-benchmark form (that format is one run per file)")
         # Only the HTML page shows the tables of the reported runs next to the history.
         for option, value in (("--run", self.run), ("--baseline", self.baseline)):
             if self.history and value is not None and self.format != "html":
@@ -182,8 +185,9 @@ def emit(tables: Sequence[ReportTable], fmt: Format) -> None:
 
         render.render_rich(tables, Console(highlight=False))
         return
-    renderers = {"markdown": render.render_markdown, "csv": render.render_csv, "json": render.render_json}
-    click.echo(renderers[fmt](tables), nl=fmt == "json")
+    renderers = {"markdown": render.render_markdown, "csv": render.render_csv, "json": render.render_json,
+                 "github-benchmark": render.render_github_benchmark}
+    click.echo(renderers[fmt](tables), nl=fmt in ("json", "github-benchmark"))
 
 
 # ---------------------------------------------------------------- history (issue 17) ---

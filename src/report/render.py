@@ -184,6 +184,26 @@ def render_json(tables: Sequence[ReportTable]) -> str:
     ]}, indent=2)
 
 
+def render_github_benchmark(tables: Sequence[ReportTable]) -> str:
+    """github-action-benchmark's `customSmallerIsBetter` input: [{name, unit, value, range, extra}].
+
+    The name (`group/case/column`) is a figure's identity from run to run, and the
+    unit is always seconds so that a figure's values stay comparable between runs.
+    """
+    return json.dumps([
+        {
+            "name": f"{row.group}/{row.case}/{row.column}",
+            "unit": "s",
+            "value": row.record.median_s,
+            "range": f"± {row.record.iqr_s or 0.0:.3g}",
+            "extra": "\n".join([f"run {row.run_id} · {row.record.repeats} samples"
+                                + (" · noisy: IQR above 10 % of the median" if row.record.noisy else ""),
+                                env_header(row.record.env)]),
+        }
+        for table in tables for row in table.rows if row.record.median_s
+    ], indent=2)
+
+
 # ------------------------------------------------------------ history ---
 
 def render_history_rich(histories: Sequence[GroupHistory], console: Console) -> None:
