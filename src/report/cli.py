@@ -43,7 +43,8 @@ class ReportSettings(BaseModel):
                              "github-action-benchmark's customSmallerIsBetter JSON).",
         json_schema_extra={"option": "--format"},
     )
-    markdown: bool = Field(False, description="Same as --format markdown: tables to paste into the README.")
+    markdown: bool = Field(False, description="Same as --format markdown (hidden: the old name).",
+                           json_schema_extra={"hidden": True})
     baseline: str | None = Field(
         None, min_length=1,
         description="Compare with a run id, the latest runs of another results file (PATH), "
@@ -264,7 +265,7 @@ cli = click.Command(
 
     \b
     Examples:
-      python main.py report --group xla --markdown
+      python main.py report --group xla --format markdown
       python main.py report --baseline previous --fail-on-regression 10
       python main.py report --plot
       python main.py report --format html --history > report.html

@@ -317,9 +317,10 @@ def test_plot_paths_go_to_stderr_with_data_formats(results: Path) -> None:
 def test_help_lists_the_options() -> None:
     result = report("--help")
     assert result.exit_code == 0
-    for option in ("--run RUN_ID", "--group", "--backend", "--format", "--markdown",
+    for option in ("--run RUN_ID", "--group", "--backend", "--format", "--history",
                    "--baseline RUN_ID|PATH|previous", "--fail-on-regression PCT", "--plot", "--results"):
         assert option in result.stdout
+    assert "--markdown" not in result.stdout  # hidden alias of --format markdown (still accepted)
 
 
 def test_help_is_lazy() -> None:
