@@ -87,8 +87,8 @@ def cli() -> None:
 
     Example: python main.py xla jax --matrix-size 1000
 
-    `--device auto` (every group's default) means: the GPU when one is
-    visible, else the CPU.
+    `--device auto` (the default): the GPU when one is visible, else the
+    CPU; jit and autograd time on every visible device.
     """
 
 

@@ -201,7 +201,7 @@ def render_github_benchmark(tables: Sequence[ReportTable]) -> str:
                                 env_header(row.record.env)]),
         }
         for table in tables for row in table.rows if row.record.median_s
-    ], indent=2)
+    ], indent=2, ensure_ascii=False)
 
 
 # ------------------------------------------------------------ history ---
