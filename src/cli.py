@@ -8,8 +8,12 @@ from __future__ import annotations
 
 import importlib
 import sys
+from pathlib import Path
 
 import click
+
+DISTRIBUTION = "jax-benchmarks"
+PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
 # name -> (module holding a click command called `cli`, one-line help)
 GROUPS: dict[str, tuple[str, str]] = {
@@ -53,11 +57,38 @@ class LazyGroup(click.Group):
         return super().resolve_command(ctx, args)
 
 
+def project_version() -> str:
+    """The version in pyproject.toml (the checkout being run), else the installed distribution's."""
+    import tomllib
+    from importlib import metadata
+
+    try:
+        with PYPROJECT.open("rb") as fh:
+            return str(tomllib.load(fh)["project"]["version"])
+    except (OSError, KeyError, tomllib.TOMLDecodeError):
+        try:
+            return metadata.version(DISTRIBUTION)
+        except metadata.PackageNotFoundError:
+            return "unknown"
+
+
+def _print_version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if not value or ctx.resilient_parsing:
+        return
+    click.echo(f"{DISTRIBUTION} {project_version()} (Python {sys.version.split()[0]})")
+    ctx.exit()
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--version", is_flag=True, expose_value=False, is_eager=True, callback=_print_version,
+              help="Show the version and exit.")
 def cli() -> None:
     """Benchmark NumPy, PyTorch, JAX and Flax on the same work, honestly timed.
 
     Example: python main.py xla jax --matrix-size 1000
+
+    `--device auto` (the default): the GPU when one is visible, else the
+    CPU; jit and autograd time on every visible device.
     """
 
 

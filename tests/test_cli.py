@@ -84,3 +84,62 @@ def test_main_py_runs_like_cli_sh(tmp_path: Path) -> None:
     assert res.returncode == 0 and "Usage:" in res.stdout
     res = subprocess.run([sys.executable, str(REPO / "main.py"), "xla", "nope"], capture_output=True, text=True)
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
+
+
+# ------------------------------------------------------ CLI habits (issue 17) ---
+
+@pytest.mark.parametrize("args", [[], ["xla"], ["report", "--help"]])
+def test_bare_group_prints_its_help_and_exits_0(args: list[str]) -> None:
+    result = invoke(*args)
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("Usage: ") and "Error" not in result.output
+    assert "\n\nOptions:\n" in result.stdout or "\nOptions:\n" in result.stdout  # formatted, not squashed
+
+
+def test_bare_backend_group_lists_its_backends() -> None:
+    result = invoke("xla")
+    assert "Commands:\n  numpy" in result.stdout and "  all " in result.stdout
+
+
+def test_version() -> None:
+    import tomllib
+
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    result = invoke("--version")
+    assert result.exit_code == 0
+    assert result.stdout.startswith(f"jax-benchmarks {version} (Python 3.")
+
+
+def test_entry_point_is_declared() -> None:
+    import tomllib
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    assert project["scripts"] == {"jax-benchmarks": "src.cli:main"}
+
+
+def test_shell_completion_completes_groups_and_backends() -> None:
+    """What `eval "$(_JAX_BENCHMARKS_COMPLETE=bash_source jax-benchmarks)"` asks the CLI for."""
+    def complete(words: str, cword: int) -> list[str]:
+        env = {"_JAX_BENCHMARKS_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
+        code = "import sys; sys.argv[0] = 'jax-benchmarks'; from src.cli import main; main()"
+        res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
+                             env={**__import__("os").environ, **env}, timeout=120)
+        assert res.returncode == 0, res.stderr
+        return [line.split(",", 1)[1] for line in res.stdout.splitlines()]
+
+    assert complete("jax-benchmarks x", 1) == ["xla"]
+    assert complete("jax-benchmarks xla ", 2) == ["numpy", "pytorch", "jax", "all"]
+    assert "--format" in complete("jax-benchmarks report --f", 2)
+
+
+def test_old_option_names_are_hidden_aliases(tmp_path: Path) -> None:
+    from tests.report.fixtures import all_records, write_results
+
+    results = write_results(tmp_path / "r.jsonl", all_records())
+    old = invoke("report", "--results", str(results), "--markdown", "--group", "xla")
+    new = invoke("report", "--results", str(results), "--format", "markdown", "--group", "xla")
+    assert old.exit_code == 0 and old.stdout == new.stdout
+    both = invoke("mnist", "flax", "--epochs", "3", "--num-epochs", "2")
+    assert both.exit_code == 2 and "give only one of them" in both.stderr
+    bad = invoke("mnist", "flax", "--num-epochs", "0")
+    assert bad.exit_code == 2 and "'--num-epochs': 0 is not allowed" in bad.stderr

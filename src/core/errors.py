@@ -46,6 +46,10 @@ def run_cli(command: click.Command, argv: Sequence[str] | None = None) -> int:
         command.main(args=list(argv) if argv is not None else None, standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
+    except click.exceptions.NoArgsIsHelpError as exc:
+        # A group given no subcommand (`python main.py`, `python main.py xla`): its help, not an error.
+        click.echo(exc.ctx.get_help())
+        return 0
     except click.Abort:
         click.echo("Aborted.", err=True)
         return 130

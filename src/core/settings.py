@@ -103,6 +103,23 @@ def option_name(model: type[BaseModel], field: str) -> str:
     return "--" + field.replace("_", "-")
 
 
+# `json_schema_extra={"aliases": ["--old-name"]}` keeps an old option name working, hidden from
+# --help; `{"hidden": True}` hides the option itself. An alias's value reaches the command under
+# ALIAS_PREFIX + field and `parse_settings` moves it onto the field.
+ALIAS_PREFIX = "alias__"
+
+
+def option_aliases(info: FieldInfo) -> list[str]:
+    extra = info.json_schema_extra
+    aliases = extra.get("aliases") if isinstance(extra, dict) else None
+    return [str(a) for a in aliases] if isinstance(aliases, list) else []
+
+
+def is_hidden(info: FieldInfo) -> bool:
+    extra = info.json_schema_extra
+    return isinstance(extra, dict) and extra.get("hidden") is True
+
+
 def allowed_text(info: FieldInfo) -> str:
     """'1 ≤ value ≤ 1000' style text from a field's ge/gt/le/lt constraints."""
     low = high = ""
@@ -160,15 +177,21 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
             allowed = allowed_text(info)
             if allowed and not _choices(info.annotation):
                 help_ += f" [{allowed}]"
+            hidden = is_hidden(info)
             if info.annotation is bool:
                 opt = option_name(model, name)
                 decls = [f"{opt}/--no-{opt[2:]}"] if info.default else [opt]
-                fn = click.option(*decls, name, is_flag=True, default=info.default, help=help_)(fn)
+                fn = click.option(*decls, name, is_flag=True, default=info.default, help=help_, hidden=hidden)(fn)
+                for alias in option_aliases(info):
+                    fn = click.option(alias, ALIAS_PREFIX + name, is_flag=True, default=None, hidden=True)(fn)
             else:
                 fn = click.option(
                     option_name(model, name), name, type=_click_type(info.annotation),
-                    default=info.default, show_default=info.default is not None, help=help_,
+                    default=info.default, show_default=info.default is not None, help=help_, hidden=hidden,
                 )(fn)
+                for alias in option_aliases(info):
+                    fn = click.option(alias, ALIAS_PREFIX + name, type=_click_type(info.annotation),
+                                      default=None, hidden=True)(fn)
         return fn
 
     return decorate
@@ -176,13 +199,27 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
 
 def parse_settings(model: type[M], values: Mapping[str, Any]) -> M:
     """Build the settings; turn the first validation error into a one-line click error."""
+    fields = dict(values)
+    used_aliases: dict[str, str] = {}  # field -> the alias option the user typed
+    for key in [k for k in fields if k.startswith(ALIAS_PREFIX)]:
+        value, name = fields.pop(key), key.removeprefix(ALIAS_PREFIX)
+        if value is None:
+            continue
+        info = model.model_fields[name]
+        alias = option_aliases(info)[0]
+        if name in fields and fields[name] != info.default:
+            raise click.BadParameter(f"{alias} is the old name of {option_name(model, name)}; give only one of them",
+                                     param_hint=f"'{alias}'")
+        fields[name] = value
+        used_aliases[name] = alias
     try:
-        return model(**values)
+        return model(**fields)
     except ValidationError as exc:
-        raise _to_click_error(model, exc) from None
+        raise _to_click_error(model, exc, used_aliases) from None
 
 
-def _to_click_error(model: type[BaseModel], exc: ValidationError) -> click.BadParameter:
+def _to_click_error(model: type[BaseModel], exc: ValidationError,
+                    used_aliases: Mapping[str, str] | None = None) -> click.BadParameter:
     error = exc.errors()[0]
     cause = (error.get("ctx") or {}).get("error")
     if isinstance(cause, OptionError):
@@ -194,5 +231,6 @@ def _to_click_error(model: type[BaseModel], exc: ValidationError) -> click.BadPa
         allowed = allowed_text(info)
         if allowed and error["type"] != "value_error":
             message = f"{error['input']!r} is not allowed; allowed: {allowed}"
-        return click.BadParameter(message, param_hint=f"'{option_name(model, field)}'")
+        hint = (used_aliases or {}).get(field) or option_name(model, field)
+        return click.BadParameter(message, param_hint=f"'{hint}'")
     return click.BadParameter(message)

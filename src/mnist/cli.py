@@ -26,7 +26,7 @@ METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accurac
 SPEC = GroupSpec(
     name="mnist",
     help="Train the same CNN on MNIST in Flax and PyTorch; report accuracy and speed.\n\n"
-    "Example: python main.py mnist flax --num-epochs 3",
+    "Example: python main.py mnist flax --epochs 3",
     backends={
         "flax": BackendSpec("src.mnist.flax_backend", "Train the CNN with flax.nnx (one jitted step).", FlaxSettings),
         "pytorch": BackendSpec("src.mnist.pytorch_backend", "Train the CNN with PyTorch.", MnistSettings),

@@ -55,7 +55,11 @@ class MnistSettings(DataSettings):
         "train", description="train: train then save a checkpoint; evaluate: reload the checkpoint and test it."
     )
     dry_run: bool = Field(False, description="Train and validate on a few batches only.")
-    num_epochs: int = Field(10, ge=1, le=10000, description="Training epochs.")
+    num_epochs: int = Field(
+        10, ge=1, le=10000, description="Training epochs.",
+        # One name for one idea: `jit flax --epochs`; the README's old --num-epochs still works.
+        json_schema_extra={"option": "--epochs", "aliases": ["--num-epochs"]},
+    )
     train_batch_size: int = Field(128, ge=1, le=1024, description="Images per training step.")
     test_batch_size: int = Field(1000, ge=1, le=1024, description="Images per validation step.")
     optimizer: Optimizer = Field("adam", description="adam (default) or sgd (the seed's).")

@@ -18,10 +18,11 @@ from src.core.settings import OptionError, parse_settings, readable_path, settin
 from src.report.select import PREVIOUS, Filters, is_path_like
 
 if TYPE_CHECKING:  # rich-based modules load only when a report is made
+    from src.report.history import GroupHistory
     from src.report.rows import FigureRow, ReportTable
 
 GroupName = Literal["xla", "jit", "autograd", "scipy", "mnist"]
-Format = Literal["table", "markdown", "csv", "json"]
+Format = Literal["table", "markdown", "csv", "json", "html", "github-benchmark"]
 MAX_LISTED = 5
 
 
@@ -37,10 +38,13 @@ class ReportSettings(BaseModel):
     group: GroupName | None = Field(None, description="Only this group.")
     backend: str | None = Field(None, min_length=1, description="Only this backend (numpy, pytorch, jax, flax, ...).")
     output_format: Format = Field(
-        "table", description="Output format; everything but table prints only the data on stdout.",
+        "table", description="Output format; everything but table prints only the data on stdout "
+                             "(html: one self-contained page with the charts embedded; github-benchmark: "
+                             "github-action-benchmark's customSmallerIsBetter JSON).",
         json_schema_extra={"option": "--format"},
     )
-    markdown: bool = Field(False, description="Same as --format markdown: tables to paste into the README.")
+    markdown: bool = Field(False, description="Same as --format markdown (hidden: the old name).",
+                           json_schema_extra={"hidden": True})
     baseline: str | None = Field(
         None, min_length=1,
         description="Compare with a run id, the latest runs of another results file (PATH), "
@@ -51,7 +55,12 @@ class ReportSettings(BaseModel):
         description="Exit 1 when a figure is slower than the baseline by more than this many percent "
                     "and the difference is beyond the noise (needs --baseline).",
     )
-    plot: bool = Field(False, description="Draw bar charts as PNG under data/plots/ and print their paths.")
+    plot: bool = Field(False, description="Draw bar charts and box plots of the samples as PNG under data/plots/ "
+                                          "and print their paths.")
+    history: bool = Field(
+        False, description="Every figure over all runs of the results file, runs labelled by git commit and the "
+                           "library versions that changed (with --format html: added to the page).",
+    )
     results: Path = Field(DEFAULT_RESULTS, description="JSON-lines results file to read.")
 
     @field_validator("results")
@@ -77,6 +86,12 @@ class ReportSettings(BaseModel):
     def _consistent(self) -> ReportSettings:
         if self.markdown and self.output_format not in ("table", "markdown"):
             raise OptionError("--markdown", f"conflicts with --format {self.output_format}; give only one of them")
+        if self.history and self.format == "github-benchmark":
+            raise OptionError("--history", "has no github-benchmark form (that format is one run per file)")
+        # Only the HTML page shows the tables of the reported runs next to the history.
+        for option, value in (("--run", self.run), ("--baseline", self.baseline)):
+            if self.history and value is not None and self.format != "html":
+                raise OptionError("--history", f"shows every run instead of the tables; {option} needs --format html")
         if self.fail_on_regression is not None and self.baseline is None:
             raise OptionError("--fail-on-regression", "needs --baseline RUN_ID|PATH|previous to compare with")
         return self
@@ -110,12 +125,21 @@ def report(settings: ReportSettings) -> None:
     tables = order_tables([build_table(run, *baselines.for_run(run)) for run in runs], list(GROUPS))
 
     to_stdout = settings.format == "table"
-    emit(tables, settings.format)
-    if settings.plot:
-        from src.report.plot import plot_table
+    histories = history_of(records, filters) if settings.history else []
+    if settings.format == "html":
+        from src.report.page import build_page
 
-        for table in tables:
-            path = plot_table(table)
+        click.echo(build_page(tables, histories, str(settings.results)), nl=False)
+    elif settings.history:
+        emit_history(histories, settings.format)
+    else:
+        emit(tables, settings.format)
+    if settings.plot:
+        from src.report.plot import plot_history, plot_spread, plot_table
+
+        paths = [plot(table) for table in tables for plot in (plot_table, plot_spread)]
+        paths += [plot_history(history) for history in histories]
+        for path in paths:
             if path is not None:
                 click.echo(f"chart: {path}", err=not to_stdout)
     if settings.fail_on_regression is not None:
@@ -162,9 +186,37 @@ def emit(tables: Sequence[ReportTable], fmt: Format) -> None:
 
         render.render_rich(tables, Console(highlight=False))
         return
-    renderers = {"markdown": render.render_markdown, "csv": render.render_csv, "json": render.render_json}
-    click.echo(renderers[fmt](tables), nl=fmt == "json")
+    renderers = {"markdown": render.render_markdown, "csv": render.render_csv, "json": render.render_json,
+                 "github-benchmark": render.render_github_benchmark}
+    click.echo(renderers[fmt](tables), nl=fmt in ("json", "github-benchmark"))
 
+
+# ---------------------------------------------------------------- history (issue 17) ---
+
+def history_of(records: Sequence[Record], filters: Filters) -> list[GroupHistory]:
+    """Every run of the selected groups and backends (`--history`)."""
+    from src.cli import GROUPS
+    from src.report import select
+    from src.report.history import build_histories
+
+    chosen = select.apply_filters(records, Filters(group=filters.group, backend=filters.backend))
+    return build_histories(chosen, list(GROUPS))
+
+
+def emit_history(histories: Sequence[GroupHistory], fmt: Format) -> None:
+    from src.report import render
+
+    if fmt == "table":
+        from rich.console import Console
+
+        render.render_history_rich(histories, Console(highlight=False))
+        return
+    renderers = {"markdown": render.render_history_markdown, "csv": render.render_history_csv,
+                 "json": render.render_history_json}
+    click.echo(renderers[fmt](histories), nl=fmt == "json")
+
+
+# ------------------------------------------------------------------------------------------
 
 def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
     from src.report.compare import is_regression
@@ -213,8 +265,9 @@ cli = click.Command(
 
     \b
     Examples:
-      python main.py report --group xla --markdown
+      python main.py report --group xla --format markdown
       python main.py report --baseline previous --fail-on-regression 10
       python main.py report --plot
+      python main.py report --format html --history > report.html
     """,
 )

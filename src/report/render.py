@@ -19,6 +19,7 @@ from rich.table import Table
 from src.core.results import Scalar
 from src.core.tables import comparison_table, format_seconds, format_value
 from src.report.compare import Comparison
+from src.report.history import GroupHistory, history_cells, history_headers, history_rows
 from src.report.rows import FigureRow, ReportTable
 
 LIBRARIES = ("python", "numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch")
@@ -180,4 +181,78 @@ def render_json(tables: Sequence[ReportTable]) -> str:
             "rows": [{**row_dict(r), "metrics": r.record.metrics} for r in t.rows],
         }
         for t in tables
+    ]}, indent=2)
+
+
+def render_github_benchmark(tables: Sequence[ReportTable]) -> str:
+    """github-action-benchmark's `customSmallerIsBetter` input: [{name, unit, value, range, extra}].
+
+    The name (`group/case/column`) is a figure's identity from run to run, and the
+    unit is always seconds so that a figure's values stay comparable between runs.
+    """
+    return json.dumps([
+        {
+            "name": f"{row.group}/{row.case}/{row.column}",
+            "unit": "s",
+            "value": row.record.median_s,
+            "range": f"± {row.record.iqr_s or 0.0:.3g}",
+            "extra": "\n".join([f"run {row.run_id} · {row.record.repeats} samples"
+                                + (" · noisy: IQR above 10 % of the median" if row.record.noisy else ""),
+                                env_header(row.record.env)]),
+        }
+        for table in tables for row in table.rows if row.record.median_s
+    ], indent=2, ensure_ascii=False)
+
+
+# ------------------------------------------------------------ history ---
+
+def render_history_rich(histories: Sequence[GroupHistory], console: Console) -> None:
+    for history in histories:
+        table = Table(title=f"{history.group} · history over {len(history.runs)} run(s)", title_justify="left",
+                      caption=history.legend, caption_justify="left")
+        rows = history_cells(history)
+        # The figure names are what a reader looks for: keep them whole (up to 48 characters).
+        name_width = min(max((len(cells[0]) for cells in rows), default=6), 48)
+        for i, header in enumerate(history_headers(history, sep="\n")):
+            table.add_column(escape(header), justify="left" if i == 0 else "right",
+                             min_width=name_width if i == 0 else None)
+        for cells in rows:
+            table.add_row(*(escape(c) for c in cells))
+        console.print(table)
+        console.print()
+
+
+def render_history_markdown(histories: Sequence[GroupHistory]) -> str:
+    out: list[str] = []
+    for history in histories:
+        headers = history_headers(history)
+        out += [f"### {history.group} · history over {len(history.runs)} run(s)", "", history.legend, "",
+                _md_row(headers), "|---|" + "---:|" * (len(headers) - 1)]
+        out += [_md_row(cells) for cells in history_cells(history)]
+        out.append("")
+    return "\n".join(out)
+
+
+def render_history_csv(histories: Sequence[GroupHistory]) -> str:
+    """Long form: one line per figure and run."""
+    rows = [row for history in histories for row in history_rows(history)]
+    fieldnames = list(dict.fromkeys(key for row in rows for key in row))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fieldnames, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in fieldnames})
+    return buffer.getvalue()
+
+
+def render_history_json(histories: Sequence[GroupHistory]) -> str:
+    """{"histories": [{group, varying, runs: [{run_id, timestamp, label, env}], rows: [...]}]}."""
+    return json.dumps({"histories": [
+        {
+            "group": h.group, "varying": h.varying,
+            "runs": [{"run_id": r.run_id, "timestamp": r.timestamp, "label": h.label(r), "env": r.env}
+                     for r in h.runs],
+            "rows": history_rows(h),
+        }
+        for h in histories
     ]}, indent=2)

@@ -148,5 +148,6 @@ def test_bad_options_exit_2_naming_the_option(args: tuple[str, ...], option: str
 def test_help_imports_no_framework() -> None:
     results = [probe(args) for args in (["mnist"], ["mnist", "flax"], ["mnist", "evaluate"])]
     out = "".join(str(r["help"]) for r in results)
-    assert "--num-epochs" in out and "--optimizer" in out
+    assert "--epochs" in out and "--optimizer" in out
+    assert "--num-epochs" not in out  # the old name works (hidden alias) but is not advertised
     assert all(r["heavy"] == [] for r in results), results

@@ -89,7 +89,9 @@ def test_filters_run_prefix_group_backend(results: Path) -> None:
         (("--backend", "tensorflow"), "--backend", "available: flax, jax, numpy, pytorch"),
         (("--group", "autograd"), "--group", "available: jit, mnist, xla"),
         (("--group", "report"), "--group", "one of"),
-        (("--format", "html"), "--format", "html"),
+        (("--format", "pdf"), "--format", "pdf"),
+        (("--history", "--run", XLA_NEW), "--history", "--run needs --format html"),
+        (("--history", "--baseline", "previous"), "--history", "--baseline needs --format html"),
         (("--markdown", "--format", "csv"), "--markdown", "conflicts"),
         (("--fail-on-regression", "5"), "--fail-on-regression", "needs --baseline"),
         (("--baseline", XLA_OLD, "--fail-on-regression", "-1"), "--fail-on-regression", "0 ≤ value"),
@@ -291,7 +293,9 @@ def test_plot_writes_valid_pngs(results: Path, tmp_path: Path) -> None:
     result = report("--results", str(results), "--plot")
     assert result.exit_code == 0, result.stderr
     paths = [Path(line.removeprefix("chart: ")) for line in result.stdout.splitlines() if line.startswith("chart: ")]
-    assert [p.name for p in paths] == [f"xla_{XLA_NEW}.png", f"jit_{JIT_RUN}.png", f"mnist_{MNIST_RUN}.png"]
+    assert [p.name for p in paths] == [f"{group}_{run}{kind}.png" for group, run in
+                                       (("xla", XLA_NEW), ("jit", JIT_RUN), ("mnist", MNIST_RUN))
+                                       for kind in ("", "_spread")]
     for path in paths:
         assert path.parent == Path("data/plots") and (tmp_path / path).is_file()
         assert path.read_bytes()[:8] == PNG_MAGIC
@@ -313,9 +317,10 @@ def test_plot_paths_go_to_stderr_with_data_formats(results: Path) -> None:
 def test_help_lists_the_options() -> None:
     result = report("--help")
     assert result.exit_code == 0
-    for option in ("--run RUN_ID", "--group", "--backend", "--format", "--markdown",
+    for option in ("--run RUN_ID", "--group", "--backend", "--format", "--history",
                    "--baseline RUN_ID|PATH|previous", "--fail-on-regression PCT", "--plot", "--results"):
         assert option in result.stdout
+    assert "--markdown" not in result.stdout  # hidden alias of --format markdown (still accepted)
 
 
 def test_help_is_lazy() -> None:

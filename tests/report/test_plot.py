@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from src.report.plot import error_bar, panels, plot_table
+from src.report.history import quartiles
+from src.report.plot import error_bar, panels, plot_spread, plot_table, spread_figure, table_figure
 from src.report.rows import build_table
 from tests.report.fixtures import XLA_NEW, jit_run, record, samples, xla_run
 
@@ -47,3 +48,39 @@ def test_plot_table_writes_a_png(tmp_path: Path) -> None:
 def test_untimed_table_draws_nothing(tmp_path: Path) -> None:
     rec = record("r", "t", "mnist", "flax", "validation_float32", samples(1.0)).model_copy(update={"median_s": None})
     assert plot_table(build_table([rec]), tmp_path) is None
+
+
+def test_time_axes_are_in_engineering_units() -> None:
+    fig = table_figure(build_table(xla_run(XLA_NEW, "2025-01-02T10:00:00+00:00", 1e-3)))
+    assert fig is not None
+    formatter = fig.axes[0].yaxis.get_major_formatter()
+    assert [formatter(v) for v in (2e-3, 5e-4, 1.5, 3e-8)] == ["2 ms", "500 µs", "1.5 s", "30 ns"]
+
+
+def test_titles_name_the_machine_and_versions() -> None:
+    fig = spread_figure(build_table(jit_run()))
+    assert fig is not None and fig._suptitle is not None
+    title = fig._suptitle.get_text()
+    assert "Fixture CPU 9000 (2 cores) · GPU: none" in title
+    assert "jax 0.10.2" in title and "torch 2.13.0" in title and "numpy 2.4.0" in title
+
+
+def test_spread_has_one_box_per_timed_figure_with_its_samples() -> None:
+    table = build_table(jit_run())
+    fig = spread_figure(table)
+    assert fig is not None
+    ax = fig.axes[0]
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert labels == [f"{row.case}\n{row.column}" for row in table.rows]
+    # Each box spans the quartiles of that figure's raw samples.
+    boxes = [p for p in ax.patches]
+    assert len(boxes) == 5
+    q1, q3 = quartiles(table.rows[-1].record)  # mlp_train jit: 0.8/1.0/1.4/1.5 ms
+    ys = boxes[-1].get_path().vertices[:, 1]
+    assert (min(ys), max(ys)) == pytest.approx((q1, q3))
+
+
+def test_spread_png_written_next_to_the_bars(tmp_path: Path) -> None:
+    path = plot_spread(build_table(jit_run()), tmp_path)
+    assert path is not None and path.name.endswith("_spread.png")
+    assert path.read_bytes()[:8] == PNG_MAGIC
