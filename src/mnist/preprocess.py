@@ -14,7 +14,8 @@ def run(settings: DataSettings, run: Run) -> None:
     counts = np.bincount(np.asarray(data.y_train), minlength=10)
     run.log(
         f"source: {data.source}\n"
-        f"train: {data.x_train.shape} {data.x_train.dtype} · test: {data.x_test.shape} {data.x_test.dtype}\n"
+        f"train: {data.images_train.shape} · test: {data.images_test.shape} uint8 images, "
+        f"normalized on reading to float32 [N, 28, 28, 1]\n"
         f"normalization (training set): mean {data.mean:.4f} · std {data.std:.4f}\n"
         f"train images per class: {' '.join(str(int(c)) for c in counts)}"
     )

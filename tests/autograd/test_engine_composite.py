@@ -125,10 +125,12 @@ def test_simple_model_matches_the_zkynet_example() -> None:
     assert y.value == 36.0 and y.grad(m.param("w")) == 9.0 and y.grad("x") == 33.0
 
 
-def test_unused_parameter_has_zero_gradient() -> None:
+def test_gradient_of_an_unused_parameter_is_refused() -> None:
     model = NoSharingTwoInputs()
-    y = model.m1(3.0)  # m2 is not called
+    y = model.m1(3.0)  # m2 is not called: no path of y's graph reaches m2.w
     y.backward()
-    assert y.grad(model.param("m2.w")) == 0.0
+    assert y.uses(model.param("m1.w")) and not y.uses(model.param("m2.w"))
+    with pytest.raises(ValueError, match="parameter 'w' is not used by 'multiply'"):
+        y.grad(model.param("m2.w"))
     with pytest.raises(KeyError, match="no parameter"):
         model.param("m3.w")

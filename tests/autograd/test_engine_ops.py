@@ -42,7 +42,30 @@ CASES: list[tuple[str, EngineFn, JaxFn, tuple[tuple[int, ...], ...]]] = [
     ("sum_axis0", lambda x: en.sum(x, axis=0), lambda x: jnp.sum(x, axis=0), ((3, 4),)),
     ("mean_axis1_keepdims", lambda x: en.mean(x, axis=1, keepdims=True), lambda x: jnp.mean(x, axis=1, keepdims=True), ((3, 4),)),
     ("mean_negative_axes", lambda x: en.mean(x, axis=(-1, 0)), lambda x: jnp.mean(x, axis=(-1, 0)), ((2, 3, 4),)),
+    ("tanh", en.tanh, jnp.tanh, ((3, 4),)),
+    ("sigmoid", en.sigmoid, jax.nn.sigmoid, ((3, 4),)),
+    ("sqrt", en.sqrt, jnp.sqrt, ((2, 3),)),
+    ("abs", en.abs, jnp.abs, ((3, 4),)),
+    ("maximum_matrix_row", en.maximum, jnp.maximum, ((3, 4), (4,))),
+    ("max_all", en.max, jnp.max, ((3, 4),)),
+    ("max_axis1", lambda x: en.max(x, axis=1), lambda x: jnp.max(x, axis=1), ((3, 4),)),
+    ("max_axis0_keepdims", lambda x: en.max(x, axis=0, keepdims=True), lambda x: jnp.max(x, axis=0, keepdims=True), ((3, 4),)),
+    ("reshape", lambda x: en.reshape(x, (4, 6)), lambda x: jnp.reshape(x, (4, 6)), ((2, 3, 4),)),
+    ("reshape_inferred", lambda x: en.reshape(x, -1), lambda x: jnp.reshape(x, -1), ((2, 3),)),
+    ("transpose_reverse", en.transpose, jnp.transpose, ((2, 3, 4),)),
+    ("transpose_axes", lambda x: en.transpose(x, (1, 2, 0)), lambda x: jnp.transpose(x, (1, 2, 0)), ((2, 3, 4),)),
+    ("log_softmax_last", en.log_softmax, jax.nn.log_softmax, ((3, 5),)),
+    ("log_softmax_axis0", lambda x: en.log_softmax(x, axis=0), lambda x: jax.nn.log_softmax(x, axis=0), ((3, 5),)),
 ]
+
+# Inputs with a sign (the rest are positive, which keeps log, sqrt and power real); none lands on a kink.
+SIGNED = {"relu", "tanh", "sigmoid", "abs", "maximum_matrix_row", "max_all", "max_axis1", "max_axis0_keepdims",
+          "log_softmax_last", "log_softmax_axis0", "transpose_axes"}
+
+
+def case_inputs(name: str, shapes: tuple[tuple[int, ...], ...]) -> list[np.ndarray]:
+    rng = np.random.default_rng(len(name))
+    return [rng.uniform(0.5, 2.0, size=s) * (rng.choice([-1, 1], size=s) if name in SIGNED else 1) for s in shapes]
 
 
 @pytest.mark.parametrize(("name", "engine_fn", "jax_fn", "shapes"), CASES, ids=[c[0] for c in CASES])
@@ -50,8 +73,7 @@ def test_vjp_matches_jax(
     name: str, engine_fn: EngineFn, jax_fn: JaxFn, shapes: tuple[tuple[int, ...], ...]
 ) -> None:
     rng = np.random.default_rng(len(name))
-    # Positive inputs keep log and power real; relu inputs avoid the kink at 0.
-    args = [rng.uniform(0.5, 2.0, size=s) * (rng.choice([-1, 1], size=s) if name == "relu" else 1) for s in shapes]
+    args = case_inputs(name, shapes)
     names = [f"a{i}" for i in range(len(args))]
     out = en.Function(engine_fn, inputs=names)(*args)
     expected, vjp = jax.vjp(jax_fn, *[jnp.asarray(a) for a in args])
@@ -62,6 +84,68 @@ def test_vjp_matches_jax(
         got = out.grad(arg_name)
         assert got.shape == np.shape(arg)  # unbroadcast back to the input's shape
         np.testing.assert_allclose(got, np.asarray(grad), rtol=1e-10, atol=1e-10)
+
+
+NEW_OPS = [c for c in CASES if c[0] in {
+    "tanh", "sigmoid", "sqrt", "abs", "maximum_matrix_row", "max_all", "max_axis1", "max_axis0_keepdims", "reshape",
+    "reshape_inferred", "transpose_reverse", "transpose_axes", "log_softmax_last", "log_softmax_axis0"}]
+
+
+@pytest.mark.parametrize(("name", "engine_fn", "jax_fn", "shapes"), NEW_OPS, ids=[c[0] for c in NEW_OPS])
+def test_vjp_matches_central_differences(
+    name: str, engine_fn: EngineFn, jax_fn: JaxFn, shapes: tuple[tuple[int, ...], ...]
+) -> None:
+    """<cotangent, J·e_i> by central differences of the forward pass equals the VJP's element i."""
+    args = case_inputs(name, shapes)
+    names = [f"a{i}" for i in range(len(args))]
+    fn = en.Function(engine_fn, inputs=names)
+    out = fn(*args)
+    cotangent = np.random.default_rng(1).normal(size=out.shape)
+    out.backward(cotangent)
+    eps = 1e-6
+    for position, arg_name in enumerate(names):
+        numeric = np.zeros_like(args[position])
+        for index in np.ndindex(args[position].shape):
+            shifted = [a.copy() for a in args]
+            shifted[position][index] += eps
+            up = np.array(fn(*shifted).value)  # a copy: reshape's value is a view of its input
+            shifted[position][index] -= 2 * eps
+            down = fn(*shifted).value
+            numeric[index] = np.sum(cotangent * (up - down)) / (2 * eps)
+        np.testing.assert_allclose(out.grad(arg_name), numeric, rtol=1e-6, atol=1e-7)
+
+
+def test_log_softmax_is_stable_for_large_inputs() -> None:
+    x = np.array([[1000.0, 1001.0, 1002.0], [-1000.0, 0.0, 1000.0]])
+    out = en.Function(en.log_softmax, inputs=("x",))(x)
+    cotangent = np.array([[1.0, -2.0, 0.5], [0.3, 0.0, 1.0]])
+    out.backward(cotangent)
+    expected, vjp = jax.vjp(jax.nn.log_softmax, jnp.asarray(x))
+    assert np.all(np.isfinite(out.value)) and np.all(np.isfinite(out.grad("x")))
+    np.testing.assert_allclose(out.value, np.asarray(expected), atol=1e-12)
+    np.testing.assert_allclose(out.grad("x"), np.asarray(vjp(jnp.asarray(cotangent))[0]), atol=1e-12)
+
+
+def test_sigmoid_does_not_overflow() -> None:
+    out = en.Function(en.sigmoid, inputs=("x",))(np.array([-1000.0, 0.0, 1000.0]))
+    out.backward()
+    np.testing.assert_array_equal(out.value, [0.0, 0.5, 1.0])
+    np.testing.assert_array_equal(out.grad("x"), [0.0, 0.25, 0.0])
+
+
+def test_ties_share_the_gradient_like_jax() -> None:
+    a, b = np.array([1.0, 2.0, 3.0]), np.array([1.0, 5.0, 3.0])
+    out = en.Function(en.maximum, inputs=("a", "b"))(a, b)
+    out.backward()
+    _, vjp = jax.vjp(jnp.maximum, jnp.asarray(a), jnp.asarray(b))
+    ga, gb = vjp(jnp.ones(3))
+    np.testing.assert_array_equal(out.grad("a"), np.asarray(ga))  # [0.5, 0, 0.5]
+    np.testing.assert_array_equal(out.grad("b"), np.asarray(gb))
+    x = np.array([[2.0, 7.0, 7.0], [1.0, 1.0, 1.0]])
+    out = en.Function(lambda v: en.max(v, axis=1), inputs=("x",))(x)
+    out.backward()
+    _, vjp = jax.vjp(lambda v: jnp.max(v, axis=1), jnp.asarray(x))
+    np.testing.assert_allclose(out.grad("x"), np.asarray(vjp(jnp.ones(2))[0]), atol=1e-15)
 
 
 def test_seed_function_reference_values() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import struct
 import subprocess
@@ -18,8 +19,9 @@ import pytest
 from src.core.errors import DataError
 from src.mnist.data import MnistData, load_data
 from src.mnist.data.arrays import RawSplits, normalize
-from src.mnist.data.cache import cache_path
+from src.mnist.data.cache import cache_path, files_fingerprint
 from src.mnist.data.embedded import EMBEDDED_SOURCE, stratified_split
+from src.mnist.data.idx import find_idx_files
 from tests.mnist.fixtures import png_bytes, tiny_digits, tiny_raw, write_idx, write_parquet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,6 +44,9 @@ def pixels_of(data: MnistData, split: str = "train") -> np.ndarray[Any, np.dtype
 
 
 def assert_same_data(data: MnistData, raw: RawSplits) -> None:
+    assert data.images_train.dtype == np.uint8 and data.images_test.dtype == np.uint8
+    np.testing.assert_array_equal(data.images_train, raw.x_train)
+    np.testing.assert_array_equal(data.images_test, raw.x_test)
     assert data.x_train.dtype == np.float32 and data.x_train.shape == (*raw.x_train.shape, 1)
     assert data.x_test.dtype == np.float32 and data.x_test.shape == (*raw.x_test.shape, 1)
     assert data.y_train.dtype == np.int32 and data.y_test.dtype == np.int32
@@ -194,6 +199,50 @@ def test_cache_round_trip(data_dir: Path) -> None:
     for a, b in zip(first[:4], second[:4]):
         np.testing.assert_array_equal(a, b)
     assert (first.mean, first.std) == (second.mean, second.std)
+
+
+def test_cache_keeps_uint8_pixels_and_loading_from_it_reads_none(data_dir: Path) -> None:
+    raw = write_idx(data_dir / "mnist", gz=True)
+    load_data("mnist", "local", data_dir)
+    folder = cache_path(data_dir, "mnist", "local")
+    assert folder.name == "mnist-local-u8v2"  # the format is part of the name
+    stored = np.load(folder / "x_train.npy", mmap_mode="r")
+    assert stored.dtype == np.uint8 and stored.nbytes == raw.x_train.nbytes  # a quarter of float32
+    cached = load_data("mnist", "local", data_dir)
+    assert isinstance(cached.images_train, np.memmap) and isinstance(cached.images_test, np.memmap)
+    np.testing.assert_array_equal(cached.images_train, raw.x_train)
+    np.testing.assert_array_equal(cached.normalized(cached.images_test[:3]), cached.x_test[:3])
+    assert_same_data(cached, raw)
+
+
+def write_float32_cache(folder: Path, raw: RawSplits, fmt: int) -> None:
+    """A cache in another format: float32 pixels in [0, 1] under the same array names."""
+    folder.mkdir(parents=True)
+    for name, array in zip(("x_train", "y_train", "x_test", "y_test"), raw):
+        np.save(folder / f"{name}.npy", array.astype(np.float32) / 255 if name.startswith("x") else array)
+    (folder / "meta.json").write_text(json.dumps({"format": fmt, "source": "old", "fingerprint": "any",
+                                                  "mean": 0.5, "std": 0.5}))
+
+
+def test_a_float32_cache_is_never_read_as_pixels(data_dir: Path) -> None:
+    raw = write_idx(data_dir / "mnist")
+    write_float32_cache(data_dir / "cache" / "mnist-local", raw, fmt=1)  # the unversioned name, as before
+    data = load_data("mnist", "local", data_dir)
+    assert data.source.startswith("local IDX files")  # decoded again, not read from the old folder
+    assert_same_data(data, raw)
+    folder = cache_path(data_dir, "mnist", "local")
+    for path in folder.iterdir():
+        path.unlink()
+    folder.rmdir()
+    write_float32_cache(folder, raw, fmt=2)  # float32 arrays even under the current name and format
+    meta = json.loads((folder / "meta.json").read_text())
+    files = find_idx_files(data_dir / "mnist")
+    assert files is not None
+    meta["fingerprint"] = files_fingerprint(list(files.paths.values()))  # up to date: only the dtype is wrong
+    (folder / "meta.json").write_text(json.dumps(meta))
+    data = load_data("mnist", "local", data_dir)
+    assert data.source.startswith("local IDX files")
+    assert_same_data(data, raw)
 
 
 def test_cache_is_rebuilt_when_the_files_change(data_dir: Path) -> None:

@@ -29,7 +29,7 @@ def test_one_short_epoch_is_far_above_chance(backend: str, results_path: Path) -
     from src.mnist.data import load_data
 
     data = load_data("mnist", "embedded", Path("data"), log=lambda _: None)
-    data = data._replace(x_train=data.x_train[:TRAIN_IMAGES], y_train=data.y_train[:TRAIN_IMAGES])
+    data = data._replace(images_train=data.images_train[:TRAIN_IMAGES], y_train=data.y_train[:TRAIN_IMAGES])
     settings = MnistSettings.model_validate(
         {"num_epochs": 1, "train_batch_size": 32, "repeats": 1, "results": results_path, "comet": "off"}
     )

@@ -25,6 +25,15 @@ class FakeData(NamedTuple):
     mean: float
     std: float
 
+    # MnistData's stored images (uint8 there); only their shapes are read from a fake.
+    @property
+    def images_train(self) -> np.ndarray:
+        return self.x_train[..., 0]
+
+    @property
+    def images_test(self) -> np.ndarray:
+        return self.x_test[..., 0]
+
 
 def synthetic_data(n_train: int = 96, n_test: int = 40, seed: int = 0) -> FakeData:
     """Noise images with one bright class-dependent band: learnable in a few steps."""

@@ -67,19 +67,41 @@ class Module(ABC):
         return params[name]
 
     def parameters(self) -> dict[str, Parameter]:
-        """Every parameter reachable from this module, named by attribute path, each object once."""
+        """Every parameter reachable from this module, each object once, named by its path.
+
+        A Parameter attribute is named by its own name ("w"), one in a list,
+        tuple or dict by the container's attribute and its index or key
+        ("weights.0"), and a sub-module's by the sub-module's path ("hidden.w",
+        "layers.1.w"). Two different parameters with one path are refused.
+        """
         found: dict[str, Parameter] = {}
         seen: set[int] = set()
-        self._collect(prefix="", found=found, seen=seen)
+        for attr, value in vars(self).items():
+            if isinstance(value, Parameter):
+                _collect(value.name, value, found, seen)
+            else:
+                _collect(attr, value, found, seen)
         return found
 
-    def _collect(self, prefix: str, found: dict[str, Parameter], seen: set[int]) -> None:
-        for attr, value in vars(self).items():
-            if isinstance(value, Parameter) and id(value) not in seen:
-                seen.add(id(value))
-                found[prefix + value.name] = value
-            elif isinstance(value, Module):
-                value._collect(prefix + attr + ".", found, seen)
+
+def _collect(path: str, value: object, found: dict[str, Parameter], seen: set[int]) -> None:
+    """Add the parameters held by `value` (a Parameter, a Module, or a list/tuple/dict of them) under `path`."""
+    if isinstance(value, Parameter):
+        if id(value) in seen:
+            return
+        if path in found:
+            raise ValueError(f"two parameters are named {path!r}; give them different names")
+        seen.add(id(value))
+        found[path] = value
+    elif isinstance(value, Module):
+        for name, param in value.parameters().items():
+            _collect(f"{path}.{name}", param, found, seen)
+    elif isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            _collect(f"{path}.{index}", item, found, seen)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _collect(f"{path}.{key}", item, found, seen)
 
 
 class Function(Module):

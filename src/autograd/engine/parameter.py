@@ -7,6 +7,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from src.autograd.engine.operable import Operable
+
 FloatArray = npt.NDArray[np.floating[Any]]
 
 
@@ -18,11 +20,12 @@ def as_float_array(value: npt.ArrayLike, dtype: npt.DTypeLike | None = None) -> 
     return array
 
 
-class Parameter:
+class Parameter(Operable):
     """A named value owned by a Module; every call grounds it as one leaf node of that call's graph.
 
     The value is replaced (not mutated) by training, so graphs of earlier calls keep
-    the value they were computed with.
+    the value they were computed with. Inside a Module call, arithmetic on it
+    (`p * p`, `x @ p`, `p.tanh()`) builds nodes of that call's graph.
     """
 
     def __init__(self, name: str, value: npt.ArrayLike) -> None:

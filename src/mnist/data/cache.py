@@ -1,7 +1,9 @@
-"""Decoded uint8 arrays cached as .npy under `<data_dir>/cache/<dataset>-<source>/`.
+"""Decoded uint8 arrays cached as .npy under `<data_dir>/cache/<dataset>-<source>-u8v2/`.
 
-Loading 70,000 images from the cache is a memory map plus one normalization
-pass. `meta.json` is written last, so a cache interrupted while being written
+Loading 70,000 images from the cache is a memory map: no pixel is read until a
+model normalizes them. The folder name carries the format (uint8 pixels,
+format 2), so a cache written in another format (float32 pixels, say) is never
+read as this one; `meta.json` repeats the format. `meta.json` is written last, so a cache interrupted while being written
 is never used; a cache whose fingerprint (input files' paths, sizes and
 modification times) no longer matches is rebuilt.
 """
@@ -17,7 +19,7 @@ import numpy as np
 
 from src.mnist.data.arrays import IMAGE_SIDE, RawSplits
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2  # in the folder name and in meta.json
 _ARRAYS = ("x_train", "y_train", "x_test", "y_test")
 
 
@@ -29,7 +31,7 @@ class CacheEntry(NamedTuple):
 
 
 def cache_path(data_dir: Path, dataset: str, kind: str) -> Path:
-    return data_dir / "cache" / f"{dataset}-{kind}"
+    return data_dir / "cache" / f"{dataset}-{kind}-u8v{CACHE_FORMAT}"
 
 
 def files_fingerprint(paths: list[Path]) -> str:
@@ -56,7 +58,7 @@ def read_cache(folder: Path, fingerprint: str | None = None) -> CacheEntry | Non
     if fingerprint is not None and meta.get("fingerprint") != fingerprint:
         return None
     try:
-        # Images memory-mapped: the normalization pass reads them once, no extra copy.
+        # Images memory-mapped: pages are read when a model normalizes them, not here.
         x_train = np.load(folder / "x_train.npy", mmap_mode="r")
         x_test = np.load(folder / "x_test.npy", mmap_mode="r")
         y_train = np.load(folder / "y_train.npy")

@@ -1,4 +1,4 @@
-"""`load_data`: picks the source, goes through the decoded cache, normalizes.
+"""`load_data`: picks the source, goes through the decoded cache, computes the normalization statistics.
 
 Order for `--data-source auto`:
 1. local files for the dataset (IDX, then parquet) in `<data_dir>/<dataset>`,
@@ -67,7 +67,7 @@ def _through_cache(
     data_dir: Path, dataset: str, kind: str, fingerprint: str, source: str,
     decode: Callable[[], RawSplits], log: Log,
 ) -> MnistData:
-    """Cached arrays when up to date; else decode, cache, and normalize."""
+    """Cached arrays when up to date; else decode, compute the training statistics, and cache."""
     folder = cache_path(data_dir, dataset, kind)
     entry = read_cache(folder, fingerprint)
     if entry is not None:
@@ -165,7 +165,8 @@ def load_data(
     data_dir: Path = Path("data"),
     log: Log = _quiet,
 ) -> MnistData:
-    """Training and test images as normalized float32 [N, 28, 28, 1] with int32 labels.
+    """Training and test images (uint8 [N, 28, 28], normalized to float32 [N, 28, 28, 1] on reading
+    `x_train` / `x_test`) with int32 labels.
 
     Raises DataError (exit 2, one line) for unknown names and bad data.
     """

@@ -1,4 +1,4 @@
-"""Binary elementwise operators (with NumPy broadcasting) and square."""
+"""Binary elementwise operators (with NumPy broadcasting), maximum and square."""
 
 from __future__ import annotations
 
@@ -84,6 +84,24 @@ class Power(Operator):
         return grad_a, grad_b
 
 
+class Maximum(Operator):
+    """The larger of a and b; where they tie, each gets half the gradient (as in JAX and PyTorch)."""
+
+    name = "maximum"
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        a, b = values
+        return np.maximum(a, b)
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        a, b = values
+        share_a = (a > b) + 0.5 * (a == b)
+        return (
+            unbroadcast(grad * share_a, a.shape) if wants[0] else None,
+            unbroadcast(grad * (1 - share_a), b.shape) if wants[1] else None,
+        )
+
+
 class Square(Operator):
     name = "square"
 
@@ -114,6 +132,10 @@ def divide(a: Operand, b: Operand) -> OperatorNode:
 
 def power(a: Operand, b: Operand) -> OperatorNode:
     return Power()(a, b)
+
+
+def maximum(a: Operand, b: Operand) -> OperatorNode:
+    return Maximum()(a, b)
 
 
 def square(x: Operand) -> OperatorNode:

@@ -1,4 +1,4 @@
-"""Elementwise functions of one input: sin, cos, exp, log, relu."""
+"""Elementwise functions of one input: sin, cos, exp, log, relu, tanh, sigmoid, sqrt, abs."""
 
 from __future__ import annotations
 
@@ -79,3 +79,65 @@ def log(x: Operand) -> OperatorNode:
 
 def relu(x: Operand) -> OperatorNode:
     return Relu()(x)
+
+
+class Tanh(Operator):
+    name = "tanh"
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        return np.tanh(values[0])
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (grad * (1 - output * output),)  # tanh' = 1 - tanh²
+
+
+class Sigmoid(Operator):
+    """1 / (1 + e^-x), written so that no exp overflows: e = e^-|x| ≤ 1 on both branches."""
+
+    name = "sigmoid"
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        (x,) = values
+        e = np.exp(-np.abs(x))
+        return np.asarray(np.where(x >= 0, 1 / (1 + e), e / (1 + e)))
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (grad * output * (1 - output),)
+
+
+class Sqrt(Operator):
+    name = "sqrt"
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        return np.sqrt(values[0])
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (grad / (2 * output),)
+
+
+class Abs(Operator):
+    """|x|; its derivative sign(x) is 0 at exactly 0, as in JAX and PyTorch."""
+
+    name = "abs"
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        return np.abs(values[0])
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (grad * np.sign(values[0]),)
+
+
+def tanh(x: Operand) -> OperatorNode:
+    return Tanh()(x)
+
+
+def sigmoid(x: Operand) -> OperatorNode:
+    return Sigmoid()(x)
+
+
+def sqrt(x: Operand) -> OperatorNode:
+    return Sqrt()(x)
+
+
+def abs(x: Operand) -> OperatorNode:  # noqa: A001 - the op's name, as jnp.abs
+    return Abs()(x)

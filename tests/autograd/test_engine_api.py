@@ -1,0 +1,157 @@
+"""How the engine is used: NumPy operands on either side, Parameter arithmetic, parameter discovery,
+refused gradients, and one backward pass serving every gradient lookup."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from src.autograd import engine as en
+from src.autograd.engine import nodes
+from src.autograd.engine.operable import Operable
+from src.autograd.engine.ops.methods import METHODS
+
+ENGINE = Path(__file__).resolve().parents[2] / "src" / "autograd" / "engine"
+
+
+def test_numpy_array_on_the_left_builds_a_node() -> None:
+    x0 = np.array([0.5, -1.5])
+
+    def f(x: en.Node) -> Any:
+        return np.array([2.0, 3.0]) * x + np.float64(4.0) - np.ones((2, 2)) @ x + np.exp(x) / np.array([1.0, 2.0])
+
+    out = en.Function(f, inputs=("x",))(x0)
+    assert isinstance(out, en.OperatorNode)
+    out.backward()
+    np.testing.assert_allclose(out.value, np.array([2, 3]) * x0 + 4 - x0.sum() + np.exp(x0) / [1, 2])
+    np.testing.assert_allclose(out.grad("x"), np.array([2, 3]) - 2.0 + np.exp(x0) / [1, 2])
+
+
+def test_a_ufunc_the_engine_cannot_differentiate_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="floor"):
+        en.Function(lambda x: np.floor(x), inputs=("x",))(np.ones(2))
+
+
+def test_arithmetic_on_parameters() -> None:
+    class Square(en.Module):
+        def __init__(self) -> None:
+            super().__init__(inputs=("x",))
+            self.p = en.Parameter("p", 3.0)
+
+        def call(self, x: en.Node) -> Any:
+            return self.p * self.p + np.float64(2.0) * self.p * x - abs(-self.p) + self.p.tanh()
+
+    model = Square()
+    y = model(5.0)
+    y.backward()
+    assert float(y.value) == pytest.approx(9 + 30 - 3 + np.tanh(3.0))
+    assert float(y.grad(model.p)) == pytest.approx(2 * 3 + 2 * 5 - 1 + 1 - np.tanh(3.0) ** 2)
+    assert float(y.grad("x")) == pytest.approx(6.0)
+
+
+def test_parameter_arithmetic_outside_a_module_call_is_refused() -> None:
+    p = en.Parameter("p", 1.0)
+    with pytest.raises(RuntimeError, match="inside a Module call"):
+        _ = p * p
+
+
+def test_parameters_in_lists_and_dicts_are_found_and_trained() -> None:
+    class Blocks(en.Module):
+        def __init__(self) -> None:
+            super().__init__(inputs=("x",))
+            self.scales = [en.Parameter("s", 1.0), en.Parameter("s", 2.0)]
+            self.shifts = {"first": en.Parameter("t", 0.5)}
+            self.heads = [en.Function(lambda x: x, inputs=("x",))]  # a module without parameters
+            self.alias = self.scales[0]  # the same object again: listed once
+
+        def call(self, x: en.Node) -> Any:
+            return (x * self.scales[0] * self.scales[1] + self.shifts["first"]) ** 2
+
+    model = Blocks()
+    assert list(model.parameters()) == ["scales.0", "scales.1", "shifts.first"]
+    before = {name: float(p.value) for name, p in model.parameters().items()}
+    loss = model(1.0)
+    en.sgd_step(model, loss, 0.01)
+    residual = 1.0 * 1.0 * 2.0 + 0.5
+    expected = {"scales.0": 2 * residual * 2.0, "scales.1": 2 * residual * 1.0, "shifts.first": 2 * residual}
+    for name, param in model.parameters().items():
+        assert float(param.value) == pytest.approx(before[name] - 0.01 * expected[name])
+
+
+def test_two_parameters_with_one_name_are_refused() -> None:
+    class Clash(en.Module):
+        def __init__(self) -> None:
+            super().__init__(inputs=("x",))
+            self.a, self.b = en.Parameter("w", 1.0), en.Parameter("w", 2.0)
+
+        def call(self, x: en.Node) -> en.Node:
+            return x * self.a * self.b
+
+    with pytest.raises(ValueError, match="two parameters are named 'w'"):
+        Clash().parameters()
+
+
+def test_gradient_of_constants_only_is_refused() -> None:
+    y = en.sin(3.0)  # an operator on a plain number: no input, no parameter
+    with pytest.raises(ValueError, match="computed from constants only"):
+        y.backward()
+    out = en.Function(lambda x: x * en.cos(2.0), inputs=("x",))(1.0)
+    out.backward()
+    (constant,) = [n for n in out.parents if n.label == "cos"]
+    with pytest.raises(ValueError, match="'cos' is computed from constants only"):
+        out.grad(constant)
+    other = en.Function(lambda x: x * 2.0, inputs=("x",))(1.0)
+    with pytest.raises(ValueError, match="not part of"):
+        out.grad(other)
+
+
+def test_gradient_lookups_do_not_walk_the_graph(monkeypatch: pytest.MonkeyPatch) -> None:
+    class Chain(en.Module):
+        def __init__(self) -> None:
+            super().__init__(inputs=("x",))
+            self.ws = [en.Parameter("w", 1.0 + i / 10) for i in range(20)]
+
+        def call(self, x: en.Node) -> Any:
+            for w in self.ws:
+                x = en.tanh(x * w)
+            return x
+
+    model = Chain()
+    y = model(0.3)
+    walks: list[int] = []
+    real = nodes.graph_nodes
+    monkeypatch.setattr(nodes, "graph_nodes", lambda *a, **k: walks.append(1) or real(*a, **k))
+    y.backward()
+    grads = [y.grad(p) for p in model.parameters().values()] + [y.grad("x")]
+    assert len(walks) == 1  # one walk for the backward pass, none for 21 lookups
+    y.backward()  # a second pass reuses the graph it walked
+    assert len(walks) == 1
+    np.testing.assert_allclose([y.grad(p) for p in model.parameters().values()], [2 * g for g in grads[:-1]])
+
+
+def test_every_declared_operator_method_is_attached() -> None:
+    """operable.py declares the methods (for mypy); ops/methods.py attaches them: the two lists agree."""
+    tree = ast.parse((ENGINE / "operable.py").read_text())
+    (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Operable"]
+    declared = {f.name for block in cls.body if isinstance(block, ast.If) for f in block.body
+                if isinstance(f, ast.FunctionDef)}
+    assert declared == set(METHODS)
+    for name in declared:
+        assert name in vars(Operable)  # attached to the base, so Node and Parameter both have it
+    assert issubclass(en.Node, Operable) and issubclass(en.Parameter, Operable)
+
+
+def test_no_import_inside_engine_functions() -> None:
+    """The operator methods are attached once; no method imports the operators when it runs."""
+    late = []
+    for path in ENGINE.rglob("*.py"):
+        if path.name == "plot.py":  # matplotlib is imported only when a graph is drawn
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                late += [f"{path.name}:{n.lineno}" for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)]
+    assert late == []
