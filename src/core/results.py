@@ -47,6 +47,9 @@ class Record(BaseModel):
     metrics: dict[str, Scalar] = Field(default_factory=dict)
     checks: dict[str, Scalar] = Field(default_factory=dict)
     env: dict[str, Scalar] = Field(default_factory=dict)
+    # --rounds N: every round (a fresh process) shares the run id and records its index (0-based).
+    round_index: int | None = None
+    rounds: int | None = None
 
 
 def new_run_id() -> str:
@@ -90,12 +93,20 @@ class Run:
         results: Path,
         log: Callable[[str], None] = lambda _msg: None,
         run_id: str | None = None,
+        *,
+        round_index: int | None = None,
+        rounds: int | None = None,
+        settings_env: dict[str, Scalar] | None = None,
     ) -> None:
         self.group = group
         self.results = results
         self.log = log
         self.run_id = run_id or new_run_id()
         self.records: list[Record] = []
+        self.round_index = round_index
+        self.rounds = rounds
+        # Settings that shape the environment (e.g. --threads), recorded next to what environment() reads.
+        self.settings_env = dict(settings_env or {})
 
     def record(
         self,
@@ -137,7 +148,9 @@ class Run:
             compile_s=compile_s,
             metrics=metrics,
             checks=checks or {},
-            env=environment(),
+            env={**environment(), **self.settings_env},
+            round_index=self.round_index,
+            rounds=self.rounds,
             **timing,
         )
         append_record(self.results, record)
