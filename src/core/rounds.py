@@ -36,11 +36,9 @@ ROUND_FIELDS = frozenset({"rounds", "run_id", "round_index", "json_output"})
 
 
 class RoundFailed(click.ClickException):
-    """A round's process failed: its records so far are saved; exit with its code."""
+    """A round's process failed (a broken check, a crash): the records so far are saved; exit 1."""
 
-    def __init__(self, message: str, exit_code: int) -> None:
-        super().__init__(message)
-        self.exit_code = exit_code
+    exit_code = 1
 
 
 def settings_args(settings: BaseModel) -> list[str]:
@@ -88,7 +86,7 @@ def run_rounds(group: str, command: str, settings: BenchSettings, run_id: str) -
         if done.returncode != 0:
             raise RoundFailed(
                 f"round {index + 1}/{settings.rounds} exited with code {done.returncode}; "
-                f"{len(records)} record(s) of run {run_id} are saved", done.returncode,
+                f"{len(records)} record(s) of run {run_id} are saved"
             )
     return RoundsOutcome(records, time.perf_counter() - start, walls)
 

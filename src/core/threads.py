@@ -88,7 +88,7 @@ def pin_loaded(threads: int) -> list[str]:
 
 def _threadpool_limits() -> Any:
     try:
-        from threadpoolctl import threadpool_limits  # type: ignore[import-not-found, unused-ignore]
+        from threadpoolctl import threadpool_limits  # type: ignore[import-untyped, import-not-found, unused-ignore]
     except ImportError:  # the environment variables set before import still apply
         return None
     return threadpool_limits
@@ -99,7 +99,7 @@ def _threadpools() -> list[dict[str, Any]]:
     if "numpy" not in sys.modules and "torch" not in sys.modules:
         return []  # nothing loaded yet: threadpoolctl would find nothing either
     try:
-        from threadpoolctl import threadpool_info
+        from threadpoolctl import threadpool_info  # type: ignore[import-untyped, import-not-found, unused-ignore]
     except ImportError:
         return []
     info: list[dict[str, Any]] = threadpool_info()
