@@ -93,20 +93,37 @@ def run_backend(module: BackendModule, settings: BenchSettings, run: Any) -> Non
         raise
 
 
-def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings) -> None:
-    """Run the selected backends into one run; print the table and the JSON."""
+def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings, command: str | None = None) -> None:
+    """Run the selected backends into one run; print the table and the JSON.
+
+    `command` is the subcommand that was invoked (a backend or `all`): with
+    --rounds N it is started again in N fresh processes (`execute_rounds`).
+    """
+    if settings.rounds > 1 and not settings.is_round:
+        execute_rounds(group, command or (names[0] if len(names) == 1 else "all"), settings)
+        return
     from src.core.console import make_console, print_run_header
     from src.core.results import Run
     from src.core.tables import comparison_table
+    from src.core.threads import pin_loaded, set_before_import
 
     console = make_console(settings.json_output)
     policy = gpu_policy_for(settings)
-    run = Run(group.name, settings.results, log=console.print, context=policy.record())
+    run = Run(group.name, settings.results, log=console.print, run_id=settings.run_id,
+              round_index=settings.round_index, rounds=settings.rounds if settings.is_round else None,
+              settings_env={"threads": settings.threads, **policy.record()})
     print_run_header(console, run, settings)
+    if settings.threads is not None:
+        for note in set_before_import(settings.threads):
+            console.print(f"--threads: {note}")
     try:
         for name in names:
             console.rule(f"{group.name} {name}")
-            run_backend(load_backend(group.backends[name]), settings, run)
+            backend = load_backend(group.backends[name])
+            if settings.threads is not None:  # after the import: the backend's framework is loaded now
+                for note in pin_loaded(settings.threads):
+                    console.print(f"--threads: {note}")
+            run_backend(backend, settings, run)
         if group.after is not None and run.records:
             group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
     finally:
@@ -118,10 +135,41 @@ def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings) -> 
             click.echo(json.dumps([r.model_dump() for r in run.records]))
 
 
+def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> None:
+    """--rounds N: the command in N fresh processes under one run id; print each figure's spread."""
+    from rich.table import Table
+
+    from src.core.console import make_console
+    from src.core.results import new_run_id
+    from src.core.rounds import run_rounds, spreads
+    from src.core.tables import format_seconds
+
+    console = make_console(settings.json_output)
+    run_id = new_run_id()
+    console.print(f"run {run_id} · {settings.rounds} rounds of `{group.name} {command}`, each in a fresh process")
+    outcome = None
+    try:
+        outcome = run_rounds(group.name, command, settings, run_id)
+    finally:
+        if outcome is not None:
+            table = Table(title=f"{group.name} {command}: {settings.rounds} rounds", title_justify="left")
+            for header in ("case", "backend", "median of round medians", "round spread"):
+                table.add_column(header, justify="left" if header in ("case", "backend") else "right")
+            for figure in spreads(outcome.records):
+                table.add_row(figure.case, figure.column, format_seconds(figure.median_s),
+                              f"{figure.spread_pct:.1f} %")
+            console.print(table)
+            per_round = ", ".join(f"{w:.1f}" for w in outcome.round_wall_s)
+            console.print(f"{len(outcome.records)} records appended to {settings.results} (run {run_id}); "
+                          f"{settings.rounds} rounds took {outcome.wall_s:.1f} s ({per_round} s)")
+            if settings.json_output:
+                click.echo(json.dumps([r.model_dump() for r in outcome.records]))
+
+
 def _command(group: GroupSpec, name: str, names: list[str], model: type[BenchSettings], help_: str) -> click.Command:
     @settings_options(model)
     def callback(**values: Any) -> None:
-        execute(group, names, parse_settings(model, values))
+        execute(group, names, parse_settings(model, values), command=name)
 
     return click.Command(name, callback=callback, params=callback.__click_params__, help=help_)  # type: ignore[attr-defined]
 

@@ -22,7 +22,7 @@ def print_run_header(console: Console, run: Run, settings: BenchSettings) -> Non
     )
     if env["gpu"]:
         console.print(
-            f"GPU policy (JAX and PyTorch alike): float32 products and convolutions in {run.context.get('precision')}"
-            f" · convolution autotuning {'on' if run.context.get('conv_autotune') else 'off'}"
-            f" · JAX GPU memory {run.context.get('jax_gpu_memory')}"
+            f"GPU policy (JAX and PyTorch alike): float32 products and convolutions in {run.settings_env.get('precision')}"
+            f" · convolution autotuning {'on' if run.settings_env.get('conv_autotune') else 'off'}"
+            f" · JAX GPU memory {run.settings_env.get('jax_gpu_memory')}"
         )

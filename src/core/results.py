@@ -47,6 +47,9 @@ class Record(BaseModel):
     metrics: dict[str, Scalar] = Field(default_factory=dict)
     checks: dict[str, Scalar] = Field(default_factory=dict)
     env: dict[str, Scalar] = Field(default_factory=dict)
+    # --rounds N: every round (a fresh process) shares the run id and records its index (0-based).
+    round_index: int | None = None
+    rounds: int | None = None
 
 
 def new_run_id() -> str:
@@ -90,15 +93,21 @@ class Run:
         results: Path,
         log: Callable[[str], None] = lambda _msg: None,
         run_id: str | None = None,
-        context: dict[str, Scalar] | None = None,
+        *,
+        round_index: int | None = None,
+        rounds: int | None = None,
+        settings_env: dict[str, Scalar] | None = None,
     ) -> None:
         self.group = group
-        # Settings that decide speed and hold for the whole run (e.g. the GPU policy), added to every env.
-        self.context = dict(context or {})
         self.results = results
         self.log = log
         self.run_id = run_id or new_run_id()
         self.records: list[Record] = []
+        self.round_index = round_index
+        self.rounds = rounds
+        # Settings that decide speed and hold for the whole run (--threads, the GPU policy), recorded
+        # in every record's env next to what environment() reads.
+        self.settings_env = dict(settings_env or {})
 
     def record(
         self,
@@ -140,7 +149,9 @@ class Run:
             compile_s=compile_s,
             metrics=metrics,
             checks=checks or {},
-            env={**environment(), **self.context},
+            env={**environment(), **self.settings_env},
+            round_index=self.round_index,
+            rounds=self.rounds,
             **timing,
         )
         append_record(self.results, record)

@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import click
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
-from src.core.devices import DeviceKind, DeviceRequest, resolve_device
+from src.core.devices import DeviceKind, DeviceRequest, cpu_count, resolve_device
 from src.core.gpu_policy import MatmulPrecision
 from src.core.results import DEFAULT_RESULTS
 
@@ -53,6 +53,44 @@ class BenchSettings(BaseModel):
         description="Print only the JSON array of this run's records on stdout.",
         json_schema_extra={"option": "--json"},
     )
+
+    threads: int | None = Field(
+        None, ge=1, le=1024,
+        description="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike (default: each library's own; "
+                    "at most the cores this process may use).",
+    )
+    rounds: int = Field(
+        1, ge=1, le=100,
+        description="Run the command this many times, each round in a fresh process; every round is recorded "
+                    "under one run id, so `report --baseline` can judge the variation between runs.",
+    )
+    # Set by the parent of --rounds for each child process; not for users (hidden from --help).
+    run_id: str | None = Field(None, pattern=r"^[0-9A-Za-z-]+$", json_schema_extra={"hidden": True},
+                               description="Run id to record under (a round of --rounds).")
+    round_index: int | None = Field(None, ge=0, json_schema_extra={"hidden": True},
+                                    description="Index of this round (a round of --rounds).")
+
+    @field_validator("threads")
+    @classmethod
+    def _threads_available(cls, value: int | None) -> int | None:
+        cores = cpu_count()
+        if value is not None and value > cores:
+            raise ValueError(f"{value} threads requested but this process may use {cores} core(s); "
+                             f"allowed: 1–{cores}")
+        return value
+
+    @model_validator(mode="after")
+    def _round_of_a_run(self) -> BenchSettings:
+        if (self.round_index is None) != (self.run_id is None):
+            raise OptionError("--round-index", "--round-index and --run-id go together (set by --rounds)")
+        if self.round_index is not None and self.round_index >= self.rounds:
+            raise OptionError("--round-index", f"{self.round_index} is not below --rounds {self.rounds}")
+        return self
+
+    @property
+    def is_round(self) -> bool:
+        """This process is one round of a --rounds run (started by its parent)."""
+        return self.round_index is not None
 
     @field_validator("device")
     @classmethod
@@ -173,6 +211,8 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
         for name, info in fields:
             if name in exclude:
                 continue
+            extra = info.json_schema_extra
+            hidden = isinstance(extra, dict) and extra.get("hidden") is True
             help_ = info.description or ""
             allowed = allowed_text(info)
             if allowed and not _choices(info.annotation):

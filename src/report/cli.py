@@ -48,12 +48,13 @@ class ReportSettings(BaseModel):
     baseline: str | None = Field(
         None, min_length=1,
         description="Compare with a run id, the latest runs of another results file (PATH), "
-                    "or 'previous' (each group's run before the reported one).",
+                    "or 'previous' (each group's run before the reported one on the same machine).",
     )
     fail_on_regression: float | None = Field(
         None, ge=0, le=10_000,
-        description="Exit 1 when a figure is slower than the baseline by more than this many percent "
-                    "and the difference is beyond the noise (needs --baseline).",
+        description="Exit 1 when a figure is slower than the baseline by more than this many percent, "
+                    "clearly beyond the variation between rounds (both runs need --rounds 3 or more; "
+                    "needs --baseline).",
     )
     plot: bool = Field(False, description="Draw bar charts and box plots of the samples as PNG under data/plots/ "
                                           "and print their paths.")
@@ -115,7 +116,7 @@ def report(settings: ReportSettings) -> None:
     """Select the runs, compare them with the baseline, print, plot, and fail on regressions."""
     from src.cli import GROUPS
     from src.report import select
-    from src.report.rows import build_table, order_tables
+    from src.report.rows import build_table, judge_tables, order_tables
 
     records = select.load(settings.results, warn)
     filters = Filters(run=settings.run, group=settings.group, backend=settings.backend)
@@ -123,6 +124,8 @@ def report(settings: ReportSettings) -> None:
     runs = select.split_runs(chosen) if settings.run else select.latest_runs(chosen)
     baselines = Baselines(settings, records, filters)
     tables = order_tables([build_table(run, *baselines.for_run(run)) for run in runs], list(GROUPS))
+    # All compared figures form one family (false discovery rate), judged against the gate's threshold.
+    tables = judge_tables(tables, settings.fail_on_regression or 0.0)
 
     to_stdout = settings.format == "table"
     histories = history_of(records, filters) if settings.history else []
@@ -146,6 +149,25 @@ def report(settings: ReportSettings) -> None:
         check_regressions([row for t in tables for row in t.rows], settings.fail_on_regression)
 
 
+# ------------------------------------------- baseline environment (issue 16) ---
+
+def environment_note(run: Sequence[Record], base: Sequence[Record]) -> str | None:
+    """The environment differences of two compared runs, listed above the verdicts; warns on another machine."""
+    from src.report.envdiff import differences, machine_text, same_machine
+
+    now, before = run[-1].env, base[-1].env
+    lines = []
+    if not same_machine(now, before):
+        message = (f"the baseline was measured on another machine ({machine_text(before)}; now "
+                   f"{machine_text(now)}): its differences are not code changes")
+        warn(message)
+        lines.append(f"WARNING: {message}")
+    changed = differences(now, before)
+    if changed:
+        lines.append("environment differs from the baseline: " + "; ".join(changed))
+    return "\n".join(lines) if lines else None
+
+
 class Baselines:
     """The baseline records of each reported run (loaded once)."""
 
@@ -167,15 +189,21 @@ class Baselines:
         if self.value is None:
             return None, None
         if self.value == PREVIOUS:
-            base = select.previous_run(self.pool, run)
+            from src.report.envdiff import same_machine
+
+            here = [r for r in self.pool if same_machine(r.env, run[-1].env)]
+            base = select.previous_run(here, run)
             if not base:
-                return None, f"no earlier {group} run to compare with"
+                elsewhere = len(select.previous_run(self.pool, run)) > 0
+                return None, f"no earlier {group} run on this machine to compare with" + (
+                    " (there are runs from other machines: pass one's run id to compare anyway)" if elsewhere else "")
         else:
             base = [r for r in self.pool if r.group == group]
             if not base:
                 return None, f"the baseline has no {group} figures"
         ids = ", ".join(dict.fromkeys(r.run_id for r in base))
-        return base, f"change against run {ids}"
+        env_note = environment_note(run, base)
+        return base, (env_note + "\n" if env_note else "") + f"change against run {ids}"
 
 
 def emit(tables: Sequence[ReportTable], fmt: Format) -> None:
@@ -219,16 +247,20 @@ def emit_history(histories: Sequence[GroupHistory], fmt: Format) -> None:
 # ------------------------------------------------------------------------------------------
 
 def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
-    from src.report.compare import is_regression
+    from src.report.compare import MIN_ROUNDS, is_regression
 
     compared = [row for row in rows if row.comparison is not None]
     if not compared:
         warn("--fail-on-regression: no figure had a baseline to compare with")
         return
-    slower = [row for row in compared if is_regression(row.comparison, threshold_pct)]
+    unjudged = [row for row in compared if row.comparison is not None and row.comparison.log_ratio is None]
+    if unjudged:
+        warn(f"--fail-on-regression: {len(unjudged)} of {len(compared)} figure(s) cannot be judged: too few "
+             f"samples (fewer than {MIN_ROUNDS} rounds in a run; run both with --rounds {MIN_ROUNDS} or more)")
+    slower = [row for row in compared if is_regression(row.comparison)]
     if not slower:
-        click.echo(f"no regression: {len(compared)} figure(s) within {threshold_pct:g} % of the baseline "
-                   "or unchanged beyond the noise", err=True)
+        click.echo(f"no regression: {len(compared) - len(unjudged)} figure(s) judged, none slower than the "
+                   f"baseline by more than {threshold_pct:g} % beyond the variation between rounds", err=True)
         return
     listed = ", ".join(
         f"{row.group} {row.case} {row.column} {row.comparison.change_pct:+.1f} %"

@@ -24,7 +24,7 @@ from src.report.rows import FigureRow, ReportTable
 
 LIBRARIES = ("python", "numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch")
 NOISY_NOTE = "~ noisy: IQR above 10 % of the median"
-VERDICT_STYLE = {"slower": "red", "faster": "green", "unchanged": "dim"}
+VERDICT_STYLE = {"slower": "red", "faster": "green", "unchanged": "dim", "too few samples": "yellow"}
 
 
 # ------------------------------------------------------------- pieces ---
@@ -56,9 +56,7 @@ def cell_text(row: FigureRow | None) -> str:
 
 
 def test_text(comparison: Comparison) -> str:
-    if comparison.p_value is not None:
-        return f"Mann-Whitney p={comparison.p_value:.3g}"
-    return "IQR overlap"
+    return comparison.test_text
 
 
 def change_cells(row: FigureRow) -> list[str]:
@@ -68,7 +66,7 @@ def change_cells(row: FigureRow) -> list[str]:
     return [
         row.case, row.column,
         timing_text(comp.baseline_median_s, comp.baseline_iqr_s),
-        timing_text(row.record.median_s, row.record.iqr_s or 0.0),
+        timing_text(comp.median_s or row.record.median_s, comp.iqr_s or 0.0),  # over the rounds
         f"{comp.change_pct:+.1f} %", comp.verdict, test_text(comp),
     ]
 

@@ -10,11 +10,11 @@ rich `comparison_table` uses, so the table and the text formats always agree.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from src.core.results import Record, Scalar
 from src.core.tables import grid
-from src.report.compare import Comparison, compare
+from src.report.compare import Comparison, compare, judge
 from src.report.select import FigureKey, figure_key, run_key
 
 # Recorded with every figure by Run.record; the compile time is shown apart.
@@ -69,7 +69,13 @@ def build_table(records: Sequence[Record], baseline: Sequence[Record] | None = N
                 baseline_note: str | None = None) -> ReportTable:
     """One table from the records of one run of one group (and an optional baseline)."""
     layout = grid(records)
-    base: dict[FigureKey, Record] = {figure_key(r): r for r in baseline or ()}
+    # Every record of a figure: with --rounds, one per round (the grid shows the latest).
+    base: dict[FigureKey, list[Record]] = {}
+    for r in baseline or ():
+        base.setdefault(figure_key(r), []).append(r)
+    rounds: dict[FigureKey, list[Record]] = {}
+    for r in records:
+        rounds.setdefault(figure_key(r), []).append(r)
     rows: list[FigureRow] = []
     unmatched = 0
     for case in layout.cases:
@@ -80,7 +86,7 @@ def build_table(records: Sequence[Record], baseline: Sequence[Record] | None = N
             comparison = None
             if baseline is not None and record.median_s:
                 counterpart = base.get(figure_key(record))
-                comparison = compare(record, counterpart) if counterpart is not None else None
+                comparison = compare(rounds[figure_key(record)], counterpart) if counterpart else None
                 unmatched += comparison is None
             rows.append(FigureRow(record.group, record.run_id, case, column, record,
                                   layout.ratio(case, column), comparison))
@@ -91,6 +97,14 @@ def build_table(records: Sequence[Record], baseline: Sequence[Record] | None = N
         env=dict(latest.env), records=list(records), cases=layout.cases, columns=layout.columns, rows=rows,
         metric_names=metric_names, baseline_note=baseline_note, unmatched=unmatched,
     )
+
+
+def judge_tables(tables: Sequence[ReportTable], threshold_pct: float) -> list[ReportTable]:
+    """Every compared figure of the report judged as one family (Benjamini–Hochberg) against ±threshold_pct."""
+    compared = [(t, row) for t in tables for row in t.rows if row.comparison is not None]
+    verdicts = iter(judge([row.comparison for _, row in compared if row.comparison is not None], threshold_pct))
+    judged = {id(row): replace(row, comparison=next(verdicts)) for _, row in compared}
+    return [replace(t, rows=[judged.get(id(row), row) for row in t.rows]) for t in tables]
 
 
 def order_tables(tables: list[ReportTable], group_order: Sequence[str]) -> list[ReportTable]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import statistics
 from collections.abc import Sequence
 from pathlib import Path
@@ -93,3 +94,18 @@ def write_results(path: Path, records: Sequence[Record]) -> Path:
         for rec in records:
             fh.write(rec.model_dump_json() + "\n")
     return path
+
+
+def xla_rounds(run_id: str, timestamp: str, slowdown: dict[str, float] | None = None, rounds: int = 5,
+               drift: float = 1.0, seed: int = 0, env: dict[str, Any] | None = None) -> list[Record]:
+    """A --rounds run of numpy matmul and inverse: each round's median jitters ±3 % (as separate processes do
+    on a shared machine), every figure is `drift` × slower overall, and case → factor in `slowdown` more."""
+    rng = random.Random(seed)
+    base = {"matmul_100x100_float64": 1e-3, "inverse_100x100_float64": 4e-3, "sum_100x100_float64": 2e-5}
+    out = []
+    for index in range(rounds):
+        for case, scale in base.items():
+            factor = drift * (slowdown or {}).get(case, 1.0) * (1 + rng.uniform(-0.03, 0.03))
+            rec = record(run_id, timestamp, "xla", "numpy", case, samples(scale * factor))
+            out.append(rec.model_copy(update={"round_index": index, "rounds": rounds, "env": env or ENV}))
+    return out

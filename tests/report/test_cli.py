@@ -13,9 +13,15 @@ import pytest
 
 from tests.help_probe import probe
 from tests.conftest import invoke
+from src.core.results import Record, read_records
 from tests.report.fixtures import (
-    JIT_RUN, MNIST_RUN, XLA_NEW, XLA_OLD, all_records, mnist_run, record, samples, write_results, xla_run,
+    ENV, JIT_RUN, MNIST_RUN, XLA_NEW, XLA_OLD, all_records, mnist_run, record, samples, write_results, xla_rounds,
+    xla_run,
 )
+
+
+def read_jsonl_records(path: Path) -> list[Record]:
+    return list(read_records(path, lambda message: None))
 
 
 
@@ -172,72 +178,138 @@ def test_json(results: Path) -> None:
 
 # ----------------------------------------------------------- baseline ---
 
-def test_baseline_run_id_flags_the_slower_figure(results: Path) -> None:
-    data = report_json("--results", str(results), "--group", "xla", "--baseline", XLA_OLD)
-    rows = {(r["case"], r["backend"]): r for r in rows_of(data)}
-    slower = rows[("matmul_100x100_float64", "jax")]
-    assert slower["verdict"] == "slower" and slower["test"] == "mann-whitney"
+@pytest.fixture
+def rounds_results(results_path: Path) -> Path:
+    """Two --rounds runs: the later one has numpy matmul 2.4× slower, the rest jitters between rounds."""
+    return write_results(results_path, [
+        *xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1),
+        *xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", {"matmul_100x100_float64": 2.4}, seed=2),
+    ])
+
+
+def test_baseline_run_id_flags_the_slower_figure(rounds_results: Path) -> None:
+    data = report_json("--results", str(rounds_results), "--baseline", XLA_OLD)
+    rows = {r["case"]: r for r in rows_of(data)}
+    slower = rows["matmul_100x100_float64"]
+    assert slower["verdict"] == "slower" and slower["test"] == "welch-rounds"
     assert slower["p_value"] < 0.05
-    assert slower["change_pct"] == pytest.approx(140.0)
-    same = rows[("matmul_100x100_float64", "numpy")]
-    assert same["verdict"] == "unchanged" and same["change_pct"] == 0.0
-    assert data["tables"][0]["baseline"] == f"change against run {XLA_OLD}"
+    assert 125 < slower["change_pct"] < 155
+    for case in ("inverse_100x100_float64", "sum_100x100_float64"):
+        assert rows[case]["verdict"] == "unchanged" and abs(rows[case]["change_pct"]) < 5
+    assert data["tables"][0]["baseline"].endswith(f"change against run {XLA_OLD}")
 
 
-def test_baseline_previous_equals_explicit_run(results: Path) -> None:
-    explicit = report_json("--results", str(results), "--group", "xla", "--baseline", XLA_OLD)
-    previous = report_json("--results", str(results), "--group", "xla", "--baseline", "previous")
+def test_baseline_previous_equals_explicit_run(rounds_results: Path) -> None:
+    explicit = report_json("--results", str(rounds_results), "--baseline", XLA_OLD)
+    previous = report_json("--results", str(rounds_results), "--baseline", "previous")
     assert rows_of(previous) == rows_of(explicit)
 
 
-def test_baseline_table_and_markdown_show_the_verdicts(results: Path) -> None:
-    table = report("--results", str(results), "--group", "xla", "--baseline", XLA_OLD)
+def test_baseline_table_and_markdown_show_the_verdicts(rounds_results: Path) -> None:
+    table = report("--results", str(rounds_results), "--baseline", XLA_OLD)
     assert table.exit_code == 0, table.stderr
     assert "change against the baseline" in table.stdout and "slower" in table.stdout
-    assert "+140.0 %" in table.stdout
-    md = report("--results", str(results), "--group", "xla", "--baseline", XLA_OLD, "--markdown").stdout
+    assert "5 vs 5 round(s), ratio 95 % CI" in table.stdout
+    md = report("--results", str(rounds_results), "--baseline", XLA_OLD, "--markdown").stdout
     assert "| case | backend | baseline | now | change | verdict | test |" in md
-    assert any(line.startswith("| matmul_100x100_float64 | jax |") and "| slower |" in line
+    assert any(line.startswith("| matmul_100x100_float64 | numpy |") and "| slower |" in line
                for line in md.splitlines())
 
 
-def test_fail_on_regression_exit_1_when_clearly_slower(results: Path) -> None:
-    result = report("--results", str(results), "--baseline", "previous", "--fail-on-regression", "10")
+def test_fail_on_regression_exit_1_when_clearly_slower(rounds_results: Path) -> None:
+    result = report("--results", str(rounds_results), "--baseline", "previous", "--fail-on-regression", "10")
     assert result.exit_code == 1, result.stderr
-    assert "regression: 1 figure(s)" in result.stderr and "matmul_100x100_float64 jax +140.0 %" in result.stderr
+    assert "regression: 1 figure(s)" in result.stderr and "matmul_100x100_float64 numpy +1" in result.stderr
     assert "matmul_100x100_float64" in result.stdout  # the report is printed before failing
 
 
-def test_fail_on_regression_respects_the_threshold(results: Path) -> None:
-    result = report("--results", str(results), "--baseline", XLA_OLD, "--fail-on-regression", "200")
+def test_fail_on_regression_respects_the_threshold(rounds_results: Path) -> None:
+    result = report("--results", str(rounds_results), "--baseline", XLA_OLD, "--fail-on-regression", "200")
     assert result.exit_code == 0, result.stderr
-    assert "no regression" in result.stderr
+    assert "no regression: 3 figure(s) judged" in result.stderr
 
 
-def test_fail_on_regression_exit_0_against_an_equal_baseline(results: Path, tmp_path: Path) -> None:
-    equal = write_results(tmp_path / "baseline.jsonl", [r.model_copy(update={"run_id": "base"}) for r in all_records()])
-    result = report("--results", str(results), "--baseline", str(equal), "--fail-on-regression", "0")
+def test_aa_drift_between_runs_is_not_flagged_but_2x_is(results_path: Path) -> None:
+    """A/A: the second run is 5 % slower across the board (machine drift) and every round jitters: exit 0.
+    A/B: matmul and inverse 2× slower on top of the same drift: exit 1, naming exactly those two."""
+    a = xla_rounds("20250101T100000Z-aaaaaa", "2025-01-01T10:00:00+00:00", seed=3)
+    a2 = xla_rounds("20250101T110000Z-aaaaab", "2025-01-01T11:00:00+00:00", drift=1.05, seed=4)
+    write_results(results_path, [*a, *a2])
+    same = report("--results", str(results_path), "--baseline", "previous", "--fail-on-regression", "10")
+    assert same.exit_code == 0, same.stderr
+    assert "no regression: 3 figure(s) judged" in same.stderr
+    b = xla_rounds("20250101T120000Z-bbbbbb", "2025-01-01T12:00:00+00:00", drift=1.05, seed=5,
+                   slowdown={"matmul_100x100_float64": 2.0, "inverse_100x100_float64": 2.0})
+    write_results(results_path, [*a, *b])
+    slower = report("--results", str(results_path), "--baseline", "previous", "--fail-on-regression", "10")
+    assert slower.exit_code == 1, slower.stderr
+    assert "regression: 2 figure(s)" in slower.stderr
+    assert "matmul_100x100_float64" in slower.stderr and "inverse_100x100_float64" in slower.stderr
+    assert "sum_100x100_float64" not in slower.stderr
+
+
+def test_fail_on_regression_exit_0_against_an_equal_baseline(rounds_results: Path, tmp_path: Path) -> None:
+    now = [r for r in read_jsonl_records(rounds_results) if r.run_id == XLA_NEW]
+    equal = write_results(tmp_path / "baseline.jsonl", [r.model_copy(update={"run_id": "base"}) for r in now])
+    result = report("--results", str(rounds_results), "--baseline", str(equal), "--fail-on-regression", "0")
     assert result.exit_code == 0, result.stderr
-    verdicts = {r["verdict"] for r in rows_of(report_json("--results", str(results), "--baseline", str(equal)))}
+    verdicts = {r["verdict"] for r in rows_of(report_json("--results", str(rounds_results), "--baseline", str(equal)))}
     assert verdicts == {"unchanged"}
 
 
-def test_single_sample_figures_use_iqr_overlap(results_path: Path, tmp_path: Path) -> None:
+def test_single_round_figures_are_too_few_samples(results_path: Path, tmp_path: Path) -> None:
     base = write_results(tmp_path / "base.jsonl", mnist_run("old", epoch_s=10.0))
-    write_results(results_path, mnist_run("slightly", epoch_s=10.3))
-    rows = rows_of(report_json("--results", str(results_path), "--baseline", str(base)))
-    assert {(r["verdict"], r["test"]) for r in rows} == {("unchanged", "iqr-overlap")}
     write_results(results_path, mnist_run("much", epoch_s=13.0))
+    rows = rows_of(report_json("--results", str(results_path), "--baseline", str(base)))
+    assert {(r["verdict"], r["test"]) for r in rows} == {("too few samples", "too-few-rounds")}
+    assert {round(r["change_pct"], 1) for r in rows} == {30.0}
     result = report("--results", str(results_path), "--baseline", str(base), "--fail-on-regression", "20")
-    assert result.exit_code == 1 and "+30.0 %" in result.stderr
+    assert result.exit_code == 0, result.stderr
+    assert "2 of 2 figure(s) cannot be judged: too few samples" in result.stderr
+    assert "too few samples" in result.stdout
 
 
 def test_previous_without_earlier_run_says_so(results: Path) -> None:
     result = report("--results", str(results), "--group", "jit", "--baseline", "previous",
                     "--fail-on-regression", "5")
     assert result.exit_code == 0
-    assert "no earlier jit run to compare with" in result.stdout
+    assert "no earlier jit run on this machine to compare with" in result.stdout
     assert "no figure had a baseline" in result.stderr
+
+
+# ------------------------------------------- environment of the baseline ---
+
+def test_environment_differences_are_listed_above_the_verdicts(results_path: Path) -> None:
+    other_env = {**ENV, "numpy": "2.5.0", "threads": 1, "blas_threads": 1, "xla_flags": "--xla_cpu_multi_thread_eigen=false"}
+    write_results(results_path, [
+        *xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1, env={**ENV, "threads": None, "blas_threads": 2}),
+        *xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2, env=other_env),
+    ])
+    result = report("--results", str(results_path), "--baseline", "previous")
+    assert result.exit_code == 0, result.stderr
+    out = result.stdout
+    line = next(line for line in out.splitlines() if line.startswith("environment differs from the baseline"))
+    for change in ("numpy: 2.4.0 → 2.5.0", "threads: default → 1", "blas_threads: 2 → 1",
+                   "xla_flags: not recorded → --xla_cpu_multi_thread_eigen=false"):
+        assert change in line
+    assert out.index("environment differs") < out.index("change against the baseline")
+    assert "another machine" not in result.stderr
+
+
+def test_another_machine_is_warned_and_previous_means_this_machine(results_path: Path) -> None:
+    here, there = {**ENV, "host": "ci-1"}, {**ENV, "host": "laptop", "cpu": "Other CPU 1"}
+    write_results(results_path, [
+        *xla_rounds("20250101T100000Z-aaaaaa", "2025-01-01T10:00:00+00:00", seed=1, env=here),
+        *xla_rounds("20250101T110000Z-cccccc", "2025-01-01T11:00:00+00:00", seed=2, env=there),
+        *xla_rounds("20250101T120000Z-bbbbbb", "2025-01-01T12:00:00+00:00", seed=3, env=here),
+    ])
+    data = report_json("--results", str(results_path), "--baseline", "previous")
+    assert data["tables"][0]["baseline"].endswith("change against run 20250101T100000Z-aaaaaa")
+    explicit = report("--results", str(results_path), "--baseline", "20250101T110000Z-cccccc")
+    assert explicit.exit_code == 0, explicit.stderr
+    assert "warning: the baseline was measured on another machine (laptop: Other CPU 1" in explicit.stderr
+    assert "WARNING: the baseline was measured on another machine" in explicit.stdout
+    assert "host: laptop → ci-1" in explicit.stdout
 
 
 # --------------------------------------------------------- robustness ---

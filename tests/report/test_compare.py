@@ -1,72 +1,165 @@
-"""Verdicts against a baseline: the rank test on raw samples, IQR overlap on summaries."""
+"""Verdicts against a baseline: Welch on per-round medians, Benjamini–Hochberg, "too few samples"."""
 
 from __future__ import annotations
+
+import math
+import random
 
 import pytest
 
 from src.core.results import Record
-from src.report.compare import Comparison, compare, is_regression, ranges_overlap
+from src.report.compare import (
+    ALPHA, MIN_ROUNDS, Comparison, LogRatio, benjamini_hochberg, compare, is_regression, judge, round_medians,
+    welch_log_ratio,
+)
 from tests.report.fixtures import record, samples
 
 TS = "2025-01-01T00:00:00+00:00"
 
 
-def fig(times: list[float], run: str = "new") -> Record:
-    return record(run, TS, "xla", "numpy", "matmul_10x10_float64", times)
+def rounds_of(medians: list[float], run: str = "new", case: str = "matmul_10x10_float64") -> list[Record]:
+    """One record per round, each with tight within-round samples around the round's median."""
+    return [
+        record(run, TS, "xla", "numpy", case, samples(m)).model_copy(
+            update={"round_index": i, "rounds": len(medians)})
+        for i, m in enumerate(medians)
+    ]
 
 
-def verdict(current: list[float], baseline: list[float]) -> Comparison:
-    comparison = compare(fig(current), fig(baseline, run="base"))
+def verdict(current: list[float], baseline: list[float], threshold_pct: float = 0.0) -> Comparison:
+    comparison = compare(rounds_of(current), rounds_of(baseline, run="base"))
     assert comparison is not None
-    return comparison
+    (judged,) = judge([comparison], threshold_pct)
+    return judged
 
 
-@pytest.mark.parametrize(("scale", "verdict"), [(2.0, "slower"), (0.5, "faster"), (1.0, "unchanged")])
-def test_mann_whitney_verdicts(scale: float, verdict: str) -> None:
-    comparison = compare(fig(samples(scale)), fig(samples(1.0), run="base"))
-    assert comparison is not None
-    assert comparison.method == "mann-whitney" and comparison.verdict == verdict
-    assert comparison.change_pct == pytest.approx((scale - 1.0) * 100)
-    assert comparison.baseline_run_id == "base"
+# ------------------------------------------------------ Benjamini–Hochberg ---
+
+def test_bh_matches_the_textbook_example() -> None:
+    # Sorted p: .005 .01 .03 .04 .5 → p·m/rank: .025 .025 .05 .05 .5 (already monotone).
+    assert benjamini_hochberg([0.01, 0.04, 0.03, 0.005, 0.5]) == pytest.approx([0.025, 0.05, 0.05, 0.025, 0.5])
 
 
-def test_overlapping_samples_are_unchanged_even_with_a_different_median() -> None:
-    # Same spread, medians 2 % apart, samples interleaved: the noise explains the difference.
-    base = [1.00, 1.10, 0.90, 1.05, 0.95, 1.02, 0.98, 1.08]
-    now = [x * 1.02 for x in base]
-    comparison = compare(fig(now), fig(base))
-    assert comparison is not None and comparison.verdict == "unchanged"
-    assert comparison.p_value is not None and comparison.p_value > 0.05
-    assert comparison.change_pct > 0
+def test_bh_is_monotone_and_agrees_with_scipy() -> None:
+    from scipy.stats import false_discovery_control
+
+    rng = random.Random(3)
+    for _ in range(20):
+        p = [rng.random() ** 3 for _ in range(rng.randint(1, 30))]
+        assert benjamini_hochberg(p) == pytest.approx(list(false_discovery_control(p)))
 
 
-def test_three_samples_are_not_enough_for_mann_whitney_to_conclude() -> None:
-    # Exact two-sided test with 3 vs 3 samples: the smallest p-value is 0.1.
-    comparison = compare(fig([2.0, 2.1, 2.2]), fig([1.0, 1.1, 1.2]))
-    assert comparison is not None and comparison.method == "mann-whitney"
-    assert comparison.verdict == "unchanged" and comparison.p_value == pytest.approx(0.1)
+def test_bh_one_lucky_figure_among_many_is_not_flagged() -> None:
+    # Alone, p = 0.04 would pass α = 0.05; among 20 figures it is what chance alone gives.
+    q = benjamini_hochberg([0.04] + [0.6] * 19)
+    assert q[0] > ALPHA
+    assert benjamini_hochberg([0.04]) == [0.04]
 
 
-def test_fewer_samples_use_iqr_overlap() -> None:
-    assert verdict([1.3], [1.0]).verdict == "slower"
-    assert verdict([1.03], [1.0]).verdict == "unchanged"
-    assert verdict([1.0, 1.1], [1.0] * 10).method == "iqr-overlap"
+def test_judge_corrects_over_the_family() -> None:
+    # One figure 6 % slower with a p-value that passes alone, 29 unchanged figures: BH clears it.
+    borderline = verdict([1.07, 1.05, 1.09], [1.0, 0.98, 1.02])
+    assert borderline.log_ratio is not None
+    raw = borderline.log_ratio.p_beyond(0.0)
+    assert raw < ALPHA and borderline.verdict == "slower"
+    quiet = [verdict([1.0, 1.01, 0.99], [1.0, 0.99, 1.01]) for _ in range(29)]
+    judged = judge([borderline, *quiet], 0.0)
+    assert judged[0].verdict == "unchanged" and judged[0].p_value == pytest.approx(min(1.0, raw * 30))
+    # A real 2× slowdown survives the same correction.
+    clear = verdict([2.0, 2.04, 1.97], [1.0, 0.98, 1.02])
+    assert judge([clear, *quiet], 0.0)[0].verdict == "slower"
 
 
-def test_ranges_overlap_uses_the_iqr() -> None:
-    assert ranges_overlap(1.0, 0.4, 1.3, 0.4)  # [0.8, 1.2] and [1.1, 1.5]
-    assert not ranges_overlap(1.0, 0.1, 1.3, 0.1)
-    assert ranges_overlap(1.0, 0.0, 1.08, 0.0)  # single samples get ±5 %
+# ----------------------------------------------------------- too few samples ---
+
+@pytest.mark.parametrize(("current", "baseline"), [([2.0], [1.0]), ([2.0, 2.1], [1.0, 1.1, 0.9]), ([5.0], [1.0] * 5)])
+def test_fewer_than_min_rounds_is_too_few_samples_not_unchanged(current: list[float], baseline: list[float]) -> None:
+    comparison = verdict(current, baseline, threshold_pct=10)
+    assert comparison.verdict == "too few samples" and comparison.method == "too-few-rounds"
+    assert comparison.p_value is None and comparison.log_ratio is None
+    assert not is_regression(comparison)
+    assert comparison.change_pct > 0  # the change is still shown
+    assert f"needs {MIN_ROUNDS}+" in comparison.test_text
+
+
+def test_three_rounds_each_can_reach_the_level() -> None:
+    # Exact two-sided Mann-Whitney with 3 vs 3 can never go below p = 0.1; Welch on the rounds can.
+    comparison = verdict([2.0, 2.1, 2.2], [1.0, 1.1, 1.2])
+    assert comparison.verdict == "slower" and comparison.p_value is not None and comparison.p_value < ALPHA
+
+
+def test_many_within_round_samples_do_not_stand_in_for_rounds() -> None:
+    # One round each with 10 tight samples, 5 % apart: a rank test on those samples says "significant";
+    # between-run variation is unknown, so the verdict is "too few samples".
+    comparison = compare([record("new", TS, "xla", "numpy", "m_1_float64", samples(1.05))],
+                         [record("base", TS, "xla", "numpy", "m_1_float64", samples(1.0))])
+    assert comparison is not None and comparison.verdict == "too few samples"
+    assert comparison.change_pct == pytest.approx(5.0)
+
+
+# -------------------------------------------------------------- the verdict ---
+
+def test_drift_within_the_threshold_is_not_a_regression_but_2x_is() -> None:
+    drifted = verdict([1.04, 1.06, 1.03, 1.05, 1.07], [1.0, 1.02, 0.99, 1.01, 1.0], threshold_pct=10)
+    assert drifted.verdict == "unchanged" and not is_regression(drifted)
+    assert 3 < drifted.change_pct < 7
+    doubled = verdict([2.0, 2.1, 1.95, 2.05, 2.2], [1.0, 1.02, 0.99, 1.01, 1.0], threshold_pct=10)
+    assert doubled.verdict == "slower" and is_regression(doubled)
+    assert doubled.change_pct == pytest.approx((math.prod([2.0, 2.1, 1.95, 2.05, 2.2]) ** 0.2
+                                                / math.prod([1.0, 1.02, 0.99, 1.01, 1.0]) ** 0.2 - 1) * 100)
+
+
+def test_the_threshold_decides_how_large_a_clear_change_must_be() -> None:
+    current, baseline = [1.15, 1.16, 1.14, 1.15], [1.0, 1.01, 0.99, 1.0]
+    assert verdict(current, baseline, 0).verdict == "slower"
+    assert verdict(current, baseline, 10).verdict == "slower"
+    assert verdict(current, baseline, 20).verdict == "unchanged"
+    assert verdict(baseline, current, 10).verdict == "faster"
+
+
+def test_one_wild_round_makes_the_change_unclear_rather_than_a_regression() -> None:
+    # A neighbour's job doubled one round: the spread is large, the slowdown not clear.
+    comparison = verdict([1.0, 2.0, 1.01, 0.99, 1.0], [1.0, 1.01, 0.99, 1.0, 1.02], threshold_pct=10)
+    assert comparison.verdict == "unchanged"
+
+
+def test_the_interval_covers_the_true_ratio_about_95_percent_of_the_time() -> None:
+    rng = random.Random(11)
+    true_ratio, hits, trials = 1.3, 0, 400
+    for _ in range(trials):
+        base = [math.exp(rng.gauss(0, 0.08)) for _ in range(5)]
+        now = [true_ratio * math.exp(rng.gauss(0, 0.15)) for _ in range(5)]
+        low, high = welch_log_ratio(now, base).interval()
+        hits += low <= true_ratio <= high
+    assert 0.92 <= hits / trials <= 0.985
+
+
+def test_false_alarm_rate_under_no_change_stays_near_alpha() -> None:
+    # 400 simulated A/A figures (5 vs 5 rounds, same distribution): ~5 % or fewer called different.
+    rng = random.Random(5)
+    p_values = []
+    for _ in range(400):
+        a = [math.exp(rng.gauss(0, 0.1)) for _ in range(5)]
+        b = [math.exp(rng.gauss(0, 0.1)) for _ in range(5)]
+        p_values.append(welch_log_ratio(a, b).p_beyond(0.0))
+    assert sum(p < ALPHA for p in p_values) / len(p_values) <= 0.08
+    assert sum(q <= ALPHA for q in benjamini_hochberg(p_values)) <= 4  # BH: almost none
+
+
+def test_log_ratio_with_no_spread() -> None:
+    assert LogRatio(math.log(2), 0.0, 4).p_above(0.0) == 0.0
+    assert LogRatio(0.0, 0.0, 4).p_beyond(0.0) == 1.0
+
+
+def test_round_medians_one_per_round_later_wins() -> None:
+    recs = rounds_of([1.0, 2.0, 3.0])
+    rerun = recs[1].model_copy(update={"median_s": 5.0})
+    assert round_medians([*recs, rerun]) == [1.0, 5.0, 3.0]
+    single = record("r", TS, "xla", "numpy", "m_1_float64", samples(1.0))
+    assert round_medians([single]) == [single.median_s]
 
 
 def test_untimed_figure_has_no_comparison() -> None:
-    untimed = fig([1.0]).model_copy(update={"median_s": None})
-    assert compare(untimed, fig([1.0])) is None
-
-
-def test_is_regression_needs_significance_and_the_threshold() -> None:
-    slower = compare(fig(samples(1.5)), fig(samples(1.0)))
-    assert is_regression(slower, 10) and not is_regression(slower, 60)
-    noisy_but_slower = compare(fig([1.2, 0.8, 1.3]), fig([1.0, 0.9, 1.1]))
-    assert not is_regression(noisy_but_slower, 0)
-    assert not is_regression(None, 0)
+    untimed = rounds_of([1.0])[0].model_copy(update={"median_s": None})
+    assert compare([untimed], rounds_of([1.0])) is None
+    assert not is_regression(None)
