@@ -43,6 +43,7 @@ td.metric { color: #59636e; }
 .verdict-slower { color: #cf222e; font-weight: 600; }
 .verdict-faster { color: #1a7f37; font-weight: 600; }
 .verdict-unchanged { color: #59636e; }
+.verdict-too-few-samples { color: #9a6700; font-style: italic; }
 figure { margin: 1rem 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
 figcaption { color: #59636e; font-size: .8rem; }
@@ -120,7 +121,7 @@ def changes_table(table: ReportTable) -> str:
     rows = [_row([html.escape(h) for h in CHANGE_HEADERS], header=True)]
     for figure in table.compared:
         cells = change_cells(figure)
-        classes = ["", "", "num", "num", "num", f"verdict-{cells[5]}", ""]
+        classes = ["", "", "num", "num", "num", "verdict-" + cells[5].replace(" ", "-"), ""]
         rows.append(_row([html.escape(c) for c in cells], classes=classes))
     return '<table class="changes">' + "".join(rows) + "</table>"
 

@@ -12,7 +12,9 @@ import pytest
 from src.report.page import Chart, render_html
 from src.report.rows import build_table
 from tests.conftest import invoke
-from tests.report.fixtures import JIT_RUN, XLA_NEW, XLA_OLD, all_records, record, samples, write_results
+from tests.report.fixtures import (
+    JIT_RUN, XLA_NEW, XLA_OLD, all_records, record, samples, write_results, xla_rounds,
+)
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -107,13 +109,24 @@ def test_noisy_figures_and_fastest_are_marked(results: Path) -> None:
     assert parsed.classes.count("fastest") == 2  # the fastest of each of the two cases
 
 
-def test_baseline_verdicts_are_shown(results: Path) -> None:
-    page = html_report("--results", str(results), "--group", "xla", "--baseline", XLA_OLD)
+def test_baseline_verdicts_are_shown(results_path: Path) -> None:
+    # Two --rounds runs (5 rounds each): the matmul got 2× slower, inverse and sum did not.
+    write_results(results_path, xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00")
+                  + xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", slowdown={"matmul_100x100_float64": 2.0},
+                               seed=1))
+    page = html_report("--results", str(results_path), "--group", "xla", "--baseline", XLA_OLD)
     parsed = parse(page)
     assert [t.get("class") for t in parsed.tables] == ["env", "figures", "changes"]
     assert f"change against run {XLA_OLD}" in page
     assert parsed.classes.count("verdict-slower") == 1
-    assert parsed.classes.count("verdict-unchanged") == 5
+    assert parsed.classes.count("verdict-unchanged") == 2
+
+
+def test_single_round_runs_read_too_few_samples(results: Path) -> None:
+    page = html_report("--results", str(results), "--group", "xla", "--baseline", XLA_OLD)
+    parsed = parse(page)
+    assert parsed.classes.count("verdict-too-few-samples") == 6  # one class per cell, no stray words
+    assert "verdict-slower" not in parsed.classes and "verdict-unchanged" not in parsed.classes
 
 
 def test_environment_differences_are_highlighted() -> None:
