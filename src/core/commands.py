@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import importlib
 import json
+import signal
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 import click
 
+from src.core.errors import RunInterrupted, handling, interrupt_signal
 from src.core.settings import BenchSettings, parse_settings, settings_options
 
 
@@ -76,11 +78,19 @@ def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings) -> 
     run = Run(group.name, settings.results, log=console.print)
     print_run_header(console, run, settings)
     try:
-        for name in names:
-            console.rule(f"{group.name} {name}")
-            load_backend(group.backends[name]).run(settings, run)
-        if group.after is not None and run.records:
-            group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
+        with handling(signal.SIGINT, lambda signum, _: run.stop(signum)), \
+                handling(signal.SIGTERM, lambda signum, _: run.stop(signum)):
+            for name in names:
+                console.rule(f"{group.name} {name}")
+                load_backend(group.backends[name]).run(settings, run)
+            run.raise_if_stopped()
+            if group.after is not None and run.records:
+                group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated): say what is saved, no traceback
+        raise RunInterrupted(
+            f"Interrupted: {len(run.records)} records of run {run.run_id} are saved in {settings.results}",
+            interrupt_signal(exc),
+        ) from None
     finally:
         # Whatever happened, show and hand out what was measured: it is already on disk.
         if run.records:

@@ -1,26 +1,51 @@
 """Results store: one JSON line per measured figure, appended as soon as it exists.
 
-A run interrupted half-way keeps every line it finished; a reader skips a
-truncated or corrupt line with a warning and loses nothing else.
+Guarantees (tests/core/test_store.py shows each one):
+* a record is one `write()` of one complete line on an O_APPEND descriptor, then fsync: a crash or kill
+  leaves either the whole line or nothing, and concurrent writers never interleave inside a line;
+* a file whose last line has no newline (an editor, an older crash) gets one before the next record,
+  so a torn line never swallows a new record;
+* a write that fails (full disk, I/O error) is undone (the partial line is truncated away) and raised
+  as a one-line `ResultsWriteError`;
+* `check_results_path` refuses, before any work, a path that is not a regular file (FIFO, device,
+  directory), a file that is not JSON lines (binary), an unwritable path and a full file system.
+
+Reading skips every corrupt, hostile or impossible line (bad bytes, broken JSON, deep nesting, huge
+numbers, negative / NaN / infinite times) and reports them in one summarised warning.
 """
 
 from __future__ import annotations
 
+import codecs
 import json
 import os
 import secrets
-from collections.abc import Callable, Iterator
+import signal
+import stat
+import sys
+from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from src.core.environment import environment
+from src.core.errors import ResultsWriteError, Terminated
 from src.core.timing import Measurement
 
 DEFAULT_RESULTS = Path("data/results/results.jsonl")
+SCHEMA_VERSION = 1  # records written before the field existed load as version 0
 Scalar = float | int | str | bool | None
+# A duration is finite and never negative: anything else in a file is corrupt, not data.
+MAX_SECONDS = 1e9  # ~32 years: a longer duration is corrupt, not a measurement
+Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+
+SNIFF_BYTES = 1 << 16  # head and tail of a results file checked for being JSON-lines text
+MIN_FREE_BYTES = 1 << 20  # room for some hundreds of records
+LISTED_LINES = 5  # bad line numbers named in the summary warning
+# Cut out of a line before parsing when the raw samples are not needed (see `read_records`).
+SAMPLES_KEY = b'"samples_s":['
 
 
 class Record(BaseModel):
@@ -28,6 +53,7 @@ class Record(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
+    schema_version: int = SCHEMA_VERSION
     run_id: str
     timestamp: str
     group: str
@@ -37,16 +63,18 @@ class Record(BaseModel):
     device: str
     dtype: str | None = None
     params: dict[str, Any] = Field(default_factory=dict)
-    median_s: float | None = None
-    iqr_s: float | None = None
-    min_s: float | None = None
-    repeats: int = 0
-    samples_s: list[float] = Field(default_factory=list)
-    compile_s: float | None = None
+    median_s: Seconds | None = None
+    iqr_s: Seconds | None = None
+    min_s: Seconds | None = None
+    repeats: int = Field(0, ge=0)
+    samples_s: list[Seconds] = Field(default_factory=list)
+    compile_s: Seconds | None = None
     noisy: bool = False
     metrics: dict[str, Scalar] = Field(default_factory=dict)
     checks: dict[str, Scalar] = Field(default_factory=dict)
     env: dict[str, Scalar] = Field(default_factory=dict)
+    # Where the line is (file, byte offset) when it was read without its samples; see `restore_samples`.
+    _source: tuple[Path, int] | None = PrivateAttr(default=None)
 
 
 def new_run_id() -> str:
@@ -54,27 +82,304 @@ def new_run_id() -> str:
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
 
 
+# ---------------------------------------------------------------- writing ---
+
+def file_kind(mode: int) -> str:
+    kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
+             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"), (stat.S_ISSOCK, "a socket"))
+    return next((name for test, name in kinds if test(mode)), "not a regular file")
+
+
+def regular_file_problem(path: Path) -> str | None:
+    """Why `path` cannot be a results file we read or append to (None: absent or a regular file).
+    Checked before opening: opening a FIFO blocks until someone opens its other end."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return f"cannot use {path}: {exc.strerror}"
+    return None if stat.S_ISREG(mode) else f"{path} is {file_kind(mode)}, not a regular file"
+
+
+def text_problem(path: Path) -> str | None:
+    """Why an existing file is not a JSON-lines results file: NUL bytes, bytes that are not UTF-8,
+    or a first line that is not a JSON object. Only the head and the tail are read (fast on any size)."""
+    with path.open("rb") as fh:
+        head = fh.read(SNIFF_BYTES)
+        size = fh.seek(0, os.SEEK_END)
+        fh.seek(max(len(head), size - SNIFF_BYTES))
+        tail = fh.read(SNIFF_BYTES)
+    # A multi-byte character may be cut at a chunk's edges: skip continuation bytes at the start of the
+    # tail, and let the incremental decoder hold back an unfinished character at the end.
+    skip = next((i for i, byte in enumerate(tail[:3]) if not 0x80 <= byte <= 0xBF), 0)
+    for chunk, where in ((head, "start"), (tail[skip:], "end")):
+        if b"\0" in chunk:
+            return f"binary data (NUL bytes) near its {where}"
+        try:
+            codecs.getincrementaldecoder("utf-8")().decode(chunk, final=False)
+        except UnicodeDecodeError:
+            return f"bytes that are not UTF-8 near its {where}"
+    first = head.lstrip()[:1]
+    if first and first != b"{":
+        return "its first line is not a JSON object"
+    return None
+
+
+def check_results_path(path: Path) -> Path:
+    """Preflight of a results file before any work: a regular file or absent, JSON-lines text,
+    writable, on a file system with space left. Raises ValueError with the reason."""
+    problem = regular_file_problem(path)
+    if problem:
+        raise ValueError(problem)
+    if path.exists():
+        try:
+            problem = text_problem(path)
+        except OSError as exc:
+            raise ValueError(f"cannot read {path}: {exc.strerror}") from None
+        if problem:
+            raise ValueError(f"{path} is not a JSON-lines results file ({problem}); give another --results file")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # The same open as append_record (O_NONBLOCK: never waits on a FIFO made since the check).
+        os.close(os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666))
+        vfs = os.statvfs(path)
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror}") from None
+    free = vfs.f_bavail * vfs.f_frsize
+    if free < MIN_FREE_BYTES:
+        raise ValueError(f"no space left for records next to {path}: {free:,} bytes free")
+    return path
+
+
 def append_record(path: Path, record: Record) -> None:
-    """Append one complete line and flush it to disk before returning."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    line = record.model_dump_json() + "\n"
-    with path.open("a", encoding="utf-8") as fh:
-        fh.write(line)
-        fh.flush()
-        os.fsync(fh.fileno())
+    """Append one complete line in one write() and fsync it; on failure leave no part of it."""
+    line = (record.model_dump_json() + "\n").encode("utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_CLOEXEC, 0o666)
+    except OSError as exc:
+        raise ResultsWriteError(path, exc.strerror or str(exc)) from None
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise ResultsWriteError(path, f"it is {file_kind(mode)}, not a regular file")
+        _append_line(fd, path, line)
+    finally:
+        os.close(fd)
 
 
-def read_records(path: Path, warn: Callable[[str], None]) -> Iterator[Record]:
-    """Yield every valid record; report each bad line (with its number) through `warn`."""
-    with path.open(encoding="utf-8") as fh:
+def _append_line(fd: int, path: Path, line: bytes) -> None:
+    size = os.fstat(fd).st_size
+    # A last line without its newline (torn by a crash, or left by an editor) must not swallow this one.
+    data = line if size == 0 or os.pread(fd, 1, size - 1) == b"\n" else b"\n" + line
+    written = 0
+    try:
+        written = os.write(fd, data)  # O_APPEND: one write lands whole at the end, never interleaved
+        if written != len(data):
+            raise OSError(28, f"short write ({written} of {len(data)} bytes): no space left on device")
+        os.fsync(fd)
+    except OSError as exc:
+        _undo_partial(fd, written)
+        raise ResultsWriteError(path, exc.strerror or str(exc)) from None
+
+
+def _undo_partial(fd: int, written: int) -> None:
+    """Truncate away the bytes of a failed append, if it is still the file's last write."""
+    if written == 0:
+        return
+    end = os.lseek(fd, 0, os.SEEK_CUR)  # with O_APPEND: just past the bytes this write put
+    try:
+        if os.fstat(fd).st_size == end:
+            os.ftruncate(fd, end - written)
+    except OSError:
+        pass  # nothing more to do: a reader skips the torn line, the next append starts a new one
+
+
+# ---------------------------------------------------------------- reading ---
+
+class BadLines:
+    """Line numbers and the first reasons of skipped lines, reported once."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.numbers: list[int] = []
+        self.reasons: list[str] = []
+
+    def add(self, number: int, reason: str) -> None:
+        self.numbers.append(number)
+        if len(self.reasons) < 1:
+            self.reasons.append(f"line {number}: {reason}")
+
+    def summary(self) -> str | None:
+        if not self.numbers:
+            return None
+        listed = ", ".join(str(n) for n in self.numbers[:LISTED_LINES])
+        more = f" and {len(self.numbers) - LISTED_LINES} more" if len(self.numbers) > LISTED_LINES else ""
+        return (f"{self.path}: skipped {len(self.numbers)} corrupt or impossible record(s) at line(s) "
+                f"{listed}{more} (first: {self.reasons[0]})")
+
+
+def _without_samples(line: bytes) -> bytes:
+    """The line with its "samples_s":[...] member cut out (a flat list of numbers: the first ']' ends it).
+    Parsing 48 floats is most of the cost of a line; the result is checked to have no samples_s left."""
+    start = line.find(SAMPLES_KEY)
+    if start <= 0 or line[start - 1 : start] != b",":
+        return line
+    end = line.find(b"]", start)
+    if end < 0:
+        return line
+    after = line[end + 1 : end + 2]
+    return line[:start] + line[end + 2 :] if after == b"," else line[: start - 1] + line[end + 1 :]
+
+
+def parse_record(line: bytes, *, samples: bool = True) -> Record:
+    """One line as a Record; ValueError (with a short reason) for anything that is not a valid record."""
+    try:
+        text = line if samples else _without_samples(line)
+        data = json.loads(text)
+    except UnicodeDecodeError:
+        raise ValueError("bytes that are not UTF-8") from None
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, and integers beyond Python's digit limit
+        raise ValueError(str(exc).splitlines()[0][:120]) from None
+    if not isinstance(data, dict):
+        raise ValueError("not a JSON object")
+    if not samples and "samples_s" in data:  # the cut was not the record's own member: parse it all
+        return parse_record(line, samples=True)
+    data.setdefault("schema_version", 0)  # written before records carried a version
+    record = _exact_record(data)
+    if record is not None:
+        return record
+    try:
+        return Record.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        where = ".".join(str(part) for part in error["loc"])
+        raise ValueError(f"{where}: {error['msg']}") from None
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+# ------------------------------------------------- fast path of reading ---
+# Pydantic's validation costs ~30 µs a record, three times the JSON parsing: a line exactly as
+# `Run.record` writes it (every field of its own type, durations finite and ≥ 0, no extra keys) is
+# checked here with plain type tests and becomes a Record without it; anything else takes pydantic's
+# way (coercion, or the reason it is refused).
+REQUIRED_TEXT = ("run_id", "timestamp", "group", "backend", "case", "device")
+OPTIONAL_TEXT = ("variant", "dtype")
+DURATIONS = ("median_s", "iqr_s", "min_s", "compile_s")
+SCALAR_MAPS = ("metrics", "checks", "env")
+SCALAR_TYPES = frozenset({float, int, str, bool, type(None)})
+FIELD_NAMES = tuple(Record.model_fields)
+FIELDS = frozenset(FIELD_NAMES)
+_FIELD_SETS: dict[frozenset[str], set[str]] = {}
+
+
+def _is_duration(value: object) -> bool:
+    # NaN fails both comparisons; bool is excluded by the exact type test.
+    return (type(value) is float or type(value) is int) and 0 <= value <= MAX_SECONDS  # type: ignore[operator]
+
+
+def _exact_record(data: dict[str, Any]) -> Record | None:
+    if not FIELDS.issuperset(data) or type(data.get("schema_version")) is not int:
+        return None
+    for name in REQUIRED_TEXT:
+        if type(data.get(name)) is not str:
+            return None
+    for name in OPTIONAL_TEXT:
+        if data.get(name) is not None and type(data[name]) is not str:
+            return None
+    for name in DURATIONS:
+        if data.get(name) is not None and not _is_duration(data[name]):
+            return None
+    samples = data.get("samples_s", [])
+    if type(samples) is not list or not all(map(_is_duration, samples)):
+        return None
+    repeats = data.get("repeats", 0)
+    if type(repeats) is not int or repeats < 0 or type(data.get("noisy", False)) is not bool:
+        return None
+    if type(data.get("params", {})) is not dict:
+        return None
+    for name in SCALAR_MAPS:
+        mapping = data.get(name, {})
+        if type(mapping) is not dict or not SCALAR_TYPES.issuperset(map(type, mapping.values())):
+            return None
+    values = {
+        "variant": None, "dtype": None, "median_s": None, "iqr_s": None, "min_s": None, "repeats": 0,
+        "compile_s": None, "noisy": False, **data,
+    }
+    for name in ("params", "metrics", "checks", "env", "samples_s"):
+        if name not in values:
+            values[name] = [] if name == "samples_s" else {}
+    record: Record = Record.__new__(Record)
+    # What pydantic's model_construct sets, without its per-field Python loop; records with the same
+    # keys share one fields-set (only read by model_dump(exclude_unset=...)).
+    object.__setattr__(record, "__dict__", {name: values[name] for name in FIELD_NAMES})
+    object.__setattr__(record, "__pydantic_fields_set__", _FIELD_SETS.setdefault(frozenset(data), set(data)))
+    object.__setattr__(record, "__pydantic_extra__", {})
+    object.__setattr__(record, "__pydantic_private__", {"_source": None})
+    return record
+
+
+def read_records(path: Path, warn: Callable[[str], None], *, samples: bool = True) -> Iterator[Record]:
+    """Yield every valid record; bad lines are skipped and reported through `warn` in one summary.
+
+    samples=False leaves out the raw samples (the bulk of a line): the report reads every line that
+    way, then `restore_samples` reads them back for the few records it shows.
+    """
+    bad = BadLines(path)
+    cache = Interner()
+    with path.open("rb") as fh:
+        offset = 0
         for number, line in enumerate(fh, start=1):
+            start, offset = offset, offset + len(line)
             if not line.strip():
                 continue
             try:
-                yield Record.model_validate(json.loads(line))
-            except (json.JSONDecodeError, ValidationError) as exc:
-                reason = str(exc).splitlines()[0]
-                warn(f"{path}:{number}: skipped a corrupt record ({reason})")
+                record = parse_record(line, samples=samples)
+            except ValueError as exc:
+                bad.add(number, str(exc))
+                continue
+            if not samples:
+                record._source = (path, start)
+                cache.share(record)
+            yield record
+    summary = bad.summary()
+    if summary:
+        warn(summary)
+
+
+def restore_samples(records: Iterable[Record], warn: Callable[[str], None]) -> None:
+    """Read back the raw samples of records read with samples=False (one seek per record)."""
+    wanted: dict[Path, list[Record]] = {}
+    for record in records:
+        if record._source is not None:
+            wanted.setdefault(record._source[0], []).append(record)
+    for path, chosen in wanted.items():
+        with path.open("rb") as fh:
+            for record in sorted(chosen, key=lambda r: r._source[1] if r._source else 0):
+                assert record._source is not None
+                fh.seek(record._source[1])
+                try:
+                    record.__dict__["samples_s"] = parse_record(fh.readline()).samples_s
+                except ValueError as exc:  # the file changed since: keep the summary figures only
+                    warn(f"{path}: the samples of a {record.group} {record.case} record are unreadable now ({exc})")
+                record._source = None
+
+
+class Interner:
+    """Share equal strings and environments between the records of one file (most are repeated)."""
+
+    def __init__(self) -> None:
+        self.envs: dict[tuple[tuple[str, Scalar], ...], dict[str, Scalar]] = {}
+
+    def share(self, record: Record) -> None:
+        fields = record.__dict__
+        for name in REQUIRED_TEXT:
+            fields[name] = sys.intern(fields[name])
+        fields["env"] = self.envs.setdefault(tuple(fields["env"].items()), fields["env"])
 
 
 class Run:
@@ -96,6 +401,18 @@ class Run:
         self.log = log
         self.run_id = run_id or new_run_id()
         self.records: list[Record] = []
+        self.stop_signal: int | None = None  # set by the CLI's SIGINT / SIGTERM handler
+
+    def stop(self, signum: int) -> None:
+        """Called from a signal handler: remember the signal, then raise it as an exception."""
+        self.stop_signal = signum
+        self.raise_if_stopped()
+
+    def raise_if_stopped(self) -> None:
+        """Raise again a signal whose exception was swallowed: one raised inside JAX's garbage-collection
+        callback is only printed by Python ("Exception ignored in ..."), and the run would go on."""
+        if self.stop_signal is not None:
+            raise Terminated() if self.stop_signal == signal.SIGTERM else KeyboardInterrupt()
 
     def record(
         self,
@@ -142,4 +459,5 @@ class Run:
         )
         append_record(self.results, record)
         self.records.append(record)
+        self.raise_if_stopped()
         return record

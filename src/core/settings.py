@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.fields import FieldInfo
 
 from src.core.devices import DeviceKind, DeviceRequest, resolve_device
-from src.core.results import DEFAULT_RESULTS
+from src.core.results import DEFAULT_RESULTS, check_results_path, regular_file_problem
 
 M = TypeVar("M", bound=BaseModel)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -65,24 +65,17 @@ class BenchSettings(BaseModel):
 
 
 def writable_file(path: Path) -> Path:
-    """Refuse a path we could not append to, before any work is done."""
-    if path.is_dir():
-        raise ValueError(f"{path} is a directory, not a file")
-    try:
-        # Opening for append is the only reliable test (root passes os.access
-        # everywhere); it changes nothing in an existing file.
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8"):
-            pass
-    except OSError as exc:
-        raise ValueError(f"cannot write {path}: {exc.strerror}") from None
-    return path
+    """Refuse, before any work is done, a results path we could not append records to."""
+    return check_results_path(path)
 
 
 def readable_path(path: Path) -> Path:
-    """Refuse a path that does not exist or cannot be read."""
+    """Refuse a path that does not exist, cannot be read, or is not a regular file (a FIFO would hang)."""
     if not path.exists():
         raise ValueError(f"{path} does not exist")
+    problem = regular_file_problem(path)
+    if problem:
+        raise ValueError(problem)
     if not os.access(path, os.R_OK):
         raise ValueError(f"{path} is not readable")
     return path

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from src.core.results import DEFAULT_RESULTS, Record
+from src.core.results import DEFAULT_RESULTS, Record, restore_samples
 from src.core.settings import OptionError, parse_settings, readable_path, settings_options
 from src.report.select import PREVIOUS, Filters, is_path_like
 
@@ -107,7 +107,9 @@ def report(settings: ReportSettings) -> None:
     chosen = select.apply_filters(records, filters)
     runs = select.split_runs(chosen) if settings.run else select.latest_runs(chosen)
     baselines = Baselines(settings, records, filters)
-    tables = order_tables([build_table(run, *baselines.for_run(run)) for run in runs], list(GROUPS))
+    shown = [(run, *baselines.for_run(run)) for run in runs]
+    restore_samples([r for run, base, _ in shown for r in (*run, *(base or ()))], warn)
+    tables = order_tables([build_table(*table) for table in shown], list(GROUPS))
 
     to_stdout = settings.format == "table"
     emit(tables, settings.format)

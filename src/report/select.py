@@ -34,8 +34,9 @@ def figure_key(record: Record) -> FigureKey:
 
 
 def load(path: Path, warn: Warn) -> list[Record]:
-    """Every valid record of `path`; no record at all is a data error (exit 2)."""
-    records = list(read_records(path, warn))
+    """Every valid record of `path`, without raw samples (`restore_samples` reads back those shown);
+    no record at all is a data error (exit 2)."""
+    records = list(read_records(path, warn, samples=False))
     if not records:
         raise DataError(
             f"no benchmark records in {path}: run a benchmark first, e.g. `python main.py xla all`"
@@ -134,7 +135,7 @@ def baseline_records(value: str, records: Sequence[Record], filters: Filters, wa
     """Records of a baseline run id (in the results file) or of the latest runs in another file."""
     if is_path_like(value):
         path = Path(value)
-        other = list(read_records(path, warn))
+        other = list(read_records(path, warn, samples=False))
         if not other:
             raise click.BadParameter(f"no benchmark records in {path}", param_hint="'--baseline'")
         chosen = [r for run in latest_runs(other) for r in run]
