@@ -8,6 +8,7 @@ and both the `--help` text and the error message come from it.
 from __future__ import annotations
 
 import os
+import tempfile
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -19,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.fields import FieldInfo
 
 from src.core.devices import DeviceKind, DeviceRequest, resolve_device
+from src.core.errors import DataError
 from src.core.results import DEFAULT_RESULTS, check_results_path, regular_file_problem
 
 M = TypeVar("M", bound=BaseModel)
@@ -67,6 +69,20 @@ class BenchSettings(BaseModel):
 def writable_file(path: Path) -> Path:
     """Refuse, before any work is done, a results path we could not append records to."""
     return check_results_path(path)
+
+
+def writable_dir(path: Path, what: str) -> Path:
+    """Refuse, before any work, a folder that `what` (checkpoints, plots) could not be written to: the
+    check writes and removes a file there (os.access would say yes to root on a read-only mount)."""
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".write-check-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise DataError(f"cannot write {what} to {path}: {exc.strerror or exc}; "
+                        "make it writable (or run from another folder) before starting") from None
+    return path
 
 
 def readable_path(path: Path) -> Path:

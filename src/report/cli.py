@@ -14,7 +14,8 @@ import click
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from src.core.results import DEFAULT_RESULTS, Record, restore_samples
-from src.core.settings import OptionError, parse_settings, readable_path, settings_options
+from src.core.plots import PLOTS_DIR
+from src.core.settings import OptionError, parse_settings, readable_path, settings_options, writable_dir
 from src.report.select import PREVIOUS, Filters, is_path_like
 
 if TYPE_CHECKING:  # rich-based modules load only when a report is made
@@ -79,6 +80,8 @@ class ReportSettings(BaseModel):
             raise OptionError("--markdown", f"conflicts with --format {self.output_format}; give only one of them")
         if self.fail_on_regression is not None and self.baseline is None:
             raise OptionError("--fail-on-regression", "needs --baseline RUN_ID|PATH|previous to compare with")
+        if self.plot:
+            writable_dir(PLOTS_DIR, "plots")
         return self
 
     @property
