@@ -53,15 +53,14 @@ def write_results(path: Path, count: int) -> str:
             scale = 1e-3 * (1 + i % RUN_SIZE)
             samples = [scale * rng.lognormvariate(0, 0.05) for _ in range(SAMPLES)]
             ordered = sorted(samples)
-            record = {
-                "run_id": run_id, "timestamp": f"2025-01-01T00:00:{run % 60:02d}+00:00",
+            record = {  # the field order of Record: schema_version first, env last
+                "schema_version": 1, "run_id": run_id, "timestamp": f"2025-01-01T00:00:{run % 60:02d}+00:00",
                 "group": GROUPS[run % len(GROUPS)], "backend": BACKENDS[i % len(BACKENDS)], "variant": None,
                 "case": f"matmul_{(i % RUN_SIZE) * 100}x{(i % RUN_SIZE) * 100}_float64", "device": "cpu",
                 "dtype": "float64", "params": {"matrix_size": (i % RUN_SIZE) * 100, "seed": 0},
                 "median_s": ordered[SAMPLES // 2], "iqr_s": ordered[3 * SAMPLES // 4] - ordered[SAMPLES // 4],
                 "min_s": ordered[0], "repeats": SAMPLES, "samples_s": samples, "compile_s": None, "noisy": False,
                 "metrics": {"first_call_s": scale * 2, "gflops": 1.5}, "checks": {}, "env": ENV,
-                "schema_version": 1,
             }
             fh.write(json.dumps(record, separators=(",", ":")) + "\n")  # as Record.model_dump_json writes
     return old_run

@@ -17,7 +17,7 @@ from typing import Any, Protocol
 
 import click
 
-from src.core.errors import RunInterrupted, handling, interrupt_signal
+from src.core.errors import handling, interrupt_signal, interrupted
 from src.core.settings import BenchSettings, parse_settings, settings_options
 
 
@@ -87,7 +87,7 @@ def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings) -> 
             if group.after is not None and run.records:
                 group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated): say what is saved, no traceback
-        raise RunInterrupted(
+        raise interrupted(
             f"Interrupted: {len(run.records)} records of run {run.run_id} are saved in {settings.results}",
             interrupt_signal(exc),
         ) from None

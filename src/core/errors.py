@@ -40,11 +40,19 @@ class Terminated(KeyboardInterrupt):
 
 
 class RunInterrupted(click.ClickException):
-    """Ctrl-C (exit 130) or SIGTERM (exit 143) during a run; the message says what was saved."""
+    """Ctrl-C during a run (exit 130); the message says what was saved."""
 
-    def __init__(self, message: str, signum: int) -> None:
-        super().__init__(message)
-        self.exit_code = 128 + signum
+    exit_code = 128 + signal.SIGINT
+
+
+class RunTerminated(RunInterrupted):
+    """SIGTERM during a run (exit 143)."""
+
+    exit_code = 128 + signal.SIGTERM
+
+
+def interrupted(message: str, signum: int) -> RunInterrupted:
+    return RunTerminated(message) if signum == signal.SIGTERM else RunInterrupted(message)
 
 
 NOTHING_SAVED = "Interrupted: no record was written."

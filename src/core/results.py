@@ -17,8 +17,10 @@ numbers, negative / NaN / infinite times) and reports them in one summarised war
 from __future__ import annotations
 
 import codecs
+import gc
 import json
 import os
+import re
 import secrets
 import signal
 import stat
@@ -73,8 +75,8 @@ class Record(BaseModel):
     metrics: dict[str, Scalar] = Field(default_factory=dict)
     checks: dict[str, Scalar] = Field(default_factory=dict)
     env: dict[str, Scalar] = Field(default_factory=dict)
-    # Where the line is (file, byte offset) when it was read without its samples; see `restore_samples`.
-    _source: tuple[Path, int] | None = PrivateAttr(default=None)
+    # Where the line is (file, byte offset, line number) while the record is index-only; see `complete_records`.
+    _source: tuple[Path, int, int] | None = PrivateAttr(default=None)
 
 
 def new_run_id() -> str:
@@ -204,17 +206,19 @@ class BadLines:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.numbers: list[int] = []
-        self.reasons: list[str] = []
+        self.reasons: list[str] = []  # the reason of the first bad line
+        self.first = 0
 
     def add(self, number: int, reason: str) -> None:
         self.numbers.append(number)
-        if len(self.reasons) < 1:
-            self.reasons.append(f"line {number}: {reason}")
+        if not self.reasons or number < self.first:
+            self.first, self.reasons = number, [f"line {number}: {reason}"]
 
     def summary(self) -> str | None:
         if not self.numbers:
             return None
-        listed = ", ".join(str(n) for n in self.numbers[:LISTED_LINES])
+        numbers = sorted(self.numbers)
+        listed = ", ".join(str(n) for n in numbers[:LISTED_LINES])
         more = f" and {len(self.numbers) - LISTED_LINES} more" if len(self.numbers) > LISTED_LINES else ""
         return (f"{self.path}: skipped {len(self.numbers)} corrupt or impossible record(s) at line(s) "
                 f"{listed}{more} (first: {self.reasons[0]})")
@@ -275,11 +279,12 @@ SCALAR_TYPES = frozenset({float, int, str, bool, type(None)})
 FIELD_NAMES = tuple(Record.model_fields)
 FIELDS = frozenset(FIELD_NAMES)
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
+_INDEXED_FIELDS = ("schema_version", "run_id", "timestamp", "group", "backend", "env")
 
 
 def _is_duration(value: object) -> bool:
     # NaN fails both comparisons; bool is excluded by the exact type test.
-    return (type(value) is float or type(value) is int) and 0 <= value <= MAX_SECONDS  # type: ignore[operator]
+    return (type(value) is float or type(value) is int) and 0 <= value <= MAX_SECONDS
 
 
 def _exact_record(data: dict[str, Any]) -> Record | None:
@@ -313,73 +318,177 @@ def _exact_record(data: dict[str, Any]) -> Record | None:
     for name in ("params", "metrics", "checks", "env", "samples_s"):
         if name not in values:
             values[name] = [] if name == "samples_s" else {}
+    return _record_of({name: values[name] for name in FIELD_NAMES}, data)
+
+
+def _record_of(fields: dict[str, Any], keys: Iterable[str]) -> Record:
+    """A Record from checked values: what pydantic's model_construct sets, without its per-field Python
+    loop. Records with the same keys share one fields-set (only read by model_dump(exclude_unset=...))."""
     record: Record = Record.__new__(Record)
-    # What pydantic's model_construct sets, without its per-field Python loop; records with the same
-    # keys share one fields-set (only read by model_dump(exclude_unset=...)).
-    object.__setattr__(record, "__dict__", {name: values[name] for name in FIELD_NAMES})
-    object.__setattr__(record, "__pydantic_fields_set__", _FIELD_SETS.setdefault(frozenset(data), set(data)))
+    object.__setattr__(record, "__dict__", fields)
+    object.__setattr__(record, "__pydantic_fields_set__", _FIELD_SETS.setdefault(frozenset(keys), set(keys)))
     object.__setattr__(record, "__pydantic_extra__", {})
     object.__setattr__(record, "__pydantic_private__", {"_source": None})
     return record
 
 
-def read_records(path: Path, warn: Callable[[str], None], *, samples: bool = True) -> Iterator[Record]:
-    """Yield every valid record; bad lines are skipped and reported through `warn` in one summary.
+# Run.record writes the fields in Record's order (a test keeps it so): the first ones are all that picks
+# runs (src/report/select.py), and env is the last. An index-only read takes just those from such a line
+# (a regular expression and, per distinct env, one small parse) and leaves the rest to `complete_records`
+# for the records actually shown: most of a 100,000-line file is never parsed.
+INDEX_HEAD = re.compile(
+    rb'\{(?:"schema_version":(\d{1,6}),)?"run_id":"([^"\\]*)","timestamp":"([^"\\]*)","group":"([^"\\]*)",'
+    rb'"backend":"([^"\\]*)",'
+)
+ENV_KEY = b',"env":'
 
-    samples=False leaves out the raw samples (the bulk of a line): the report reads every line that
-    way, then `restore_samples` reads them back for the few records it shows.
+
+class SkippedLines:
+    """Bad lines of every file a command reads, in every phase, reported as one summary per file at the end."""
+
+    def __init__(self) -> None:
+        self.files: dict[Path, BadLines] = {}
+
+    def of(self, path: Path) -> BadLines:
+        return self.files.setdefault(path, BadLines(path))
+
+    def summaries(self) -> list[str]:
+        return [text for bad in self.files.values() if (text := bad.summary())]
+
+
+def read_records(path: Path, warn: Callable[[str], None], *, index_only: bool = False,
+                 skipped: SkippedLines | None = None) -> Iterator[Record]:
+    """Yield every valid record; bad lines are skipped and reported through `warn` in one summary
+    (or collected in `skipped`, for the caller to report once with those `complete_records` finds).
+
+    index_only=True (the report): a line as Run.record writes it gives a record with only its run, time,
+    group, backend and env filled in, checked and filled by `complete_records` once the report knows
+    which records it shows; any other line is parsed and checked now, without its raw samples.
     """
-    bad = BadLines(path)
-    cache = Interner()
+    bad = skipped.of(path) if skipped is not None else BadLines(path)
+    index = Index(path)
+    # Each line makes a few container objects and none is garbage: the cyclic collector, triggered by every
+    # 700 new ones, would scan the growing heap over and over (half of the time of a 100,000-line file).
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        yield from _read_lines(path, index, bad, index_only)
+    finally:
+        if collecting:
+            gc.enable()
+    summary = bad.summary()
+    if summary and skipped is None:
+        warn(summary)
+
+
+def _read_lines(path: Path, index: Index, bad: BadLines, index_only: bool) -> Iterator[Record]:
     with path.open("rb") as fh:
         offset = 0
         for number, line in enumerate(fh, start=1):
             start, offset = offset, offset + len(line)
             if not line.strip():
                 continue
+            if index_only:
+                record = index.record(line, (path, start, number))
+                if record is not None:
+                    yield record
+                    continue
             try:
-                record = parse_record(line, samples=samples)
+                record = parse_record(line, samples=not index_only)
             except ValueError as exc:
                 bad.add(number, str(exc))
                 continue
-            if not samples:
-                record._source = (path, start)
-                cache.share(record)
+            if index_only:
+                record._source = (path, start, number)
+                index.share(record)
             yield record
-    summary = bad.summary()
-    if summary:
-        warn(summary)
 
 
-def restore_samples(records: Iterable[Record], warn: Callable[[str], None]) -> None:
-    """Read back the raw samples of records read with samples=False (one seek per record)."""
-    wanted: dict[Path, list[Record]] = {}
-    for record in records:
-        if record._source is not None:
-            wanted.setdefault(record._source[0], []).append(record)
-    for path, chosen in wanted.items():
-        with path.open("rb") as fh:
-            for record in sorted(chosen, key=lambda r: r._source[1] if r._source else 0):
-                assert record._source is not None
-                fh.seek(record._source[1])
-                try:
-                    record.__dict__["samples_s"] = parse_record(fh.readline()).samples_s
-                except ValueError as exc:  # the file changed since: keep the summary figures only
-                    warn(f"{path}: the samples of a {record.group} {record.case} record are unreadable now ({exc})")
-                record._source = None
+class Index:
+    """Index-only records of one file; equal strings and environments are shared (most are repeated)."""
 
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.envs: dict[bytes, dict[str, Scalar]] = {}
 
-class Interner:
-    """Share equal strings and environments between the records of one file (most are repeated)."""
-
-    def __init__(self) -> None:
-        self.envs: dict[tuple[tuple[str, Scalar], ...], dict[str, Scalar]] = {}
+    def record(self, line: bytes, source: tuple[Path, int, int]) -> Record | None:
+        """The indexed record of a line as Run.record writes it; None for any other line."""
+        head = INDEX_HEAD.match(line)
+        body = line.rstrip()
+        env_at = line.rfind(ENV_KEY)
+        if head is None or env_at < 0 or not body.endswith(b"}}"):
+            return None
+        env = self.env(body[env_at + len(ENV_KEY) : -1])
+        if env is None:
+            return None
+        version, run_id, timestamp, group, backend = head.groups()
+        try:
+            fields: dict[str, Any] = {
+                "schema_version": int(version) if version is not None else 0,  # none: written before versions
+                "run_id": sys.intern(run_id.decode()), "timestamp": sys.intern(timestamp.decode()),
+                "group": sys.intern(group.decode()), "backend": sys.intern(backend.decode()),
+                "variant": None, "case": "", "device": "", "dtype": None, "params": {}, "median_s": None,
+                "iqr_s": None, "min_s": None, "repeats": 0, "samples_s": [], "compile_s": None, "noisy": False,
+                "metrics": {}, "checks": {}, "env": env,
+            }
+        except UnicodeDecodeError:
+            return None
+        record = _record_of(fields, _INDEXED_FIELDS)
+        record._source = source
+        return record
 
     def share(self, record: Record) -> None:
+        """Intern the strings and share the env of a record parsed in full (a line in another layout)."""
         fields = record.__dict__
         for name in REQUIRED_TEXT:
             fields[name] = sys.intern(fields[name])
-        fields["env"] = self.envs.setdefault(tuple(fields["env"].items()), fields["env"])
+        raw = json.dumps(fields["env"], sort_keys=True).encode()
+        fields["env"] = self.envs.setdefault(raw, fields["env"])
+
+    def env(self, raw: bytes) -> dict[str, Scalar] | None:
+        env = self.envs.get(raw)
+        if env is None:
+            try:
+                parsed = json.loads(raw)
+            except (ValueError, RecursionError):
+                return None
+            if type(parsed) is not dict or not SCALAR_TYPES.issuperset(map(type, parsed.values())):
+                return None
+            env = self.envs[raw] = parsed
+        return env
+
+
+def complete_records(records: Iterable[Record], warn: Callable[[str], None],
+                     skipped: SkippedLines | None = None) -> list[Record]:
+    """Read in full (checked, raw samples included) the records that an index-only read left partial;
+    returns the given records less those whose line proves corrupt, reported in one summary per file."""
+    wanted: dict[Path, list[Record]] = {}
+    given = list(records)
+    for record in given:
+        if record._source is not None:
+            wanted.setdefault(record._source[0], []).append(record)
+    dropped: set[int] = set()
+    for path, chosen in wanted.items():
+        bad = skipped.of(path) if skipped is not None else BadLines(path)
+        with path.open("rb") as fh:
+            for record in sorted(chosen, key=lambda r: r._source[1] if r._source else 0):
+                assert record._source is not None
+                _, offset, number = record._source
+                fh.seek(offset)
+                try:
+                    full = parse_record(fh.readline())
+                except ValueError as exc:
+                    bad.add(number, str(exc))
+                    dropped.add(id(record))
+                    continue
+                record.__dict__.update(full.__dict__)
+                object.__setattr__(record, "__pydantic_fields_set__", full.__pydantic_fields_set__)
+                object.__setattr__(record, "__pydantic_extra__", full.__pydantic_extra__)
+                record._source = None
+        summary = bad.summary()
+        if summary and skipped is None:
+            warn(summary)
+    return [record for record in given if id(record) not in dropped]
 
 
 class Run:
@@ -402,11 +511,14 @@ class Run:
         self.run_id = run_id or new_run_id()
         self.records: list[Record] = []
         self.stop_signal: int | None = None  # set by the CLI's SIGINT / SIGTERM handler
+        self.writing = False  # a record is being written: a signal waits until it is on disk and counted
 
     def stop(self, signum: int) -> None:
-        """Called from a signal handler: remember the signal, then raise it as an exception."""
+        """Called from a signal handler: remember the signal, then raise it as an exception (once the
+        record being written, if any, is on disk and in `records`, so that the count said is exact)."""
         self.stop_signal = signum
-        self.raise_if_stopped()
+        if not self.writing:
+            self.raise_if_stopped()
 
     def raise_if_stopped(self) -> None:
         """Raise again a signal whose exception was swallowed: one raised inside JAX's garbage-collection
@@ -457,7 +569,11 @@ class Run:
             env=environment(),
             **timing,
         )
-        append_record(self.results, record)
-        self.records.append(record)
+        self.writing = True
+        try:
+            append_record(self.results, record)
+            self.records.append(record)
+        finally:
+            self.writing = False
         self.raise_if_stopped()
         return record

@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from src.core.results import DEFAULT_RESULTS, Record, restore_samples
+from src.core.results import DEFAULT_RESULTS, Record, SkippedLines, complete_records
+from src.core.errors import DataError
 from src.core.plots import PLOTS_DIR
 from src.core.settings import OptionError, parse_settings, readable_path, settings_options, writable_dir
 from src.report.select import PREVIOUS, Filters, is_path_like
@@ -105,14 +106,26 @@ def report(settings: ReportSettings) -> None:
     from src.report import select
     from src.report.rows import build_table, order_tables
 
-    records = select.load(settings.results, warn)
-    filters = Filters(run=settings.run, group=settings.group, backend=settings.backend)
-    chosen = select.apply_filters(records, filters)
-    runs = select.split_runs(chosen) if settings.run else select.latest_runs(chosen)
-    baselines = Baselines(settings, records, filters)
-    shown = [(run, *baselines.for_run(run)) for run in runs]
-    restore_samples([r for run, base, _ in shown for r in (*run, *(base or ()))], warn)
-    tables = order_tables([build_table(*table) for table in shown], list(GROUPS))
+    skipped = SkippedLines()  # bad lines of every phase, reported once per file
+    try:
+        records = select.load(settings.results, warn, skipped)
+        filters = Filters(run=settings.run, group=settings.group, backend=settings.backend)
+        chosen = select.apply_filters(records, filters)
+        runs = select.split_runs(chosen) if settings.run else select.latest_runs(chosen)
+        baselines = Baselines(settings, records, filters, skipped)
+        shown = [(run, *baselines.for_run(run)) for run in runs]
+        # Only now are the shown records (and their baselines) read in full; a corrupt one drops out.
+        needed = [r for run, base, _ in shown for r in (*run, *(base or ()))]
+        valid = {id(r) for r in complete_records(needed, warn, skipped)}
+    finally:
+        for summary in skipped.summaries():
+            warn(summary)
+    tables = order_tables([
+        build_table([r for r in run if id(r) in valid], [r for r in base if id(r) in valid] if base else base, note)
+        for run, base, note in shown if any(id(r) in valid for r in run)
+    ], list(GROUPS))
+    if not tables:
+        raise DataError(f"no valid benchmark records to show in {settings.results}")
 
     to_stdout = settings.format == "table"
     emit(tables, settings.format)
@@ -130,7 +143,8 @@ def report(settings: ReportSettings) -> None:
 class Baselines:
     """The baseline records of each reported run (loaded once)."""
 
-    def __init__(self, settings: ReportSettings, records: Sequence[Record], filters: Filters) -> None:
+    def __init__(self, settings: ReportSettings, records: Sequence[Record], filters: Filters,
+                 skipped: SkippedLines | None = None) -> None:
         from src.report import select
 
         self.value = settings.baseline
@@ -138,7 +152,7 @@ class Baselines:
         if self.value == PREVIOUS:
             self.pool = select.apply_filters(records, Filters(group=filters.group, backend=filters.backend))
         elif self.value is not None:
-            self.pool = select.baseline_records(self.value, records, filters, warn)
+            self.pool = select.baseline_records(self.value, records, filters, warn, skipped)
 
     def for_run(self, run: Sequence[Record]) -> tuple[list[Record] | None, str | None]:
         """(baseline records or None, the note printed under the table)."""

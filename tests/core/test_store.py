@@ -290,3 +290,31 @@ sys.exit(run_cli(group, ["fake", "--results", {str(results)!r}]))
     assert out.returncode == 130, out.stderr
     assert [r["case"] for r in read_jsonl(results)] == ["before", "after"]
     assert out.stderr.strip().splitlines()[-1].startswith("Interrupted: 2 records of run ")
+
+
+# ------------------------------------------------ index-only reading ---
+
+def test_run_record_lines_start_with_the_fields_the_index_reads(results_path: Path) -> None:
+    """The report's fast read relies on Run.record's field order: schema_version, run_id, timestamp,
+    group, backend first and env last. Reordering Record's fields must fail here, not slow reports down."""
+    _record(Run("xla", results_path))
+    line = results_path.read_bytes()
+    assert store.INDEX_HEAD.match(line) is not None
+    assert line.rfind(store.ENV_KEY) > 0 and line.rstrip().endswith(b"}}")
+    assert list(Record.model_fields)[-1] == "env"
+
+
+def test_index_only_then_complete_equals_a_full_read(results_path: Path) -> None:
+    run = Run("xla", results_path)
+    for case in ("a", "b", "c"):
+        _record(run, case)
+    legacy = json.loads(results_path.read_text().splitlines()[0])
+    del legacy["schema_version"]
+    with results_path.open("a") as fh:
+        fh.write(json.dumps(legacy, indent=None) + "\n")  # another layout: parsed in full at once
+    full = list(read_records(results_path, print))
+    indexed = list(read_records(results_path, print, index_only=True))
+    assert [r.case for r in indexed] == ["", "", "", "a"] and all(r.samples_s == [] for r in indexed[:3])
+    assert [r.run_id for r in indexed] == [r.run_id for r in full]
+    completed = store.complete_records(indexed, print)
+    assert [r.model_dump() for r in completed] == [r.model_dump() for r in full]

@@ -27,6 +27,13 @@ def _impossible(**changes: Any) -> str:
     return json.dumps(record)  # json.dumps writes NaN / Infinity, which json.loads accepts back
 
 
+def _impossible_compact(**changes: Any) -> str:
+    """As Run.record writes a line (compact, fields in order): read index-only, then in full when shown."""
+    record = json.loads(_good()[0])
+    record.update(case="impossible_case", **changes)
+    return json.dumps(record, separators=(",", ":"))
+
+
 HOSTILE = {
     "not_utf8": b'{"run_id": "\xff\xfe"}',
     "deep_nesting": b"[" * 100_000 + b"]" * 100_000,
@@ -41,6 +48,13 @@ HOSTILE = {
     "inf_iqr": _impossible(iqr_s=float("inf")).encode(),
     "nested_metric": _impossible(metrics={"gflops": {"a": 1}}).encode(),
     "a_list": b"[1, 2, 3]",
+    "compact_negative_median": _impossible_compact(median_s=-1.0).encode(),
+    "compact_nan_median": _impossible_compact(median_s=float("nan")).encode(),
+    "compact_inf_sample": _impossible_compact(samples_s=[1e-3, float("inf")]).encode(),
+    "compact_huge_integer": _impossible_compact(repeats=1).replace('"repeats":1', '"repeats":' + "7" * 5000).encode(),
+    "compact_deep_params": _impossible_compact(params={}).replace('"params":{}', '"params":' + "[" * 50_000 + "]" * 50_000).encode(),
+    "compact_bad_bytes": _impossible_compact().encode().replace(b'"impossible_case"', b'"impossible_\xff"'),
+    "compact_bad_bytes_in_head": _impossible_compact().encode().replace(XLA_NEW.encode(), b"\xfe" + XLA_NEW[1:].encode()),
 }
 
 

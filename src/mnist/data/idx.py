@@ -12,7 +12,7 @@ import math
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import BinaryIO, Literal, NamedTuple
+from typing import Literal, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -90,7 +90,11 @@ def parse_idx(data: bytes, expected_magic: int, where: str) -> npt.NDArray[np.ui
     return np.frombuffer(data, dtype=np.uint8, count=count, offset=header).reshape(shape)
 
 
-def _read_at_most(fh: BinaryIO, limit: int) -> bytes:
+class Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+def _read_at_most(fh: Readable, limit: int) -> bytes:
     """Up to `limit` bytes, read in pieces (one read(limit) would allocate `limit` bytes up front)."""
     parts: list[bytes] = []
     left = limit
