@@ -66,8 +66,9 @@ def write_results(path: Path, count: int) -> str:
     return old_run
 
 
-def measure(repo: Path, args: list[str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS in MB, exit code) of one `main.py report` child process."""
+def measure(repo: Path, args: list[str]) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds, peak RSS in MB, exit code) of one `main.py report` child process.
+    CPU time (user + system) is shown too: on a shared machine the wall time includes waiting for a core."""
     start = time.perf_counter()
     child = subprocess.Popen([sys.executable, str(repo / "main.py"), "report", *args],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=repo)
@@ -78,7 +79,8 @@ def measure(repo: Path, args: list[str]) -> tuple[float, float, int]:
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
         print(f"  exit {child.returncode}: {errors[-300:]}")
-    return wall, usage.ru_maxrss / 1024, child.returncode  # ru_maxrss is in KiB on Linux
+    cpu = usage.ru_utime + usage.ru_stime
+    return wall, cpu, usage.ru_maxrss / 1024, child.returncode  # ru_maxrss is in KiB on Linux
 
 
 def main() -> None:
@@ -90,11 +92,12 @@ def main() -> None:
         path = Path(folder) / "results.jsonl"
         old_run = write_results(path, count)
         size_mb = path.stat().st_size / 1e6
-        print(f"{count:,} records, {size_mb:.0f} MB ({path.stat().st_size / count:.0f} bytes a line)")
+        print(f"{count:,} records, {size_mb:.0f} MB ({path.stat().st_size / count:.0f} bytes a line); "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         for label, args in MODES.items():
             for name, repo in checkouts.items():
-                wall, rss, _ = measure(repo, [*(a.format(old_run=old_run) for a in args), "--results", str(path)])
-                print(f"report {label:<34} {wall:5.2f} s  peak RSS {rss:6.0f} MB  ({name})")
+                wall, cpu, rss, _ = measure(repo, [*(a.format(old_run=old_run) for a in args), "--results", str(path)])
+                print(f"report {label:<34} {wall:5.2f} s wall  {cpu:5.2f} s CPU  peak RSS {rss:4.0f} MB  ({name})")
 
 
 if __name__ == "__main__":
