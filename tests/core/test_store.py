@@ -318,3 +318,25 @@ def test_index_only_then_complete_equals_a_full_read(results_path: Path) -> None
     assert [r.run_id for r in indexed] == [r.run_id for r in full]
     completed = store.complete_records(indexed, print)
     assert [r.model_dump() for r in completed] == [r.model_dump() for r in full]
+
+
+def test_concurrent_writers_processes_never_mix_lines(results_path: Path) -> None:
+    """Four processes append 50 records each at once, with a torn line in the file to start with."""
+    results_path.write_text('{"run_id": "torn')
+    script = f"""
+import sys
+sys.path.insert(0, {str(REPO)!r})
+from pathlib import Path
+from src.core.results import Run
+from src.core.timing import Measurement
+run = Run("xla", Path({str(results_path)!r}))
+for i in range(50):
+    run.record(backend=sys.argv[1], case=f"case_{{i}}", device="cpu", measurement=Measurement((0.1,) * 50))
+"""
+    children = [subprocess.Popen([sys.executable, "-c", script, f"writer{n}"]) for n in range(4)]
+    assert [child.wait(timeout=120) for child in children] == [0, 0, 0, 0]
+    warnings: list[str] = []
+    records = list(read_records(results_path, warnings.append))
+    assert len(records) == 200 and len(warnings) == 1 and "line(s) 1 " in warnings[0]  # only the torn line
+    for n in range(4):
+        assert [r.case for r in records if r.backend == f"writer{n}"] == [f"case_{i}" for i in range(50)]
