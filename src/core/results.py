@@ -11,7 +11,8 @@ Guarantees (tests/core/test_store.py shows each one):
   directory), a file that is not JSON lines (binary), an unwritable path and a full file system.
 
 Reading skips every corrupt, hostile or impossible line (bad bytes, broken JSON, deep nesting, huge
-numbers, negative / NaN / infinite times) and reports them in one summarised warning.
+numbers, negative / NaN / infinite times) and reports them in one summarised warning. The report reads
+index-only (see `read_records`): a line is checked in full when its record is shown.
 """
 
 from __future__ import annotations
@@ -39,14 +40,14 @@ from src.core.timing import Measurement
 DEFAULT_RESULTS = Path("data/results/results.jsonl")
 SCHEMA_VERSION = 1  # records written before the field existed load as version 0
 Scalar = float | int | str | bool | None
-# A duration is finite and never negative: anything else in a file is corrupt, not data.
-MAX_SECONDS = 1e9  # ~32 years: a longer duration is corrupt, not a measurement
+# A duration is finite, never negative and below ~32 years: anything else in a file is corrupt, not data.
+MAX_SECONDS = 1e9
 Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
 
 SNIFF_BYTES = 1 << 16  # head and tail of a results file checked for being JSON-lines text
 MIN_FREE_BYTES = 1 << 20  # room for some hundreds of records
 LISTED_LINES = 5  # bad line numbers named in the summary warning
-# Cut out of a line before parsing when the raw samples are not needed (see `read_records`).
+# Cut out of a line in another layout than Run.record's when an index-only read parses it at once.
 SAMPLES_KEY = b'"samples_s":['
 
 
@@ -114,7 +115,7 @@ def text_problem(path: Path) -> str | None:
         tail = fh.read(SNIFF_BYTES)
     # A multi-byte character may be cut at a chunk's edges: skip continuation bytes at the start of the
     # tail, and let the incremental decoder hold back an unfinished character at the end.
-    skip = next((i for i, byte in enumerate(tail[:3]) if not 0x80 <= byte <= 0xBF), 0)
+    skip = next((i for i, byte in enumerate(tail[:3]) if not 0x80 <= byte <= 0xBF), len(tail[:3]))
     for chunk, where in ((head, "start"), (tail[skip:], "end")):
         if b"\0" in chunk:
             return f"binary data (NUL bytes) near its {where}"
@@ -366,7 +367,7 @@ def read_records(path: Path, warn: Callable[[str], None], *, index_only: bool = 
     which records it shows; any other line is parsed and checked now, without its raw samples.
     """
     bad = skipped.of(path) if skipped is not None else BadLines(path)
-    index = Index(path)
+    index = Index()
     # Each line makes a few container objects and none is garbage: the cyclic collector, triggered by every
     # 700 new ones, would scan the growing heap over and over (half of the time of a 100,000-line file).
     collecting = gc.isenabled()
@@ -407,8 +408,7 @@ def _read_lines(path: Path, index: Index, bad: BadLines, index_only: bool) -> It
 class Index:
     """Index-only records of one file; equal strings and environments are shared (most are repeated)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
+    def __init__(self) -> None:
         self.envs: dict[bytes, dict[str, Scalar]] = {}
 
     def record(self, line: bytes, source: tuple[Path, int, int]) -> Record | None:
