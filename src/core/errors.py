@@ -60,8 +60,9 @@ NOTHING_SAVED = "Interrupted: no record was written."
 
 @contextmanager
 def handling(signum: int, handler: Callable[[int, Any], None]) -> Iterator[None]:
-    """Install a signal handler for the duration of the block (signals reach the main thread only)."""
-    if threading.current_thread() is not threading.main_thread():
+    """Install a signal handler for the duration of the block (signals reach the main thread only). A signal
+    the process was started with ignored (`nohup`, a script's background job) stays ignored."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signum) == signal.SIG_IGN:
         yield
         return
     previous = signal.signal(signum, handler)

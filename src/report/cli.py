@@ -14,7 +14,7 @@ import click
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from src.core.results import DEFAULT_RESULTS, Record, SkippedLines, complete_records
-from src.core.errors import DataError
+from src.core.errors import DataError, interrupt_signal, interrupted
 from src.core.plots import PLOTS_DIR
 from src.core.settings import OptionError, parse_settings, readable_path, settings_options, writable_dir
 from src.report.select import PREVIOUS, Filters, is_path_like
@@ -209,7 +209,11 @@ def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
 
 @settings_options(ReportSettings)
 def _report(**values: Any) -> None:
-    report(parse_settings(ReportSettings, values))
+    settings = parse_settings(ReportSettings, values)
+    try:
+        report(settings)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: one line, not Click's "Aborted."
+        raise interrupted("Interrupted: the report was not finished.", interrupt_signal(exc)) from None
 
 
 # The generated options say TEXT/FLOAT; these read better in --help.

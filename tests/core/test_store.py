@@ -340,3 +340,20 @@ for i in range(50):
     assert len(records) == 200 and len(warnings) == 1 and "line(s) 1 " in warnings[0]  # only the torn line
     for n in range(4):
         assert [r.case for r in records if r.backend == f"writer{n}"] == [f"case_{i}" for i in range(50)]
+
+
+@pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
+def test_interrupted_report_ends_with_one_line(tmp_path: Path, signum: int, code: int) -> None:
+    results = tmp_path / "results.jsonl"
+    _record(Run("xla", results))
+    line = results.read_bytes()
+    results.write_bytes(line * 60_000)  # about a second of reading
+    child = subprocess.Popen([sys.executable, str(REPO / "main.py"), "report", "--results", str(results)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    time.sleep(0.3)  # the report needs well over 0.3 s to start and read 60,000 lines
+    child.send_signal(signum)
+    _, stderr = child.communicate(timeout=60)
+    assert child.returncode == code, stderr
+    assert [line for line in stderr.splitlines() if line.strip()] in (
+        ["Interrupted: the report was not finished."], ["Interrupted: no record was written."]
+    )
