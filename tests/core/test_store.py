@@ -226,10 +226,17 @@ def test_records_without_schema_version_load_as_legacy(results_path: Path) -> No
 
 # ---------------------------------------------------------- interrupts ---
 
+def _as_in_a_terminal() -> None:
+    """Child setup: SIGINT handled as in a foreground terminal, even if the test runner was started with it
+    ignored (a background job), which the CLI would respect."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def _start(results: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [sys.executable, str(REPO / "main.py"), *args, "--results", str(results)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=results.parent,
+        preexec_fn=_as_in_a_terminal,
     )
 
 
@@ -286,7 +293,8 @@ from src.core.settings import BenchSettings
 group = build_group(GroupSpec("xla", "", {{"fake": BackendSpec("gc_swallow_backend", "", BenchSettings)}}))
 sys.exit(run_cli(group, ["fake", "--results", {str(results)!r}]))
 """
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path,
+                         preexec_fn=_as_in_a_terminal)
     assert out.returncode == 130, out.stderr
     assert [r["case"] for r in read_jsonl(results)] == ["before", "after"]
     assert out.stderr.strip().splitlines()[-1].startswith("Interrupted: 2 records of run ")
@@ -349,7 +357,8 @@ def test_interrupted_report_ends_with_one_line(tmp_path: Path, signum: int, code
     line = results.read_bytes()
     results.write_bytes(line * 60_000)  # about a second of reading
     child = subprocess.Popen([sys.executable, str(REPO / "main.py"), "report", "--results", str(results)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                             preexec_fn=_as_in_a_terminal)
     time.sleep(0.3)  # the report needs well over 0.3 s to start and read 60,000 lines
     child.send_signal(signum)
     _, stderr = child.communicate(timeout=60)
@@ -357,3 +366,17 @@ def test_interrupted_report_ends_with_one_line(tmp_path: Path, signum: int, code
     assert [line for line in stderr.splitlines() if line.strip()] in (
         ["Interrupted: the report was not finished."], ["Interrupted: no record was written."]
     )
+
+
+def test_a_signal_ignored_at_start_stays_ignored() -> None:
+    from src.core.errors import handling
+
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        with handling(signal.SIGINT, lambda *_: None):
+            assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    with handling(signal.SIGINT, lambda *_: None):
+        assert signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, previous)
+    assert signal.getsignal(signal.SIGINT) == previous
