@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, BinaryIO
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -47,6 +47,7 @@ Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
 SNIFF_BYTES = 1 << 16  # head and tail of a results file checked for being JSON-lines text
 MIN_FREE_BYTES = 1 << 20  # room for some hundreds of records
 LISTED_LINES = 5  # bad line numbers named in the summary warning
+MAX_LINE_BYTES = 1 << 24  # a record is a few KB; a longer line is skipped without being held in memory
 # Cut out of a line in another layout than Run.record's when an index-only read parses it at once.
 SAMPLES_KEY = b'"samples_s":['
 
@@ -382,11 +383,29 @@ def read_records(path: Path, warn: Callable[[str], None], *, index_only: bool = 
         warn(summary)
 
 
+def _lines(fh: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+    """(offset, line) of each line; None for a line longer than MAX_LINE_BYTES (a binary file without
+    newlines), which is skipped in pieces so that it never has to fit in memory."""
+    offset = 0
+    while line := fh.readline(MAX_LINE_BYTES):
+        start = offset
+        offset += len(line)
+        if len(line) < MAX_LINE_BYTES or line.endswith(b"\n"):
+            yield start, line
+            continue
+        while piece := fh.readline(MAX_LINE_BYTES):
+            offset += len(piece)
+            if piece.endswith(b"\n"):
+                break
+        yield start, None
+
+
 def _read_lines(path: Path, index: Index, bad: BadLines, index_only: bool) -> Iterator[Record]:
     with path.open("rb") as fh:
-        offset = 0
-        for number, line in enumerate(fh, start=1):
-            start, offset = offset, offset + len(line)
+        for number, (start, line) in enumerate(_lines(fh), start=1):
+            if line is None:
+                bad.add(number, f"a line longer than {MAX_LINE_BYTES:,} bytes")
+                continue
             if not line.strip():
                 continue
             if index_only:

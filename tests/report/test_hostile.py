@@ -118,3 +118,18 @@ def test_fifo_given_to_report_is_refused_without_hanging(results_path: Path, tmp
     assert result.exit_code == 2
     assert f"'{option}'" in result.stderr and "FIFO" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_line_longer_than_the_limit_is_skipped_in_pieces(results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A binary file without newlines is never held in memory as one line (limit lowered for a fast test)."""
+    from src.core import results as store
+
+    monkeypatch.setattr(store, "MAX_LINE_BYTES", 4096)
+    _write(results_path, [b"x" * 50_000, b"y" * 4095, b"z" * 4096])
+    result = invoke("report", "--results", str(results_path), "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning:")]
+    assert len(warnings) == 1
+    assert "skipped 3 corrupt or impossible record(s) at line(s) 2, 3, 4 (first: line 2: a line longer than" \
+        in warnings[0]
+    assert {row["case"] for row in csv.DictReader(io.StringIO(result.stdout))} == GOOD_CASES
