@@ -226,17 +226,17 @@ def test_records_without_schema_version_load_as_legacy(results_path: Path) -> No
 
 # ---------------------------------------------------------- interrupts ---
 
-def _as_in_a_terminal() -> None:
-    """Child setup: SIGINT handled as in a foreground terminal, even if the test runner was started with it
-    ignored (a background job), which the CLI would respect."""
-    signal.signal(signal.SIGINT, signal.SIG_DFL)
+# Runs the child with SIGINT handled as in a foreground terminal, even if the test runner was started with
+# it ignored (a background job; the CLI respects that). An exec'd wrapper, not preexec_fn: forking a process
+# that has JAX's threads running can deadlock.
+AS_IN_A_TERMINAL = ("-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                          "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
 
 
 def _start(results: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(REPO / "main.py"), *args, "--results", str(results)],
+        [sys.executable, *AS_IN_A_TERMINAL, str(REPO / "main.py"), *args, "--results", str(results)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=results.parent,
-        preexec_fn=_as_in_a_terminal,
     )
 
 
@@ -293,8 +293,8 @@ from src.core.settings import BenchSettings
 group = build_group(GroupSpec("xla", "", {{"fake": BackendSpec("gc_swallow_backend", "", BenchSettings)}}))
 sys.exit(run_cli(group, ["fake", "--results", {str(results)!r}]))
 """
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                         preexec_fn=_as_in_a_terminal)
+    out = subprocess.run([sys.executable, *AS_IN_A_TERMINAL, "-c", script], capture_output=True, text=True,
+                         timeout=60, cwd=tmp_path)
     assert out.returncode == 130, out.stderr
     assert [r["case"] for r in read_jsonl(results)] == ["before", "after"]
     assert out.stderr.strip().splitlines()[-1].startswith("Interrupted: 2 records of run ")
@@ -356,9 +356,9 @@ def test_interrupted_report_ends_with_one_line(tmp_path: Path, signum: int, code
     _record(Run("xla", results))
     line = results.read_bytes()
     results.write_bytes(line * 60_000)  # about a second of reading
-    child = subprocess.Popen([sys.executable, str(REPO / "main.py"), "report", "--results", str(results)],
-                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
-                             preexec_fn=_as_in_a_terminal)
+    child = subprocess.Popen([sys.executable, *AS_IN_A_TERMINAL, str(REPO / "main.py"), "report",
+                              "--results", str(results)],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
     time.sleep(0.3)  # the report needs well over 0.3 s to start and read 60,000 lines
     child.send_signal(signum)
     _, stderr = child.communicate(timeout=60)
