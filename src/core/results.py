@@ -48,8 +48,6 @@ SNIFF_BYTES = 1 << 16  # head and tail of a results file checked for being JSON-
 MIN_FREE_BYTES = 1 << 20  # room for some hundreds of records
 LISTED_LINES = 5  # bad line numbers named in the summary warning
 MAX_LINE_BYTES = 1 << 24  # a record is a few KB; a longer line is skipped without being held in memory
-# Cut out of a line in another layout than Run.record's when an index-only read parses it at once.
-SAMPLES_KEY = b'"samples_s":['
 
 
 class Record(BaseModel):
@@ -226,24 +224,10 @@ class BadLines:
                 f"{listed}{more} (first: {self.reasons[0]})")
 
 
-def _without_samples(line: bytes) -> bytes:
-    """The line with its "samples_s":[...] member cut out (a flat list of numbers: the first ']' ends it).
-    Parsing 48 floats is most of the cost of a line; the result is checked to have no samples_s left."""
-    start = line.find(SAMPLES_KEY)
-    if start <= 0 or line[start - 1 : start] != b",":
-        return line
-    end = line.find(b"]", start)
-    if end < 0:
-        return line
-    after = line[end + 1 : end + 2]
-    return line[:start] + line[end + 2 :] if after == b"," else line[: start - 1] + line[end + 1 :]
-
-
-def parse_record(line: bytes, *, samples: bool = True) -> Record:
+def parse_record(line: bytes) -> Record:
     """One line as a Record; ValueError (with a short reason) for anything that is not a valid record."""
     try:
-        text = line if samples else _without_samples(line)
-        data = json.loads(text)
+        data = json.loads(line)
     except UnicodeDecodeError:
         raise ValueError("bytes that are not UTF-8") from None
     except RecursionError:
@@ -252,8 +236,6 @@ def parse_record(line: bytes, *, samples: bool = True) -> Record:
         raise ValueError(str(exc).splitlines()[0][:120]) from None
     if not isinstance(data, dict):
         raise ValueError("not a JSON object")
-    if not samples and "samples_s" in data:  # the cut was not the record's own member: parse it all
-        return parse_record(line, samples=True)
     data.setdefault("schema_version", 0)  # written before records carried a version
     record = _exact_record(data)
     if record is not None:
@@ -365,7 +347,7 @@ def read_records(path: Path, warn: Callable[[str], None], *, index_only: bool = 
 
     index_only=True (the report): a line as Run.record writes it gives a record with only its run, time,
     group, backend and env filled in, checked and filled by `complete_records` once the report knows
-    which records it shows; any other line is parsed and checked now, without its raw samples.
+    which records it shows; a line in another layout is parsed and checked now.
     """
     bad = skipped.of(path) if skipped is not None else BadLines(path)
     index = Index()
@@ -414,12 +396,11 @@ def _read_lines(path: Path, index: Index, bad: BadLines, index_only: bool) -> It
                     yield record
                     continue
             try:
-                record = parse_record(line, samples=not index_only)
+                record = parse_record(line)
             except ValueError as exc:
                 bad.add(number, str(exc))
                 continue
             if index_only:
-                record._source = (path, start, number)
                 index.share(record)
             yield record
 
