@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ import click
 from src.core.devices import gpu_names
 from src.core.errors import OutOfMemory, is_out_of_memory
 from src.core.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
+from src.core.errors import handling, interrupt_signal, interrupted
 from src.core.settings import BenchSettings, parse_settings, settings_options
 
 
@@ -117,15 +119,23 @@ def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings, com
         for note in set_before_import(settings.threads):
             console.print(f"--threads: {note}")
     try:
-        for name in names:
-            console.rule(f"{group.name} {name}")
-            backend = load_backend(group.backends[name])
-            if settings.threads is not None:  # after the import: the backend's framework is loaded now
-                for note in pin_loaded(settings.threads):
-                    console.print(f"--threads: {note}")
-            run_backend(backend, settings, run)
-        if group.after is not None and run.records:
-            group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
+        with handling(signal.SIGINT, lambda signum, _: run.stop(signum)), \
+                handling(signal.SIGTERM, lambda signum, _: run.stop(signum)):
+            for name in names:
+                console.rule(f"{group.name} {name}")
+                backend = load_backend(group.backends[name])
+                if settings.threads is not None:  # after the import: the backend's framework is loaded now
+                    for note in pin_loaded(settings.threads):
+                        console.print(f"--threads: {note}")
+                run_backend(backend, settings, run)
+            run.raise_if_stopped()
+            if group.after is not None and run.records:
+                group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated): say what is saved, no traceback
+        raise interrupted(
+            f"Interrupted: {len(run.records)} records of run {run.run_id} are saved in {settings.results}",
+            interrupt_signal(exc),
+        ) from None
     finally:
         # Whatever happened, show and hand out what was measured: it is already on disk.
         if run.records:

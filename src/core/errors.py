@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+from pathlib import Path
 
 import click
 
@@ -40,8 +45,68 @@ def is_out_of_memory(exc: BaseException) -> bool:
     )
 
 
+class ResultsWriteError(click.ClickException):
+    """A record could not be written (full disk, I/O error): exit 1; no part of it stays in the file."""
+
+    exit_code = 1
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"cannot write a record to {path}: {reason}; nothing of that record was kept")
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised like Ctrl-C's KeyboardInterrupt so that every cleanup path treats them alike."""
+
+
+class RunInterrupted(click.ClickException):
+    """Ctrl-C during a run (exit 130); the message says what was saved."""
+
+    exit_code = 128 + signal.SIGINT
+
+
+class RunTerminated(RunInterrupted):
+    """SIGTERM during a run (exit 143)."""
+
+    exit_code = 128 + signal.SIGTERM
+
+
+def interrupted(message: str, signum: int) -> RunInterrupted:
+    return RunTerminated(message) if signum == signal.SIGTERM else RunInterrupted(message)
+
+
+NOTHING_SAVED = "Interrupted: no record was written."
+
+
+@contextmanager
+def handling(signum: int, handler: Callable[[int, Any], None]) -> Iterator[None]:
+    """Install a signal handler for the duration of the block (signals reach the main thread only). A signal
+    the process was started with ignored (`nohup`, a script's background job) stays ignored."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signum) == signal.SIG_IGN:
+        yield
+        return
+    previous = signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signum, previous if previous is not None else signal.SIG_DFL)
+
+
+def interrupt_signal(exc: BaseException) -> int:
+    return signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT
+
+
+def raise_terminated(signum: int, _frame: object) -> None:
+    raise Terminated()
+
+
 def run_cli(command: click.Command, argv: Sequence[str] | None = None) -> int:
     """Invoke `command`; print any usage error as a single line; return the exit code."""
+    # SIGTERM ends like Ctrl-C (exit 143 instead of 130): the run says what it saved, no traceback.
+    with handling(signal.SIGTERM, raise_terminated):
+        return _run(command, argv)
+
+
+def _run(command: click.Command, argv: Sequence[str] | None) -> int:
     try:
         command.main(args=list(argv) if argv is not None else None, standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -50,16 +115,21 @@ def run_cli(command: click.Command, argv: Sequence[str] | None = None) -> int:
         # A group given no subcommand (`python main.py`, `python main.py xla`): its help, not an error.
         click.echo(exc.ctx.get_help())
         return 0
-    except click.Abort:
-        click.echo("Aborted.", err=True)
-        return 130
+    except click.Abort as exc:
+        # Click turns a KeyboardInterrupt outside a run (while parsing, importing) into a bare Abort.
+        signum = interrupt_signal(exc.__context__) if exc.__context__ is not None else signal.SIGINT
+        click.echo(NOTHING_SAVED, err=True)
+        return 128 + signum
+    except RunInterrupted as exc:
+        click.echo(exc.format_message(), err=True)
+        return exc.exit_code
     except click.ClickException as exc:
         message = " ".join(exc.format_message().split())
         click.echo(f"Error: {message}", err=True)
         return exc.exit_code
-    except KeyboardInterrupt:
-        click.echo("Interrupted: the records measured so far are saved.", err=True)
-        return 130
+    except KeyboardInterrupt as exc:
+        click.echo(NOTHING_SAVED, err=True)
+        return 128 + interrupt_signal(exc)
     except BrokenPipeError:
         sys.stderr.close()
         return 1

@@ -8,6 +8,7 @@ and both the `--help` text and the error message come from it.
 from __future__ import annotations
 
 import os
+import tempfile
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -19,8 +20,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic.fields import FieldInfo
 
 from src.core.devices import DeviceKind, DeviceRequest, cpu_count, resolve_device
+from src.core.errors import DataError
 from src.core.gpu_policy import MatmulPrecision
-from src.core.results import DEFAULT_RESULTS
+from src.core.results import DEFAULT_RESULTS, check_results_path, regular_file_problem
 
 M = TypeVar("M", bound=BaseModel)
 F = TypeVar("F", bound=Callable[..., Any])
@@ -109,24 +111,31 @@ class BenchSettings(BaseModel):
 
 
 def writable_file(path: Path) -> Path:
-    """Refuse a path we could not append to, before any work is done."""
-    if path.is_dir():
-        raise ValueError(f"{path} is a directory, not a file")
+    """Refuse, before any work is done, a results path we could not append records to."""
+    return check_results_path(path)
+
+
+def writable_dir(path: Path, what: str) -> Path:
+    """Refuse, before any work, a folder that `what` (checkpoints, plots) could not be written to: the
+    check writes and removes a file there (os.access would say yes to root on a read-only mount)."""
     try:
-        # Opening for append is the only reliable test (root passes os.access
-        # everywhere); it changes nothing in an existing file.
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8"):
-            pass
+        path.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".write-check-")
+        os.close(fd)
+        os.unlink(probe)
     except OSError as exc:
-        raise ValueError(f"cannot write {path}: {exc.strerror}") from None
+        raise DataError(f"cannot write {what} to {path}: {exc.strerror or exc}; "
+                        "make it writable (or run from another folder) before starting") from None
     return path
 
 
 def readable_path(path: Path) -> Path:
-    """Refuse a path that does not exist or cannot be read."""
+    """Refuse a path that does not exist, cannot be read, or is not a regular file (a FIFO would hang)."""
     if not path.exists():
         raise ValueError(f"{path} does not exist")
+    problem = regular_file_problem(path)
+    if problem:
+        raise ValueError(problem)
     if not os.access(path, os.R_OK):
         raise ValueError(f"{path} is not readable")
     return path

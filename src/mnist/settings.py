@@ -17,7 +17,8 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from src.core.devices import cpu_count, gpu_names
-from src.core.settings import BenchSettings, OptionError
+from src.core.plots import PLOTS_DIR
+from src.core.settings import BenchSettings, OptionError, writable_dir
 
 Optimizer = Literal["adam", "sgd"]
 Schedule = Literal["onecycle", "constant"]
@@ -67,7 +68,7 @@ class MnistSettings(DataSettings):
         None, ge=1e-6, le=1.0,
         description="Peak (onecycle) or constant learning rate; default 3e-3 for adam, 0.01 for sgd.",
     )
-    momentum: float = Field(0.9, ge=0.0, le=1.0, description="SGD momentum; Adam's beta1.")
+    momentum: float = Field(0.9, ge=0.0, le=1.0, description="SGD momentum; Adam's beta1 (adam: below 1).")
     schedule: Schedule | None = Field(
         None, description="Learning-rate schedule over epochs × steps; default onecycle for adam, constant for sgd."
     )
@@ -82,6 +83,13 @@ class MnistSettings(DataSettings):
     def _check(self) -> MnistSettings:
         if self.comet == "online" and not os.environ.get("COMET_API_KEY"):
             raise OptionError("--comet", "online needs the COMET_API_KEY environment variable; use offline or off")
+        if self.optimizer == "adam" and self.momentum >= 1.0:
+            # beta1 = 1 never updates Adam's first moment and divides by 1 - beta1^t = 0: NaN from step 1.
+            raise OptionError("--momentum", f"{self.momentum:g} is not allowed with --optimizer adam (it is Adam's "
+                              "beta1); allowed: 0 ≤ value < 1 for adam, 0 ≤ value ≤ 1 for sgd")
+        if self.mode == "train":  # found unwritable only after training, the trained model would be lost
+            writable_dir(CHECKPOINTS_DIR, "checkpoints")
+            writable_dir(PLOTS_DIR, "plots")
         devices = self.device_count  # validates --devices
         if self.train_batch_size % devices:
             raise OptionError(

@@ -8,12 +8,18 @@ framework.
 
 from __future__ import annotations
 
+import errno
 import json
+import math
+import os
+import secrets
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import click
 import numpy as np
 
 from src.core.errors import DataError
@@ -99,6 +105,62 @@ def _metadata_path(path: Path) -> Path:
     return path.with_name(path.name + ".json")
 
 
+class TrainingDiverged(click.ClickException):
+    """The loss became NaN or infinite: exit 1; nothing is saved as if it were a model."""
+
+    exit_code = 1
+
+
+def unique_sibling(path: Path) -> Path:
+    """A fresh name next to `path` (same file system, so a rename is atomic), unique per process and call."""
+    return path.with_name(f".{path.name}-tmp-{os.getpid()}-{secrets.token_hex(4)}")
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    tmp = unique_sibling(path)
+    tmp.write_bytes(data)
+    os.replace(tmp, path)
+
+
+def save_atomically(trainer: Trainer, path: Path) -> Path:
+    """Save under a unique temporary name, then rename it into place: two runs in one folder never share
+    a temporary (orbax's own temporary folder is named after ours), and a reader never sees half a checkpoint."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = unique_sibling(path)
+    try:
+        saved_tmp = trainer.save(tmp)  # a folder (orbax) or tmp.pt (torch)
+        final = path.with_name(path.name + saved_tmp.name[len(tmp.name):])
+        if saved_tmp.is_dir():
+            _replace_folder(saved_tmp, final)
+        else:
+            os.replace(saved_tmp, final)
+    finally:
+        for leftover in path.parent.glob(tmp.name + "*"):
+            shutil.rmtree(leftover, ignore_errors=True) if leftover.is_dir() else leftover.unlink(missing_ok=True)
+    return final
+
+
+def _replace_folder(new: Path, final: Path, attempts: int = 10) -> None:
+    """rename() cannot replace a non-empty folder: move the old one aside (unique name), rename the new
+    one in, delete the old. Another run doing the same at once only makes us try again."""
+    for _ in range(attempts):
+        aside = unique_sibling(final)
+        try:
+            os.replace(final, aside)
+        except FileNotFoundError:
+            pass
+        try:
+            os.rename(new, final)
+        except OSError as exc:
+            if exc.errno not in (errno.ENOTEMPTY, errno.EEXIST):
+                raise
+            continue  # another run put its checkpoint there in between: move that aside too
+        finally:
+            shutil.rmtree(aside, ignore_errors=True)
+        return
+    raise OSError(errno.EBUSY, f"could not rename {new} to {final}: other runs keep replacing it")
+
+
 # ------------------------------------------------------------ figures ---
 
 def matmul_peak_gflops(run: Run, backend: str, device: str, repeats: int, variant: str | None = None) -> float:
@@ -159,6 +221,12 @@ def train_and_report(trainer: Trainer, settings: MnistSettings, run: Run, data: 
         for epoch in range(1, settings.num_epochs + 1):
             output, epoch_s = time_call(lambda: trainer.train_epoch(shape.steps, progress.step), trainer.sync)
             result = trainer.read_epoch(output)
+            if not math.isfinite(result.loss):
+                raise TrainingDiverged(
+                    f"training diverged: the loss of epoch {epoch} is {result.loss} ({settings.optimizer}, learning "
+                    f"rate {settings.lr:g}, momentum {settings.momentum:g}); no checkpoint was saved and the epoch "
+                    "was not recorded; try a smaller --learning-rate"
+                )
             figures = throughput(result.images, epoch_s, peak)
             overhead = epoch_s / (step.median_s * shape.steps) - 1.0
             metrics: dict[str, Scalar] = {
@@ -212,13 +280,13 @@ def save_outputs(trainer: Trainer, settings: MnistSettings, run: Run, data: Any,
     from src.mnist.plots import prediction_grid
 
     path = checkpoint_path(trainer.backend, settings.dataset)
-    saved = trainer.save(path)
+    saved = save_atomically(trainer, path)
     meta = {
         "backend": trainer.backend, "dataset": settings.dataset, "source": data.source, "mean": data.mean,
         "std": data.std, "test_accuracy": val.accuracy, "run_id": run.run_id, "epochs": settings.num_epochs,
         "dry_run": settings.dry_run,
     }
-    _metadata_path(path).write_text(json.dumps(meta, indent=2))
+    write_atomically(_metadata_path(path), json.dumps(meta, indent=2).encode())
     run.log(f"checkpoint: {saved}")
     n = min(25, val.images)
     plot = prediction_grid(
@@ -238,8 +306,15 @@ def evaluate_checkpoint(trainer: Trainer, settings: MnistSettings, run: Run, dat
             f"no {trainer.backend} checkpoint for {settings.dataset} under {CHECKPOINTS_DIR}/: "
             f"train one first with `mnist {trainer.backend} --dataset {settings.dataset}`"
         )
-    meta = json.loads(meta_path.read_text())
-    trainer.load(path)
+    try:
+        meta = json.loads(meta_path.read_text())
+        trainer.load(path)
+    except Exception as exc:  # anything a damaged or foreign checkpoint raises (orbax, torch, json, OSError)
+        reason = (str(exc).strip().splitlines() or [""])[0][:200]
+        raise DataError(
+            f"the {trainer.backend} checkpoint {path} is corrupt or does not fit this model "
+            f"({type(exc).__name__}: {reason}); train a new one with `mnist {trainer.backend} --dataset {settings.dataset}`"
+        ) from None
     shape = plan(settings, len(data.y_train), len(data.y_test))
     val = validate(trainer, run, shape, {"checkpoint": str(path), "trained_on": meta.get("source")}, "checkpoint")
     run.log(

@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from src.core.results import DEFAULT_RESULTS, Record
-from src.core.settings import OptionError, parse_settings, readable_path, settings_options
+from src.core.results import DEFAULT_RESULTS, Record, SkippedLines, complete_records
+from src.core.errors import DataError, interrupt_signal, interrupted
+from src.core.plots import PLOTS_DIR
+from src.core.settings import OptionError, parse_settings, readable_path, settings_options, writable_dir
 from src.report.select import PREVIOUS, Filters, is_path_like
 
 if TYPE_CHECKING:  # rich-based modules load only when a report is made
@@ -95,6 +97,8 @@ class ReportSettings(BaseModel):
                 raise OptionError("--history", f"shows every run instead of the tables; {option} needs --format html")
         if self.fail_on_regression is not None and self.baseline is None:
             raise OptionError("--fail-on-regression", "needs --baseline RUN_ID|PATH|previous to compare with")
+        if self.plot:
+            writable_dir(PLOTS_DIR, "plots")
         return self
 
     @property
@@ -118,17 +122,34 @@ def report(settings: ReportSettings) -> None:
     from src.report import select
     from src.report.rows import build_table, judge_tables, order_tables
 
-    records = select.load(settings.results, warn)
-    filters = Filters(run=settings.run, group=settings.group, backend=settings.backend)
-    chosen = select.apply_filters(records, filters)
-    runs = select.split_runs(chosen) if settings.run else select.latest_runs(chosen)
-    baselines = Baselines(settings, records, filters)
-    tables = order_tables([build_table(run, *baselines.for_run(run)) for run in runs], list(GROUPS))
+    skipped = SkippedLines()  # bad lines of every phase, reported once per file
+    try:
+        records = select.load(settings.results, warn, skipped)
+        filters = Filters(run=settings.run, group=settings.group, backend=settings.backend)
+        chosen = select.apply_filters(records, filters)
+        runs = select.split_runs(chosen) if settings.run else select.latest_runs(chosen)
+        baselines = Baselines(settings, records, filters, skipped)
+        shown = [(run, *baselines.for_run(run)) for run in runs]
+        # Only now are the shown records (and their baselines) read in full; a corrupt one drops out.
+        needed = [r for run, base, _ in shown for r in (*run, *(base or ()))]
+        valid = {id(r) for r in complete_records(needed, warn, skipped)}
+        # --history draws every run's figures: those are read in full too.
+        history_records = (complete_records(select.apply_filters(records, filters), warn, skipped)
+                           if settings.history else [])
+    finally:
+        for summary in skipped.summaries():
+            warn(summary)
+    tables = order_tables([
+        build_table([r for r in run if id(r) in valid], [r for r in base if id(r) in valid] if base else base, note)
+        for run, base, note in shown if any(id(r) in valid for r in run)
+    ], list(GROUPS))
+    if not tables:
+        raise DataError(f"no valid benchmark records to show in {settings.results}")
     # All compared figures form one family (false discovery rate), judged against the gate's threshold.
     tables = judge_tables(tables, settings.fail_on_regression or 0.0)
 
     to_stdout = settings.format == "table"
-    histories = history_of(records, filters) if settings.history else []
+    histories = history_of(history_records, filters) if settings.history else []
     if settings.format == "html":
         from src.report.page import build_page
 
@@ -171,7 +192,8 @@ def environment_note(run: Sequence[Record], base: Sequence[Record]) -> str | Non
 class Baselines:
     """The baseline records of each reported run (loaded once)."""
 
-    def __init__(self, settings: ReportSettings, records: Sequence[Record], filters: Filters) -> None:
+    def __init__(self, settings: ReportSettings, records: Sequence[Record], filters: Filters,
+                 skipped: SkippedLines | None = None) -> None:
         from src.report import select
 
         self.value = settings.baseline
@@ -179,7 +201,7 @@ class Baselines:
         if self.value == PREVIOUS:
             self.pool = select.apply_filters(records, Filters(group=filters.group, backend=filters.backend))
         elif self.value is not None:
-            self.pool = select.baseline_records(self.value, records, filters, warn)
+            self.pool = select.baseline_records(self.value, records, filters, warn, skipped)
 
     def for_run(self, run: Sequence[Record]) -> tuple[list[Record] | None, str | None]:
         """(baseline records or None, the note printed under the table)."""
@@ -274,7 +296,11 @@ def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
 
 @settings_options(ReportSettings)
 def _report(**values: Any) -> None:
-    report(parse_settings(ReportSettings, values))
+    settings = parse_settings(ReportSettings, values)
+    try:
+        report(settings)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: one line, not Click's "Aborted."
+        raise interrupted("Interrupted: the report was not finished.", interrupt_signal(exc)) from None
 
 
 # The generated options say TEXT/FLOAT; these read better in --help.

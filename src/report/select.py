@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from src.core.errors import DataError
-from src.core.results import Record, read_records
+from src.core.results import Record, SkippedLines, read_records
 
 Warn = Callable[[str], None]
 # A figure is "the same" in two runs when all of these agree (the dtype and the
@@ -33,9 +33,10 @@ def figure_key(record: Record) -> FigureKey:
     return (record.group, record.case, record.backend, record.variant, record.device)
 
 
-def load(path: Path, warn: Warn) -> list[Record]:
-    """Every valid record of `path`; no record at all is a data error (exit 2)."""
-    records = list(read_records(path, warn))
+def load(path: Path, warn: Warn, skipped: SkippedLines | None = None) -> list[Record]:
+    """Every record of `path`, index-only (`complete_records` reads in full those shown);
+    no record at all is a data error (exit 2)."""
+    records = list(read_records(path, warn, index_only=True, skipped=skipped))
     if not records:
         raise DataError(
             f"no benchmark records in {path}: run a benchmark first, e.g. `python main.py xla all`"
@@ -130,11 +131,12 @@ def is_path_like(value: str) -> bool:
     return Path(value).exists() or "/" in value or value.endswith((".jsonl", ".json"))
 
 
-def baseline_records(value: str, records: Sequence[Record], filters: Filters, warn: Warn) -> list[Record]:
+def baseline_records(value: str, records: Sequence[Record], filters: Filters, warn: Warn,
+                     skipped: SkippedLines | None = None) -> list[Record]:
     """Records of a baseline run id (in the results file) or of the latest runs in another file."""
     if is_path_like(value):
         path = Path(value)
-        other = list(read_records(path, warn))
+        other = list(read_records(path, warn, index_only=True, skipped=skipped))
         if not other:
             raise click.BadParameter(f"no benchmark records in {path}", param_hint="'--baseline'")
         chosen = [r for run in latest_runs(other) for r in run]

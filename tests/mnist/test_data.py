@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import gzip
 import json
+import math
 import os
 import struct
 import subprocess
@@ -518,3 +520,41 @@ def test_benchmark_full_size_idx_load(tmp_path: Path, capsys: pytest.CaptureFixt
         for gz in (False, True):
             figures = benchmark_idx_load(tmp_path / ("gz" if gz else "plain"), gz=gz, log=print)
             assert all(figures[name] > 0 for name in ("cold_s", "cached_first_s", "cached_median_s"))
+
+
+# ------------------------------------------------- hostile IDX headers ---
+
+@pytest.mark.parametrize(("dims", "gz"), [
+    ((2**31, 2**31, 4), False),  # 2^64 bytes: overflowed the int64 product
+    ((2**31, 2**31, 4), True),
+    ((10**9, 28, 28), False),  # 784 GB declared by a small file: was read whole first (MemoryError)
+    ((10**9, 28, 28), True),
+    ((2**32 - 1, 2**32 - 1, 2**32 - 1), False),
+])
+def test_hostile_idx_header_is_one_line_error_before_any_allocation(
+    data_dir: Path, dims: tuple[int, int, int], gz: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from src.mnist.data import idx
+
+    folder = data_dir / "mnist"
+    write_idx(folder, gz=gz)
+    path = _idx_path(folder, "train-images")
+    payload = struct.pack(">IIII", 0x00000803, *dims) + bytes(28 * 28 * 3)
+    path.write_bytes(gzip.compress(payload) if gz else payload)
+    largest: list[int] = []
+    real_read = idx._read_at_most
+    monkeypatch.setattr(idx, "_read_at_most", lambda fh, limit: largest.append(limit) or real_read(fh, limit))
+    with pytest.raises(DataError, match="truncated IDX file") as caught:
+        load_data("mnist", "local", data_dir)
+    assert "\n" not in caught.value.format_message()
+    if not gz:
+        assert largest.count(math.prod(dims) + 1) == 0  # refused from the file size, data never read
+
+
+def test_gzip_with_more_data_than_its_header_says_is_refused_without_inflating_it_all(data_dir: Path) -> None:
+    folder = data_dir / "mnist"
+    write_idx(folder, gz=True)
+    path = _idx_path(folder, "t10k-labels")
+    path.write_bytes(gzip.compress(struct.pack(">II", 0x00000801, 3) + bytes(50_000_000)))
+    with pytest.raises(DataError, match="unexpected bytes after the data of shape .*more than the header declares"):
+        load_data("mnist", "local", data_dir)

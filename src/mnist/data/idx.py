@@ -8,10 +8,11 @@ number of dimensions), one big-endian uint32 per dimension, then the data.
 from __future__ import annotations
 
 import gzip
+import math
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -54,43 +55,80 @@ def find_idx_files(folder: Path) -> IdxFiles | None:
     return IdxFiles(folder, found)
 
 
-def _file_bytes(path: Path) -> bytes:
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise DataError(f"cannot read {path}: {exc.strerror or exc}") from None
-    if path.suffix != ".gz":
-        return raw
-    try:
-        return gzip.decompress(raw)
-    except (OSError, EOFError, zlib.error) as exc:
-        raise DataError(f"{path}: truncated or corrupt gzip data ({exc})") from None
+CHUNK = 1 << 22  # read data in 4 MiB pieces: a hostile header never sizes an allocation
 
 
-def parse_idx(data: bytes, expected_magic: int, where: str) -> npt.NDArray[np.uint8]:
-    """One IDX array as a read-only view of `data` (no copy)."""
-    if len(data) < 4:
-        raise DataError(f"{where}: truncated IDX file ({len(data)} bytes, no header)")
-    magic = int.from_bytes(data[:4], "big")
+def header_shape(header: bytes, expected_magic: int, where: str) -> tuple[int, ...]:
+    """The shape an IDX header declares (checked: magic number, complete header)."""
+    if len(header) < 4:
+        raise DataError(f"{where}: truncated IDX file ({len(header)} bytes, no header)")
+    magic = int.from_bytes(header[:4], "big")
     if magic != expected_magic:
         raise DataError(f"{where}: wrong IDX magic number 0x{magic:08x}, expected 0x{expected_magic:08x}")
     ndim = expected_magic & 0xFF
-    header = 4 + 4 * ndim
-    if len(data) < header:
-        raise DataError(f"{where}: truncated IDX header ({len(data)} of {header} bytes)")
-    shape = tuple(int(d) for d in np.frombuffer(data, dtype=">u4", count=ndim, offset=4))
-    count = int(np.prod(shape))
-    available = len(data) - header
+    size = 4 + 4 * ndim
+    if len(header) < size:
+        raise DataError(f"{where}: truncated IDX header ({len(header)} of {size} bytes)")
+    return tuple(int.from_bytes(header[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
+
+
+def _check_size(shape: tuple[int, ...], available: int, where: str) -> int:
+    """The data size the header declares (Python ints: no overflow), against the bytes there are."""
+    count = math.prod(shape)
     if available < count:
         raise DataError(f"{where}: truncated IDX file: {available:,} data bytes for shape {shape} ({count:,})")
     if available > count:
         raise DataError(f"{where}: {available - count:,} unexpected bytes after the data of shape {shape}")
+    return count
+
+
+def parse_idx(data: bytes, expected_magic: int, where: str) -> npt.NDArray[np.uint8]:
+    """One IDX array as a read-only view of `data` (no copy)."""
+    shape = header_shape(data[: 4 + 4 * (expected_magic & 0xFF)], expected_magic, where)
+    header = 4 + 4 * len(shape)
+    count = _check_size(shape, len(data) - header, where)
     return np.frombuffer(data, dtype=np.uint8, count=count, offset=header).reshape(shape)
 
 
+class Readable(Protocol):
+    def read(self, size: int, /) -> bytes: ...
+
+
+def _read_at_most(fh: Readable, limit: int) -> bytes:
+    """Up to `limit` bytes, read in pieces (one read(limit) would allocate `limit` bytes up front)."""
+    parts: list[bytes] = []
+    left = limit
+    while left > 0:
+        part = fh.read(min(CHUNK, left))
+        if not part:
+            break
+        parts.append(part)
+        left -= len(part)
+    return b"".join(parts)
+
+
 def _read_role(path: Path, role: Role) -> npt.NDArray[np.uint8]:
+    """Read the header first and check the size it declares against the file before reading the data."""
     magic = IMAGES_MAGIC if role.endswith("images") else LABELS_MAGIC
-    return parse_idx(_file_bytes(path), magic, str(path))
+    where = str(path)
+    header_size = 4 + 4 * (magic & 0xFF)
+    gz = path.suffix == ".gz"
+    try:
+        with (gzip.open(path, "rb") if gz else path.open("rb")) as fh:
+            header = fh.read(header_size)
+            shape = header_shape(header, magic, where)
+            if not gz:  # the size is known without reading: refuse a lying header before any allocation
+                _check_size(shape, path.stat().st_size - header_size, where)
+            # gzip: read one byte more than declared, so that extra data is seen without inflating it all.
+            data = _read_at_most(fh, math.prod(shape) + 1)
+    except (OSError, EOFError, zlib.error) as exc:
+        if gz:
+            raise DataError(f"{path}: truncated or corrupt gzip data ({exc})") from None
+        raise DataError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if gz and len(data) > math.prod(shape):
+        raise DataError(f"{where}: unexpected bytes after the data of shape {shape} (more than the header declares)")
+    count = _check_size(shape, len(data), where)
+    return np.frombuffer(data, dtype=np.uint8, count=count).reshape(shape)
 
 
 def read_idx_files(files: IdxFiles) -> RawSplits:
