@@ -66,14 +66,20 @@ def load_backend(spec: BackendSpec) -> BackendModule:
     return module
 
 
-def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings) -> None:
-    """Run the selected backends into one run; print the table and the JSON."""
+def execute(
+    group: GroupSpec, names: Sequence[str], settings: BenchSettings, *, run_id: str | None = None, show: bool = True
+) -> None:
+    """Run the selected backends into one run; print the table and the JSON.
+
+    `run_id` joins a run another process started (a multi-process job records under one id);
+    `show=False` records without printing anything (the job's other processes)."""
     from src.core.console import make_console, print_run_header
     from src.core.results import Run
     from src.core.tables import comparison_table
 
     console = make_console(settings.json_output)
-    run = Run(group.name, settings.results, log=console.print)
+    console.quiet = not show
+    run = Run(group.name, settings.results, log=console.print, run_id=run_id)
     print_run_header(console, run, settings)
     try:
         for name in names:
@@ -83,10 +89,10 @@ def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings) -> 
             group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
     finally:
         # Whatever happened, show and hand out what was measured: it is already on disk.
-        if run.records:
+        if run.records and show:
             console.print(comparison_table(run.records, f"{group.name}: {', '.join(names)}", group.metric_rows))
             console.print(f"{len(run.records)} records appended to {settings.results} (run {run.run_id})")
-        if settings.json_output:
+        if settings.json_output and show:
             click.echo(json.dumps([r.model_dump() for r in run.records]))
 
 
