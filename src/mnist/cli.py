@@ -112,6 +112,12 @@ def train_callback(name: str) -> Callable[..., None]:
         if settings.launch_local is not None:
             launch_local(name, model, values, settings)
             return
+        if settings.multi_process and len(names) > 1:
+            raise click.UsageError("a multi-process job trains one backend: run `mnist flax` and `mnist pytorch` apart")
+        if settings.multi_process and name == "pytorch" and settings.device_count > 1:
+            raise click.BadParameter(
+                "PyTorch runs one device per process in a multi-process job; leave it at 1", param_hint="'--devices'"
+            )
         if uses_jax:
             set_xla_flags(values)
         progress = RichProgress(stderr=settings.json_output) if settings.lead else SilentProgress()
@@ -119,12 +125,6 @@ def train_callback(name: str) -> Callable[..., None]:
             with using_progress(progress):
                 execute(SPEC, names, settings)
             return
-        if len(names) > 1:
-            raise click.UsageError("a multi-process job trains one backend: run `mnist flax` and `mnist pytorch` apart")
-        if name == "pytorch" and settings.device_count > 1:
-            raise click.BadParameter(
-                "PyTorch runs one device per process in a multi-process job; leave it at 1", param_hint="'--devices'"
-            )
         from src.mnist.distributed import joined
 
         with joined(settings, "jax" if uses_jax else "torch") as run_id, using_progress(progress):

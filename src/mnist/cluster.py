@@ -136,6 +136,20 @@ def free_port() -> int:
         return port
 
 
+def wait_for_listener(address: str, timeout_s: float) -> bool:
+    """Whether something accepts TCP connections at HOST:PORT within `timeout_s` (tried every 0.2 s)."""
+    host, _, port = address.rpartition(":")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=max(0.1, min(1.0, timeout_s))):
+                return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(POLL_S)
+
+
 def command_line(model: type[BaseModel], values: Mapping[str, Any]) -> list[str]:
     """Options that reproduce `values` (those that differ from the defaults) on a command line."""
     args: list[str] = []
@@ -180,7 +194,9 @@ def last_error_line(log: IO[bytes]) -> str:
     log.seek(0)
     lines = [line.strip() for line in log.read().decode(errors="replace").splitlines() if line.strip()]
     errors = [line for line in lines if line.startswith("Error:")]
-    pick = errors[-1] if errors else (lines[-1] if lines else "")
+    # A runtime that aborts (JAX's coordination service) says why in a glog FATAL line: "F1123 07:57:45 ...".
+    fatal = [line.split("] ", 1)[-1] for line in lines if re.match(r"F\d{4} ", line)]
+    pick = errors[-1] if errors else fatal[-1] if fatal else (lines[-1] if lines else "")
     return pick[:300]
 
 

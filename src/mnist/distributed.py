@@ -26,6 +26,7 @@ import click
 import numpy as np
 
 from src.core.results import new_run_id
+from src.mnist.cluster import wait_for_listener
 from src.mnist.settings import MnistSettings
 
 Framework = Literal["jax", "torch"]
@@ -83,6 +84,14 @@ def join_jax(settings: MnistSettings) -> str:
     import jax
     from jax.experimental import multihost_utils
 
+    if settings.process_id > 0 and settings.coordinator and not wait_for_listener(
+        settings.coordinator, settings.dist_timeout
+    ):
+        # JAX ends the process (a C++ abort, no exception) when registration times out: say why first.
+        raise JobFailed(
+            f"{where(settings)} could not join the job: no JAX coordinator answered at {settings.coordinator} "
+            f"within {settings.dist_timeout} s (--dist-timeout); is process 0 running?"
+        )
     if settings.device_kind == "cpu":
         jax.config.update("jax_cpu_collectives_implementation", "gloo")
     local = [settings.local_rank] if settings.device_kind == "gpu" and settings.local_rank is not None else None

@@ -52,6 +52,10 @@ class ReportSettings(BaseModel):
                     "and the difference is beyond the noise (needs --baseline).",
     )
     plot: bool = Field(False, description="Draw bar charts as PNG under data/plots/ and print their paths.")
+    scaling: bool = Field(
+        False, description="mnist training images/s by process count: speed-up and scaling efficiency "
+                           "against the 1-process run.",
+    )
     results: Path = Field(DEFAULT_RESULTS, description="JSON-lines results file to read.")
 
     @field_validator("results")
@@ -104,6 +108,9 @@ def report(settings: ReportSettings) -> None:
 
     records = select.load(settings.results, warn)
     filters = Filters(run=settings.run, group=settings.group, backend=settings.backend)
+    if settings.scaling:
+        report_scaling(select.apply_filters(records, Filters(group="mnist", backend=settings.backend)), settings.format)
+        return
     chosen = select.apply_filters(records, filters)
     runs = select.split_runs(chosen) if settings.run else select.latest_runs(chosen)
     baselines = Baselines(settings, records, filters)
@@ -120,6 +127,29 @@ def report(settings: ReportSettings) -> None:
                 click.echo(f"chart: {path}", err=not to_stdout)
     if settings.fail_on_regression is not None:
         check_regressions([row for t in tables for row in t.rows], settings.fail_on_regression)
+
+
+def report_scaling(records: Sequence[Record], fmt: Format) -> None:
+    from src.report.scaling import HEADER, cells, render_text, scaling_rows
+
+    rows = scaling_rows(records)
+    if not rows:
+        raise click.UsageError("no mnist training epochs in the results file: run e.g. "
+                               "`python main.py mnist pytorch` and `... --launch-local 2` first")
+    if fmt != "table":
+        click.echo(render_text(rows, fmt))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="mnist training: images/s by process count (process 0's epochs, median)")
+    for i, name in enumerate(HEADER):
+        table.add_column(name, justify="right" if 3 <= i <= 6 else "left")
+    for row in rows:
+        table.add_row(*cells(row))
+    console = Console(highlight=False)
+    console.print(table)
+    console.print("speed-up: images/s ÷ the 1-process run's · efficiency: speed-up ÷ devices in the job (1.00 = perfect)")
 
 
 class Baselines:
@@ -216,5 +246,6 @@ cli = click.Command(
       python main.py report --group xla --markdown
       python main.py report --baseline previous --fail-on-regression 10
       python main.py report --plot
+      python main.py report --scaling
     """,
 )
