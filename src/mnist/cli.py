@@ -103,8 +103,8 @@ def train_callback(name: str) -> Callable[..., None]:
     """`mnist flax|pytorch|all`: one process, a process of a multi-process job (explicit options, torchrun
     or srun), or `--launch-local N`; progress bars drawn by this (CLI) layer, host devices split for JAX."""
     names = [name] if name in SPEC.backends else [n for n, s in SPEC.backends.items() if s.in_all]
-    model = SPEC.backends[name].settings if name in SPEC.backends else FlaxSettings
     uses_jax = name in ("flax", "all")
+    model = FlaxSettings if uses_jax else MnistSettings  # the settings of SPEC's flax / pytorch / all
 
     def callback(**values: Any) -> None:
         values = cluster.from_launcher(values, os.environ, "jax" if uses_jax else "torch")

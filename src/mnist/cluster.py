@@ -107,7 +107,7 @@ def from_launcher(values: dict[str, Any], environ: Mapping[str, str], framework:
     if explicit or values.get("launch_local") is not None:
         return values
     if "WORLD_SIZE" in environ and "RANK" in environ:
-        filled = {
+        filled: dict[str, Any] = {
             "num_processes": int(environ["WORLD_SIZE"]),
             "process_id": int(environ["RANK"]),
             "local_rank": int(environ.get("LOCAL_RANK", "0")),

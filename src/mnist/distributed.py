@@ -93,7 +93,7 @@ def join_jax(settings: MnistSettings) -> str:
             f"within {settings.dist_timeout} s (--dist-timeout); is process 0 running?"
         )
     if settings.device_kind == "cpu":
-        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")  # type: ignore[no-untyped-call]
     local = [settings.local_rank] if settings.device_kind == "gpu" and settings.local_rank is not None else None
     jax.distributed.initialize(
         coordinator_address=settings.coordinator,
@@ -131,7 +131,7 @@ def leave(framework: Framework) -> None:
     if framework == "jax":
         import jax
 
-        jax.distributed.shutdown()  # a no-op unless initialize() succeeded
+        jax.distributed.shutdown()  # type: ignore[no-untyped-call]  # a no-op unless initialize() succeeded
         return
     import torch.distributed as dist
 

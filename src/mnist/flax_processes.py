@@ -72,17 +72,19 @@ class ProcessFlaxTrainer(FlaxTrainer):
         """Which rows of a global batch this process's devices hold (the sharding decides, not a guess)."""
         batch = self.plan.batch
         assert self.batch_sharding is not None
-        spans = [index[0] for index in self.batch_sharding.addressable_devices_indices_map((batch,)).values()]
+        spans = [index[0] for index in self.batch_sharding.addressable_devices_indices_map((batch,)).values()
+                 if index is not None]
         return slice(min(s.start or 0 for s in spans), max(batch if s.stop is None else s.stop for s in spans))
 
     def _global_batch(self, index: np.ndarray) -> tuple[jax.Array, jax.Array]:
         """The global batch of these images (every process passes the same `index`, feeds its own rows)."""
         assert self.batch_sharding is not None
         mine = index[self.rows]
-        x = jax.make_array_from_process_local_data(
+        x = jax.make_array_from_process_local_data(  # type: ignore[no-untyped-call]
             self.batch_sharding, self.x_host[mine], (len(index), *self.x_host.shape[1:])
         )
-        y = jax.make_array_from_process_local_data(self.batch_sharding, self.y_host[mine], (len(index),))
+        y = jax.make_array_from_process_local_data(  # type: ignore[no-untyped-call]
+            self.batch_sharding, self.y_host[mine], (len(index),))
         return x, y
 
     def measure_step(self, repeats: int) -> Measurement:

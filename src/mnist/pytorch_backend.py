@@ -347,8 +347,8 @@ def run(settings: MnistSettings, run: Run) -> None:
     if settings.multi_process:  # the runtime was joined by the CLI (src/mnist/distributed.py)
         run.log(f"DistributedDataParallel: {settings.num_processes} processes ({dist.get_backend()}), "
                 f"this is process {settings.process_id}")
-        trainer = DDPTrainer(settings, data, rng, settings.process_id, settings.num_processes)
-        train_and_report(trainer, settings, run, data, variant=variant)
+        ddp = DDPTrainer(settings, data, rng, settings.process_id, settings.num_processes)
+        train_and_report(ddp, settings, run, data, variant=variant)
         return
     if distributed:
         run_distributed(settings, run, data)
