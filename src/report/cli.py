@@ -142,14 +142,14 @@ def report_scaling(records: Sequence[Record], fmt: Format) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    table = Table(title="mnist training: images/s by process count (process 0's epochs, median)")
+    table = Table(title="mnist training: images/s by process count (median of process 0's epochs)")
     for i, name in enumerate(HEADER):
-        table.add_column(name, justify="right" if 3 <= i <= 6 else "left")
+        table.add_column(name, justify="right" if 2 <= i <= 5 else "left", no_wrap=i not in (1, 6))
     for row in rows:
         table.add_row(*cells(row))
     console = Console(highlight=False)
     console.print(table)
-    console.print("speed-up: images/s ÷ the 1-process run's · efficiency: speed-up ÷ devices in the job (1.00 = perfect)")
+    console.print("speed-up: images/s ÷ the 1-process run's; efficiency: speed-up ÷ devices (1.00 = perfect)")
 
 
 class Baselines:

@@ -76,11 +76,11 @@ def _ratio(value: float | None, suffix: str = "") -> str:
 
 def cells(row: ScalingRow) -> list[str]:
     workers = f"{row.processes}" + (f" × {row.devices_per_process} devices" if row.devices_per_process > 1 else "")
-    return [row.backend, row.device, f"{row.dataset} · batch {row.batch}", workers, f"{row.images_per_s:.0f}",
-            _ratio(row.speedup, "×"), _ratio(row.efficiency), f"{row.run_id} ({row.epochs} epochs)"]
+    return [row.backend, f"{row.device} · {row.dataset} · batch {row.batch}", workers, f"{row.images_per_s:.0f}",
+            _ratio(row.speedup, "×"), _ratio(row.efficiency), row.run_id]
 
 
-HEADER = ["backend", "device", "setup", "processes", "images/s", "speed-up", "efficiency", "run"]
+HEADER = ["backend", "setup", "processes", "images/s", "speed-up", "efficiency", "run"]
 
 
 def render_text(rows: Sequence[ScalingRow], fmt: str) -> str:
