@@ -45,7 +45,7 @@ def where(settings: MnistSettings) -> str:
 
 def first_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
-    return (text[:300] or type(exc).__name__)
+    return text[:300] or type(exc).__name__
 
 
 @contextmanager
@@ -58,8 +58,9 @@ def joined(settings: MnistSettings, framework: Framework) -> Iterator[str]:
     except click.ClickException:
         raise
     except Exception as exc:
+        address = settings.coordinator or "the address from torchrun / Slurm (or give --coordinator)"
         raise JobFailed(
-            f"{where(settings)} could not join the job at {settings.coordinator or 'the launcher’s address'} "
+            f"{where(settings)} could not join the job at {address} "
             f"within {settings.dist_timeout} s (--dist-timeout): {first_line(exc)}"
         ) from None
     try:

@@ -84,7 +84,9 @@ class MnistSettings(ProcessSettings, DataSettings):
             raise OptionError("--devices", "a multi-process job on CPU runs one device per process; leave it at 1")
         total = devices * self.num_processes
         if self.train_batch_size % total:
-            where = f"{devices} devices" if self.num_processes == 1 else f"{total} devices of {self.num_processes} processes"
+            where = f"{devices} devices"
+            if self.num_processes > 1:
+                where = f"{total} devices of {self.num_processes} processes"
             raise OptionError(
                 "--train-batch-size",
                 f"{self.train_batch_size} does not split evenly over {where}; use a multiple of {total}",

@@ -43,6 +43,11 @@ def _int(value: object, default: int) -> int:
     return value if isinstance(value, int) else default
 
 
+def median_rate(epochs: Sequence[Record]) -> float:
+    """Median images/s over a run's epochs (only records whose images/s is a float get this far)."""
+    return statistics.median(float(r.metrics["images_per_s"] or 0.0) for r in epochs)
+
+
 def scaling_rows(records: Sequence[Record]) -> list[ScalingRow]:
     """One row per (setup, process count): its latest run, against the latest 1-process, 1-device run."""
     runs: dict[tuple[SetupKey, int, int], dict[str, list[Record]]] = {}
@@ -58,9 +63,9 @@ def scaling_rows(records: Sequence[Record]) -> list[ScalingRow]:
               for shape, by_run in runs.items()}
     rows = []
     for (setup, processes, devices), epochs in sorted(latest.items(), key=lambda item: (item[0][0], item[0][1:])):
-        rate = statistics.median(float(r.metrics["images_per_s"]) for r in epochs)  # type: ignore[arg-type]
+        rate = median_rate(epochs)
         base = latest.get((setup, 1, 1))
-        base_rate = statistics.median(float(r.metrics["images_per_s"]) for r in base) if base else None  # type: ignore[arg-type]
+        base_rate = median_rate(base) if base else None
         speedup = rate / base_rate if base_rate else None
         rows.append(ScalingRow(
             backend=setup[0], device=setup[1], dataset=setup[2], batch=setup[3], processes=processes,

@@ -68,7 +68,8 @@ def test_torchrun_environment_fills_the_process_options() -> None:
 def test_slurm_environment_fills_the_process_options_and_jax_finds_its_coordinator() -> None:
     env = {"SLURM_NTASKS": "8", "SLURM_PROCID": "5", "SLURM_LOCALID": "1"}
     values = cluster.from_launcher({"num_processes": 1, "coordinator": None}, env, "jax")
-    assert (values["num_processes"], values["process_id"], values["local_rank"], values["coordinator"]) == (8, 5, 1, None)
+    placed = (values["num_processes"], values["process_id"], values["local_rank"], values["coordinator"])
+    assert placed == (8, 5, 1, None)
     assert cluster.from_launcher({"num_processes": 1}, {"SLURM_NTASKS": "1", "SLURM_PROCID": "0"}, "jax") == {
         "num_processes": 1
     }
