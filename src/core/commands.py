@@ -95,11 +95,17 @@ def run_backend(module: BackendModule, settings: BenchSettings, run: Any) -> Non
         raise
 
 
-def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings, command: str | None = None) -> None:
+def execute(
+    group: GroupSpec, names: Sequence[str], settings: BenchSettings, command: str | None = None, *,
+    run_id: str | None = None, show: bool = True,
+) -> None:
     """Run the selected backends into one run; print the table and the JSON.
 
     `command` is the subcommand that was invoked (a backend or `all`): with
     --rounds N it is started again in N fresh processes (`execute_rounds`).
+    `run_id` joins a run another process started (a multi-process job records under one id; a round of
+    --rounds passes its parent's id as `settings.run_id`); `show=False` records without printing anything
+    (the job's other processes).
     """
     if settings.rounds > 1 and not settings.is_round:
         execute_rounds(group, command or (names[0] if len(names) == 1 else "all"), settings)
@@ -110,8 +116,9 @@ def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings, com
     from src.core.threads import pin_loaded, set_before_import
 
     console = make_console(settings.json_output)
+    console.quiet = not show
     policy = gpu_policy_for(settings)
-    run = Run(group.name, settings.results, log=console.print, run_id=settings.run_id,
+    run = Run(group.name, settings.results, log=console.print, run_id=run_id or settings.run_id,
               round_index=settings.round_index, rounds=settings.rounds if settings.is_round else None,
               settings_env={"threads": settings.threads, **policy.record()})
     print_run_header(console, run, settings)
@@ -138,10 +145,10 @@ def execute(group: GroupSpec, names: Sequence[str], settings: BenchSettings, com
         ) from None
     finally:
         # Whatever happened, show and hand out what was measured: it is already on disk.
-        if run.records:
+        if run.records and show:
             console.print(comparison_table(run.records, f"{group.name}: {', '.join(names)}", group.metric_rows))
             console.print(f"{len(run.records)} records appended to {settings.results} (run {run.run_id})")
-        if settings.json_output:
+        if settings.json_output and show:
             click.echo(json.dumps([r.model_dump() for r in run.records]))
 
 

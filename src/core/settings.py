@@ -83,8 +83,9 @@ class BenchSettings(BaseModel):
 
     @model_validator(mode="after")
     def _round_of_a_run(self) -> BenchSettings:
-        if (self.round_index is None) != (self.run_id is None):
-            raise OptionError("--round-index", "--round-index and --run-id go together (set by --rounds)")
+        # A round joins its parent's run; --run-id alone also joins a run (a process of a multi-process job).
+        if self.round_index is not None and self.run_id is None:
+            raise OptionError("--round-index", "--round-index needs --run-id (both are set by --rounds)")
         if self.round_index is not None and self.round_index >= self.rounds:
             raise OptionError("--round-index", f"{self.round_index} is not below --rounds {self.rounds}")
         return self

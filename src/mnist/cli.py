@@ -16,9 +16,9 @@ from typing import Any
 import click
 
 from src.core.commands import BackendSpec, GroupSpec, build_group, execute
-from src.core.settings import parse_settings, settings_options
-from src.mnist import xla_flags
-from src.mnist.progress import using_progress
+from src.core.settings import BenchSettings, parse_settings, settings_options
+from src.mnist import cluster, xla_flags
+from src.mnist.progress import SilentProgress, using_progress
 from src.mnist.settings import DataSettings, FlaxSettings, MnistSettings
 
 METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accuracy", "loss")
@@ -99,31 +99,72 @@ def set_xla_flags(values: dict[str, Any]) -> None:
             )
 
 
-def with_cli_extras(callback: Callable[..., Any], uses_jax: bool) -> Callable[..., Any]:
-    """Run a backend command with progress bars drawn by this (CLI) layer, and host devices split for JAX."""
+def train_callback(name: str) -> Callable[..., None]:
+    """`mnist flax|pytorch|all`: one process, a process of a multi-process job (explicit options, torchrun
+    or srun), or `--launch-local N`; progress bars drawn by this (CLI) layer, host devices split for JAX."""
+    names = [name] if name in SPEC.backends else [n for n, s in SPEC.backends.items() if s.in_all]
+    uses_jax = name in ("flax", "all")
+    model = FlaxSettings if uses_jax else MnistSettings  # the settings of SPEC's flax / pytorch / all
 
-    def wrapped(**values: Any) -> Any:
+    def callback(**values: Any) -> None:
+        values = cluster.from_launcher(values, os.environ, "jax" if uses_jax else "torch")
+        settings = parse_settings(model, values)
+        if settings.launch_local is not None:
+            launch_local(name, model, values, settings)
+            return
+        if settings.multi_process and len(names) > 1:
+            raise click.UsageError("a multi-process job trains one backend: run `mnist flax` and `mnist pytorch` apart")
+        if settings.multi_process and name == "pytorch" and settings.device_count > 1:
+            raise click.BadParameter(
+                "PyTorch runs one device per process in a multi-process job; leave it at 1", param_hint="'--devices'"
+            )
         if uses_jax:
             set_xla_flags(values)
-        with using_progress(RichProgress(stderr=bool(values.get("json_output")))):
-            return callback(**values)
+        progress = RichProgress(stderr=settings.json_output) if settings.lead else SilentProgress()
+        if not settings.multi_process:
+            with using_progress(progress):
+                execute(SPEC, names, settings)
+            return
+        from src.mnist.distributed import joined
 
-    return wrapped
+        with joined(settings, "jax" if uses_jax else "torch") as run_id, using_progress(progress):
+            execute(SPEC, names, settings, run_id=run_id, show=settings.lead)
+
+    return callback
+
+
+def launch_local(name: str, model: type[MnistSettings], values: dict[str, Any], settings: MnistSettings) -> None:
+    """`--launch-local N`: this command N times on this host as one job; the first failure ends it (exit 1)."""
+    from src.core.devices import cpu_count
+    from src.core.results import new_run_id
+
+    count = settings.launch_local
+    assert count is not None
+    run_id = settings.run_id or new_run_id()
+    base = [sys.executable, cluster.main_script(), "mnist", name,
+            *cluster.command_line(model, {**values, "launch_local": None, "run_id": None})]
+    commands = cluster.process_commands(base, count, run_id, cluster.free_port())
+    click.echo(f"launching {count} local processes of `mnist {name}` (run {run_id}); process 0 reports",
+               err=settings.json_output)
+    result = cluster.supervise(commands, cluster.child_environment(os.environ, count, cpu_count()))
+    if not result.ok:
+        raise click.ClickException(
+            f"run {run_id}: {result.message}; the records written before stay in {settings.results}"
+        )
 
 
 def build_cli() -> click.Group:
     group = build_group(SPEC)
     for name in (*SPEC.backends, "all"):
-        command = group.commands[name]
-        assert command.callback is not None
-        command.callback = with_cli_extras(command.callback, uses_jax=name in ("flax", "all"))
+        group.commands[name].callback = train_callback(name)
     group.add_command(evaluate_command())
     group.add_command(preprocess_command())
     return group
 
 
 def evaluate_command() -> click.Command:
-    skip = ("mode", "dry_run", "num_epochs", "optimizer", "learning_rate", "momentum", "schedule", "comet", "devices")
+    skip = ("mode", "dry_run", "num_epochs", "optimizer", "learning_rate", "momentum", "schedule", "comet", "devices",
+            *sorted(cluster.ProcessSettings.model_fields.keys() - BenchSettings.model_fields.keys()))
 
     @click.command("evaluate")
     @click.argument("backend", type=click.Choice(list(SPEC.backends)))

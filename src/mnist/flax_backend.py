@@ -142,8 +142,11 @@ class FlaxTrainer:
         self.jax_device = jax_device(settings.device_kind)
         self.device: str = settings.device_kind
         self.sync: Sync = jax_sync
-        self.devices = settings.device_count
-        self.mesh = make_mesh(settings.device_kind, self.devices) if self.devices > 1 else mesh
+        # A given mesh (a multi-process job's, over every process's devices) wins over --devices.
+        self.mesh = mesh if mesh is not None else (
+            make_mesh(settings.device_kind, settings.device_count) if settings.device_count > 1 else None
+        )
+        self.devices = self.mesh.size if self.mesh is not None else 1
         # Where arrays live: one device, or replicated over the mesh (batches are sharded inside the step).
         self.placement: Any = NamedSharding(self.mesh, spec_of()) if self.mesh is not None else self.jax_device
         self.batch_sharding = NamedSharding(self.mesh, spec_of("data")) if self.mesh is not None else None
@@ -151,35 +154,54 @@ class FlaxTrainer:
         tx = make_optimizer(settings, settings.num_epochs * self.plan.steps)
         self.optimizer = nnx.Optimizer(self.model, tx, wrt=nnx.Param)
         self.graphdef, state = nnx.split((self.model, self.optimizer))
-        self.state = jax.device_put(state, self.placement)
-        # The data crosses to the device(s) once; each step gathers its batch there.
-        self.x_train = jax.device_put(np.asarray(data.x_train, np.float32), self.placement)
-        self.y_train = jax.device_put(np.asarray(data.y_train, np.int32), self.placement)
-        self.x_test, self.y_test, self.n_test = self._padded_test(data)
+        self.state = self._replicate(state)
+        self._place_training_data(data)
+        self.x_test, self.y_test, self.n_test = self._padded_test(data, self.placement)
         self._train_step = typed_jit(self._make_train_step(self.plan.batch))
         self._eval_step = typed_jit(self._make_eval_step())
 
-    def _padded_test(self, data: Any) -> tuple[jax.Array, jax.Array, int]:
+    def _replicate(self, tree: T) -> T:
+        """`tree` on the device, or replicated on every device of the mesh."""
+        placed: T = jax.device_put(tree, self.placement)
+        return placed
+
+    def _place_training_data(self, data: Any) -> None:
+        """The data crosses to the device(s) once; each step gathers its batch there."""
+        self.x_train = jax.device_put(np.asarray(data.x_train, np.float32), self.placement)
+        self.y_train = jax.device_put(np.asarray(data.y_train, np.int32), self.placement)
+
+    def _padded_test(self, data: Any, placement: Any) -> tuple[jax.Array, jax.Array, int]:
         # Pad to whole batches so one compiled eval step covers every test image; a mask drops the padding.
         n, batch = len(data.y_test), self.settings.test_batch_size
         pad = -n % batch
         x = np.concatenate([data.x_test, np.zeros((pad, *data.x_test.shape[1:]), np.float32)])
         y = np.concatenate([data.y_test, np.zeros(pad, np.int32)]).astype(np.int32)
-        return jax.device_put(x, self.placement), jax.device_put(y, self.placement), n
+        return jax.device_put(x, placement), jax.device_put(y, placement), n
 
     # -------------------------------------------------------------- steps ---
 
     def _make_train_step(self, batch: int) -> Callable[..., tuple[Any, dict[str, jax.Array]]]:
-        graphdef = self.graphdef
+        """The step on batch i of `order`, gathered from the device-resident data set."""
         shard = self._shard_batch
-        replicated = self.placement if self.mesh is not None else None
+        update = self._make_update()
 
         def train_step(
             state: Any, acc: dict[str, jax.Array], x_all: jax.Array, y_all: jax.Array, order: jax.Array, i: jax.Array
         ) -> tuple[Any, dict[str, jax.Array]]:
-            model, optimizer = nnx.merge(graphdef, state)
             index = jax.lax.dynamic_slice_in_dim(order, i * batch, batch)
-            x, y = shard(x_all[index]), shard(y_all[index])
+            return update(state, acc, shard(x_all[index]), shard(y_all[index]), i)
+
+        return train_step
+
+    def _make_update(self) -> Callable[..., tuple[Any, dict[str, jax.Array]]]:
+        """One optimizer step on the batch (x, y), accumulating step i's loss and hits."""
+        graphdef = self.graphdef
+        replicated = self.placement if self.mesh is not None else None
+
+        def update(
+            state: Any, acc: dict[str, jax.Array], x: jax.Array, y: jax.Array, i: jax.Array
+        ) -> tuple[Any, dict[str, jax.Array]]:
+            model, optimizer = nnx.merge(graphdef, state)
 
             def loss_fn(model: CNN) -> tuple[jax.Array, jax.Array]:
                 log_probs = model(x)
@@ -198,7 +220,7 @@ class FlaxTrainer:
                 new_state = constrain(new_state, replicated)
             return new_state, acc
 
-        return train_step
+        return update
 
     def _shard_batch(self, batch: jax.Array) -> jax.Array:
         """Split a batch over the mesh's "data" axis (a no-op on one device)."""
@@ -221,8 +243,7 @@ class FlaxTrainer:
 
     def _zero_acc(self, steps: int) -> dict[str, jax.Array]:
         acc = {"loss_sum": jnp.zeros(()), "correct": jnp.zeros((), jnp.int32), "losses": jnp.zeros(steps)}
-        placed: dict[str, jax.Array] = jax.device_put(acc, self.placement)
-        return placed
+        return self._replicate(acc)
 
     # ------------------------------------------------------------ Trainer ---
 
@@ -276,10 +297,14 @@ class FlaxTrainer:
         for start in range(0, limit, batch):
             valid = (jnp.arange(start, start + batch) < limit).astype(jnp.float32)
             x, y = self.x_test[start:start + batch], self.y_test[start:start + batch]
-            batch_loss, batch_correct, predicted = self._eval_step(self.state, x, y, valid)
+            batch_loss, batch_correct, predicted = self._eval_step(self._eval_state(), x, y, valid)
             loss, correct = loss + batch_loss, correct + batch_correct.astype(jnp.int32)
             predictions.append(predicted)
         return loss, correct, jnp.concatenate(predictions)[:limit], limit
+
+    def _eval_state(self) -> Any:
+        """The parameters validation runs with."""
+        return self.state
 
     def read_eval(self, output: tuple[jax.Array, jax.Array, jax.Array, int]) -> EvalResult:
         loss, correct, predictions, limit = output
@@ -309,9 +334,9 @@ class FlaxTrainer:
 
 
 def train_variant(settings: MnistSettings) -> str | None:
-    """Column label: the device count, and "ynnpack conv" when XLA:CPU runs convolutions on YNNPACK (read
-    back from XLA_FLAGS, so the label says what is in effect, not what was asked for)."""
-    labels = [devices_variant(BACKEND, settings.device_count)]
+    """Column label: the device (and process) count, and "ynnpack conv" when XLA:CPU runs convolutions on
+    YNNPACK (read back from XLA_FLAGS, so the label says what is in effect, not what was asked for)."""
+    labels = [devices_variant(BACKEND, settings.device_count, settings.num_processes, settings.process_id)]
     if settings.device_kind == "cpu" and conv_in_effect(os.environ.get("XLA_FLAGS", "")) == "ynnpack":
         labels.append("ynnpack conv")
     return " · ".join(label for label in labels if label) or None
@@ -321,10 +346,17 @@ def run(settings: MnistSettings, run: Run) -> None:
     rng = RNG_Provider(settings.seed)
     variant = train_variant(settings) if settings.mode == "train" else "checkpoint"
     data = load_and_record(settings, run, BACKEND, variant)
-    trainer = FlaxTrainer(settings, data, rng)
+    if settings.multi_process:
+        from src.mnist.flax_processes import ProcessFlaxTrainer
+
+        trainer: FlaxTrainer = ProcessFlaxTrainer(settings, data, rng)
+        run.log(f"{settings.num_processes} processes (jax.distributed), {trainer.devices} devices in one mesh; "
+                f"this is process {settings.process_id}")
+    else:
+        trainer = FlaxTrainer(settings, data, rng)
     if settings.mode == "evaluate":
         evaluate_checkpoint(trainer, settings, run, data)
         return
-    if trainer.mesh is not None:
+    if trainer.mesh is not None and not settings.multi_process:
         run.log(f"data-parallel over {trainer.devices} devices: {', '.join(str(d) for d in trainer.mesh.devices.flat)}")
     train_and_report(trainer, settings, run, data, variant=variant)

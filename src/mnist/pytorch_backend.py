@@ -3,8 +3,11 @@
 With `--devices N` (N > 1) training is data-parallel with
 DistributedDataParallel: the CLI process is rank 0 (it times, records and
 draws), and starts ranks 1..N-1 itself through torch.multiprocessing; gloo on
-CPU, NCCL on GPU; each rank takes its share of every global batch from a
-DistributedSampler.
+CPU, NCCL on GPU; each rank takes its rows of every global batch (the same
+shuffled order on every rank, so the global batches are the single-process
+ones). As one process of a multi-process job (`--num-processes`, torchrun,
+`--launch-local`) every process runs the same driver as a DDP rank, joined by
+the CLI through `src/mnist/distributed.py`.
 
 Batches are sliced from tensors that hold the whole (already normalized) data
 set, like the Flax backend's device-resident arrays, rather than through a
@@ -28,7 +31,6 @@ import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
-from torch.utils.data.distributed import DistributedSampler
 
 from src.core.devices import cpu_count, torch_device
 from src.core.results import Run
@@ -222,13 +224,9 @@ class DDPTrainer(TorchTrainer):
         # conv1 has one input channel, so the stride of that size-1 dimension is arbitrary and DDP's
         # "grad strides do not match bucket view strides" warning about it costs nothing.
         warnings.filterwarnings("ignore", message="Grad strides do not match bucket view strides")
-        ids = [self.torch_device.index] if self.torch_device.type == "cuda" else None
+        ids = [torch.cuda.current_device()] if self.torch_device.type == "cuda" else None
         self.model = DistributedDataParallel(self.model, device_ids=ids)
         self.optimizer, self.scheduler = make_optimizer(settings, self.model, settings.num_epochs * self.plan.steps)
-        self.sampler: DistributedSampler[int] = DistributedSampler(
-            range(len(data.y_train)), num_replicas=world, rank=rank, shuffle=True, seed=settings.seed  # type: ignore[arg-type]
-        )
-        self.epoch = 0
 
     @property
     def local_batch(self) -> int:
@@ -253,16 +251,34 @@ class DDPTrainer(TorchTrainer):
             self.optimizer.load_state_dict(saved[1])
 
     def epoch_order(self) -> tuple[torch.Tensor, int]:
-        """This rank's share of the epoch (DistributedSampler) and its local batch."""
-        self.sampler.set_epoch(self.epoch)
-        self.epoch += 1
-        return torch.tensor(list(iter(self.sampler)), device=self.torch_device), self.local_batch
+        """This rank's rows of every global batch and its local batch. Every rank draws the same shuffled
+        order (same seed) as one process would, so the global batches are the single-process ones."""
+        order, batch = super().epoch_order()
+        steps, local = self.plan.steps, self.local_batch
+        by_step = order[: steps * batch].view(steps, batch)
+        return by_step[:, self.rank * local:(self.rank + 1) * local].reshape(-1), local
+
+    def read_epoch(self, output: dict[str, Any]) -> EpochResult:
+        """The job's figures, the same on every rank: step losses averaged over the ranks (equal shares, so
+        the mean over the global batch) and correct predictions summed (one all-reduce each)."""
+        losses = output["losses"].detach().clone()
+        correct = output["correct"].detach().clone()
+        dist.all_reduce(losses, op=dist.ReduceOp.SUM)
+        dist.all_reduce(correct, op=dist.ReduceOp.SUM)
+        step_losses = (losses / self.world).cpu().numpy()
+        images = len(step_losses) * self.plan.batch
+        return EpochResult(float(step_losses.mean()), int(correct.item()) / images, images,
+                           tuple(float(v) for v in step_losses))
+
+    def save(self, path: Path) -> Path:
+        """Rank 0 writes the (identical on every rank) parameters."""
+        return super().save(path) if self.rank == 0 else path.with_suffix(".pt")
 
     def follow(self, repeats: int, epochs: int) -> None:
         """Ranks > 0: the same collective steps as rank 0's driver, in the same order."""
         self.measure_step(repeats)
         for _ in range(epochs):
-            self.train_epoch(self.plan.steps, lambda: None)
+            self.read_epoch(self.train_epoch(self.plan.steps, lambda: None))
 
 
 def free_port() -> int:
@@ -323,8 +339,17 @@ def run_distributed(settings: MnistSettings, run: Run, data: Any) -> None:
 def run(settings: MnistSettings, run: Run) -> None:
     rng = RNG_Provider(settings.seed)
     distributed = settings.device_count > 1 and settings.mode == "train"
-    variant = devices_variant(BACKEND, settings.device_count) if settings.mode == "train" else "checkpoint"
+    variant = (
+        devices_variant(BACKEND, settings.device_count, settings.num_processes, settings.process_id)
+        if settings.mode == "train" else "checkpoint"
+    )
     data = load_and_record(settings, run, BACKEND, variant)
+    if settings.multi_process:  # the runtime was joined by the CLI (src/mnist/distributed.py)
+        run.log(f"DistributedDataParallel: {settings.num_processes} processes ({dist.get_backend()}), "
+                f"this is process {settings.process_id}")
+        ddp = DDPTrainer(settings, data, rng, settings.process_id, settings.num_processes)
+        train_and_report(ddp, settings, run, data, variant=variant)
+        return
     if distributed:
         run_distributed(settings, run, data)
         return

@@ -19,6 +19,7 @@ from pydantic import Field, model_validator
 from src.core.devices import cpu_count, gpu_names
 from src.core.plots import PLOTS_DIR
 from src.core.settings import BenchSettings, OptionError, writable_dir
+from src.mnist.cluster import ProcessSettings
 
 Optimizer = Literal["adam", "sgd"]
 Schedule = Literal["onecycle", "constant"]
@@ -49,7 +50,7 @@ class DataSettings(BenchSettings):
         return self
 
 
-class MnistSettings(DataSettings):
+class MnistSettings(ProcessSettings, DataSettings):
     """The seed's `Metadata` fields plus optimizer, schedule, data and tracking."""
 
     mode: Literal["train", "evaluate"] = Field(
@@ -91,10 +92,16 @@ class MnistSettings(DataSettings):
             writable_dir(CHECKPOINTS_DIR, "checkpoints")
             writable_dir(PLOTS_DIR, "plots")
         devices = self.device_count  # validates --devices
-        if self.train_batch_size % devices:
+        if self.multi_process and devices > 1 and self.device_kind == "cpu":
+            raise OptionError("--devices", "a multi-process job on CPU runs one device per process; leave it at 1")
+        total = devices * self.num_processes
+        if self.train_batch_size % total:
+            where = f"{devices} devices"
+            if self.num_processes > 1:
+                where = f"{total} devices of {self.num_processes} processes"
             raise OptionError(
                 "--train-batch-size",
-                f"{self.train_batch_size} does not split evenly over {devices} devices; use a multiple of {devices}",
+                f"{self.train_batch_size} does not split evenly over {where}; use a multiple of {total}",
             )
         return self
 

@@ -26,6 +26,7 @@ from src.core.errors import DataError
 from src.core.results import Run, Scalar
 from src.core.timing import Measurement, Sync, measure, single, time_call
 from src.core.tracking import Tracker, start_tracking
+from src.mnist.cluster import process_params
 from src.mnist.model_spec import train_flops
 from src.mnist.progress import current_progress
 from src.mnist.settings import CHECKPOINTS_DIR, DataSettings, MnistSettings
@@ -163,7 +164,9 @@ def _replace_folder(new: Path, final: Path, attempts: int = 10) -> None:
 
 # ------------------------------------------------------------ figures ---
 
-def matmul_peak_gflops(run: Run, backend: str, device: str, repeats: int, variant: str | None = None) -> float:
+def matmul_peak_gflops(
+    run: Run, backend: str, device: str, repeats: int, variant: str | None = None, process: dict[str, int] | None = None
+) -> float:
     """The machine's float32 matmul rate (NumPy/BLAS, 2048²), measured once per run and recorded."""
     if run.run_id in _PEAK_GFLOPS:
         return _PEAK_GFLOPS[run.run_id]
@@ -174,7 +177,7 @@ def matmul_peak_gflops(run: Run, backend: str, device: str, repeats: int, varian
     gflops = 2 * PEAK_SIZE**3 / m.median_s / 1e9
     run.record(
         backend=backend, variant=variant, case=f"matmul_peak_{PEAK_SIZE}x{PEAK_SIZE}_float32", device=device,
-        dtype="float32", measurement=m, metrics={"gflops": gflops}, params={"library": "numpy"},
+        dtype="float32", measurement=m, metrics={"gflops": gflops}, params={"library": "numpy", **(process or {})},
     )
     _PEAK_GFLOPS[run.run_id] = gflops
     return gflops
@@ -193,12 +196,13 @@ def train_and_report(trainer: Trainer, settings: MnistSettings, run: Run, data: 
     backend, device = trainer.backend, trainer.device
     shape = plan(settings, len(data.y_train), len(data.y_test))
     params = _params(settings, shape, data)
-    tracker = start_tracking(settings.comet, name=f"mnist-{backend}", log=run.log)
+    # One process of a job tracks and reports for all of them (its figures are the job's: global loss).
+    tracker = start_tracking(settings.comet if settings.lead else "off", name=f"mnist-{backend}", log=run.log)
     tracker.log_parameters(params)
     summary = trainer.summary()
     run.log(summary)
     tracker.log_text(summary)
-    peak = matmul_peak_gflops(run, backend, device, settings.repeats, variant)
+    peak = matmul_peak_gflops(run, backend, device, settings.repeats, variant, process_params(settings))
     run.log(f"float32 matmul peak of this machine: {peak:.1f} GFLOP/s (NumPy {PEAK_SIZE}², all cores)")
 
     step = trainer.measure_step(settings.repeats)
@@ -239,7 +243,7 @@ def train_and_report(trainer: Trainer, settings: MnistSettings, run: Run, data: 
             first_step = (epoch - 1) * shape.steps
             for i, loss in enumerate(result.step_losses):
                 tracker.log_metrics({"train_step_loss": loss}, step=first_step + i + 1, epoch=epoch)
-            val = validate(trainer, run, shape, params | {"epoch": epoch}, variant)
+            val = validate(trainer, run, shape, params | {"epoch": epoch}, variant, record=settings.lead)
             tracker.log_metrics(
                 {"train_loss": result.loss, "train_accuracy": result.accuracy, "images_per_s": figures["images_per_s"],
                  "val_loss": val.loss, "val_accuracy": val.accuracy},
@@ -265,9 +269,15 @@ def train_and_report(trainer: Trainer, settings: MnistSettings, run: Run, data: 
     )
 
 
-def validate(trainer: Trainer, run: Run, shape: Plan, params: dict[str, Any], variant: str | None) -> EvalResult:
+def validate(
+    trainer: Trainer, run: Run, shape: Plan, params: dict[str, Any], variant: str | None, record: bool = True
+) -> EvalResult:
+    """Test the model; `record=False` on a job's other processes (the same replicated model: process 0's
+    record is the run's)."""
     output, seconds = time_call(lambda: trainer.evaluate(shape.eval_limit), trainer.sync)
     val = trainer.read_eval(output)
+    if not record:
+        return val
     run.record(
         backend=trainer.backend, variant=variant, case="validation", device=trainer.device, dtype="float32",
         params=params, measurement=single(seconds),
@@ -280,7 +290,14 @@ def save_outputs(trainer: Trainer, settings: MnistSettings, run: Run, data: Any,
     from src.mnist.plots import prediction_grid
 
     path = checkpoint_path(trainer.backend, settings.dataset)
-    saved = save_atomically(trainer, path)
+    if settings.num_processes > 1:
+        # Every process of a job writes its part of one JAX checkpoint of global arrays, jointly, to one path
+        # (orbax's own temporary folder and rename keep it atomic); a unique name per process would split it.
+        saved = trainer.save(path)
+    else:
+        saved = save_atomically(trainer, path)
+    if not settings.lead:
+        return
     meta = {
         "backend": trainer.backend, "dataset": settings.dataset, "source": data.source, "mean": data.mean,
         "std": data.std, "test_accuracy": val.accuracy, "run_id": run.run_id, "epochs": settings.num_epochs,
@@ -329,12 +346,16 @@ def _params(settings: MnistSettings, shape: Plan, data: Any) -> dict[str, Any]:
         "test_images": len(data.y_test), "batch": shape.batch, "steps_per_epoch": shape.steps,
         "epochs": settings.num_epochs, "optimizer": settings.optimizer, "learning_rate": settings.lr,
         "schedule": settings.lr_schedule, "momentum": settings.momentum, "seed": settings.seed,
-        "dry_run": settings.dry_run, "devices": settings.device_count,
+        "dry_run": settings.dry_run, "devices": settings.device_count, **process_params(settings),
     }
 
 
-def devices_variant(backend: str, devices: int) -> str | None:
-    """Column label of a multi-device run, shown next to the single-device one."""
+def devices_variant(backend: str, devices: int, processes: int = 1, process: int = 0) -> str | None:
+    """Column label of a multi-device or multi-process run, shown next to the single-device one; a job's
+    processes other than 0 get their own column ("· process I"), so no figure overwrites process 0's."""
+    if processes > 1:
+        label = f"{processes} processes" + (f" × {devices} devices" if devices > 1 else "")
+        return label + (f" · process {process}" if process else "")
     if devices == 1:
         return None
     return f"{devices} devices" if backend == "flax" else f"{devices} processes"
@@ -353,7 +374,7 @@ def load_and_record(settings: DataSettings, run: Run, backend: str, variant: str
     run.record(
         backend=backend, variant=variant, case="data_load", device=settings.device_kind, dtype="float32",
         measurement=single(seconds),
-        params={"dataset": settings.dataset, "source": data.source},
+        params={"dataset": settings.dataset, "source": data.source, **process_params(settings)},
         metrics={"train_images": len(data.y_train), "test_images": len(data.y_test), "mean": data.mean, "std": data.std},
     )
     run.log(f"data: {len(data.y_train):,} train + {len(data.y_test):,} test images ready in {seconds:.2f} s")

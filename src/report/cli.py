@@ -64,6 +64,10 @@ class ReportSettings(BaseModel):
         False, description="Every figure over all runs of the results file, runs labelled by git commit and the "
                            "library versions that changed (with --format html: added to the page).",
     )
+    scaling: bool = Field(
+        False, description="mnist training images/s by process count: speed-up and scaling efficiency "
+                           "against the 1-process run.",
+    )
     results: Path = Field(DEFAULT_RESULTS, description="JSON-lines results file to read.")
 
     @field_validator("results")
@@ -126,6 +130,11 @@ def report(settings: ReportSettings) -> None:
     try:
         records = select.load(settings.results, warn, skipped)
         filters = Filters(run=settings.run, group=settings.group, backend=settings.backend)
+        if settings.scaling:  # a view of its own: images/s by process count (the bad-line summary follows it)
+            report_scaling(complete_records(
+                select.apply_filters(records, Filters(group="mnist", backend=settings.backend)), warn, skipped),
+                settings.format)
+            return
         chosen = select.apply_filters(records, filters)
         runs = select.split_runs(chosen) if settings.run else select.latest_runs(chosen)
         baselines = Baselines(settings, records, filters, skipped)
@@ -187,6 +196,29 @@ def environment_note(run: Sequence[Record], base: Sequence[Record]) -> str | Non
     if changed:
         lines.append("environment differs from the baseline: " + "; ".join(changed))
     return "\n".join(lines) if lines else None
+
+
+def report_scaling(records: Sequence[Record], fmt: Format) -> None:
+    from src.report.scaling import HEADER, cells, render_text, scaling_rows
+
+    rows = scaling_rows(records)
+    if not rows:
+        raise click.UsageError("no mnist training epochs in the results file: run e.g. "
+                               "`python main.py mnist pytorch` and `... --launch-local 2` first")
+    if fmt != "table":
+        click.echo(render_text(rows, fmt))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="mnist training: images/s by process count (median of process 0's epochs)")
+    for i, name in enumerate(HEADER):
+        table.add_column(name, justify="right" if 2 <= i <= 5 else "left", no_wrap=i not in (1, 6))
+    for row in rows:
+        table.add_row(*cells(row))
+    console = Console(highlight=False)
+    console.print(table)
+    console.print("speed-up: images/s ÷ the 1-process run's; efficiency: speed-up ÷ devices (1.00 = perfect)")
 
 
 class Baselines:
@@ -327,5 +359,6 @@ cli = click.Command(
       python main.py report --baseline previous --fail-on-regression 10
       python main.py report --plot
       python main.py report --format html --history > report.html
+      python main.py report --scaling
     """,
 )
