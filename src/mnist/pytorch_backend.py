@@ -33,6 +33,7 @@ from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
 from src.core.devices import cpu_count, torch_device
+from src.core.gpu_policy import applied
 from src.core.results import Run
 from src.core.rng import RNG_Provider
 from src.core.timing import Measurement, Sync, measure, torch_sync
@@ -303,9 +304,12 @@ def worker(rank: int, world: int, settings: MnistSettings, data: Any, port: int)
     """Entry point of ranks 1..N-1 (started with torch.multiprocessing)."""
     init_rank(settings, rank, world, port)
     try:
-        DDPTrainer(settings, data, RNG_Provider(settings.seed), rank, world).follow(
-            settings.repeats, settings.num_epochs
-        )
+        # A spawned process starts with torch's defaults: the run's GPU policy must be set here too, or the
+        # ranks would compute in different precisions (rank 0 runs under the CLI's policy).
+        with applied(settings.precision, ["torch"]):
+            DDPTrainer(settings, data, RNG_Provider(settings.seed), rank, world).follow(
+                settings.repeats, settings.num_epochs
+            )
     finally:
         dist.destroy_process_group()
 

@@ -22,7 +22,9 @@ from typing import Any, Protocol
 import click
 import numpy as np
 
+from src.core.devices import gpu_name
 from src.core.errors import DataError
+from src.core.peaks import datasheet_peak
 from src.core.results import Run, Scalar
 from src.core.timing import Measurement, Sync, measure, single, time_call
 from src.core.tracking import Tracker, start_tracking
@@ -183,10 +185,33 @@ def matmul_peak_gflops(
     return gflops
 
 
-def throughput(images: int, seconds: float, peak_gflops: float) -> dict[str, float]:
+def peak_gflops(run: Run, settings: MnistSettings, backend: str, device: str, variant: str | None) -> float | None:
+    """The float32 peak the training's GFLOP/s are a share of: on a CPU NumPy's measured matmul rate; on a GPU
+    the datasheet peak for the run's --precision (src/core/peaks.py), since a CPU rate says nothing of a GPU;
+    None for a GPU not in that table (no share is shown then)."""
+    if device == "gpu":
+        peak = datasheet_peak(gpu_name(), "float32", settings.precision)
+        if peak is None:
+            run.log(f"no datasheet peak for {gpu_name()}: the share of peak is not shown")
+            return None
+        run.log(f"float32 peak of this GPU: {peak.gflops:,.0f} GFLOP/s ({peak.source})")
+        return peak.gflops
+    gflops = matmul_peak_gflops(run, backend, device, settings.repeats, variant, process_params(settings))
+    run.log(f"float32 matmul peak of this machine: {gflops:.1f} GFLOP/s (NumPy {PEAK_SIZE}², all cores)")
+    return gflops
+
+
+def throughput(images: int, seconds: float, peak_gflops: float | None) -> dict[str, float]:
     images_per_s = images / seconds
     gflops = train_flops() * images_per_s / 1e9
-    return {"images_per_s": images_per_s, "gflops": gflops, "peak_share": gflops / peak_gflops}
+    figures = {"images_per_s": images_per_s, "gflops": gflops}
+    if peak_gflops is not None:
+        figures["peak_share"] = gflops / peak_gflops
+    return figures
+
+
+def share_text(figures: dict[str, float]) -> str:
+    return f" ({figures['peak_share']:.0%} of peak)" if "peak_share" in figures else ""
 
 
 # ------------------------------------------------------------ driver ---
@@ -202,8 +227,7 @@ def train_and_report(trainer: Trainer, settings: MnistSettings, run: Run, data: 
     summary = trainer.summary()
     run.log(summary)
     tracker.log_text(summary)
-    peak = matmul_peak_gflops(run, backend, device, settings.repeats, variant, process_params(settings))
-    run.log(f"float32 matmul peak of this machine: {peak:.1f} GFLOP/s (NumPy {PEAK_SIZE}², all cores)")
+    peak = peak_gflops(run, settings, backend, device, variant)
 
     step = trainer.measure_step(settings.repeats)
     step_figures = throughput(shape.batch, step.median_s, peak)
@@ -252,7 +276,7 @@ def train_and_report(trainer: Trainer, settings: MnistSettings, run: Run, data: 
             progress.epoch_done()
             run.log(
                 f"epoch {epoch}/{settings.num_epochs}: {epoch_s:.2f} s · {figures['images_per_s']:.0f} images/s · "
-                f"{figures['gflops']:.1f} GFLOP/s ({figures['peak_share']:.0%} of peak) · loop overhead "
+                f"{figures['gflops']:.1f} GFLOP/s{share_text(figures)} · loop overhead "
                 f"{overhead:+.1%} · train loss {result.loss:.4f} acc {result.accuracy:.2%} · "
                 f"test loss {val.loss:.4f} acc {val.accuracy:.2%}"
             )
