@@ -74,10 +74,11 @@ class Record(BaseModel):
     noisy: bool = False
     metrics: dict[str, Scalar] = Field(default_factory=dict)
     checks: dict[str, Scalar] = Field(default_factory=dict)
-    env: dict[str, Scalar] = Field(default_factory=dict)
     # --rounds N: every round (a fresh process) shares the run id and records its index (0-based).
     round_index: int | None = None
     rounds: int | None = None
+    # Last: report's index-only read takes env from the end of each line (INDEX_HEAD, ENV_KEY).
+    env: dict[str, Scalar] = Field(default_factory=dict)
     # Where the line is (file, byte offset, line number) while the record is index-only; see `complete_records`.
     _source: tuple[Path, int, int] | None = PrivateAttr(default=None)
 
