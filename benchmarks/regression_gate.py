@@ -1,14 +1,14 @@
 """Does `report --baseline previous --fail-on-regression PCT` neither cry wolf nor sleep on this machine?
 
 Each trial runs the same command three times back to back, each with --rounds R (R fresh processes):
-  A  : --threads 1        (baseline)
-  A' : --threads 1        (A/A: nothing changed; whatever differs is the machine)
-  B  : --threads 2        (A/B: a real slowdown of matmul and inverse, same case names)
+  A  : --threads 2        (baseline)
+  A' : --threads 2        (A/A: nothing changed; whatever differs is the machine)
+  B  : --threads 1        (A/B: a real slowdown of matmul and inverse, same case names)
 
-Why 1 → 2 and not 2 → 1: on this 2-core machine shared by other jobs, OpenBLAS with 2 threads spins
-while its second thread waits for a core, and a 512×512 matmul measured ~3.5× *slower* than on one
-thread (inverse ~2×); on an idle machine the direction reverses. The printed real ratio says which
-held during the run.
+2 → 1 BLAS threads halves the cores a 512×512 matmul and inverse get on an otherwise idle 2-core
+machine (about 1.7–2× slower). Run it on a quiet machine: when other jobs hold the cores, OpenBLAS's
+second thread spins waiting for one and 2 threads can be the *slower* case (seen here: ~3.5× on a
+busy machine), so there is no slowdown to find. The printed real ratio says which held.
 then asks the gate A' vs A and B vs A' (so both pairs are equally far apart in time). Prints the
 gate's exit-0 rate on A/A, the share of figures called slower on A/A, the exit-1 rate on A/B with
 the figures it names, the real A/B ratio of the per-round medians (was the slowdown there?), the
@@ -31,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 COMMAND = ["xla", "numpy", "--matrix-size", "512"]
 PCT = "10"
-BASE_THREADS, SLOW_THREADS = 1, 2
+BASE_THREADS, SLOW_THREADS = 2, 1
 
 
 def main(*args: str, results: Path) -> subprocess.CompletedProcess[str]:

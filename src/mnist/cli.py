@@ -110,7 +110,7 @@ def train_callback(name: str) -> Callable[..., None]:
         values = cluster.from_launcher(values, os.environ, "jax" if uses_jax else "torch")
         settings = parse_settings(model, values)
         if settings.launch_local is not None:
-            launch_local(name, model, values, settings)
+            launch_local(name, model, settings)
             return
         if settings.multi_process and len(names) > 1:
             raise click.UsageError("a multi-process job trains one backend: run `mnist flax` and `mnist pytorch` apart")
@@ -133,7 +133,7 @@ def train_callback(name: str) -> Callable[..., None]:
     return callback
 
 
-def launch_local(name: str, model: type[MnistSettings], values: dict[str, Any], settings: MnistSettings) -> None:
+def launch_local(name: str, model: type[MnistSettings], settings: MnistSettings) -> None:
     """`--launch-local N`: this command N times on this host as one job; the first failure ends it (exit 1)."""
     from src.core.devices import cpu_count
     from src.core.results import new_run_id
@@ -142,7 +142,9 @@ def launch_local(name: str, model: type[MnistSettings], values: dict[str, Any], 
     assert count is not None
     run_id = settings.run_id or new_run_id()
     base = [sys.executable, cluster.main_script(), "mnist", name,
-            *cluster.command_line(model, {**values, "launch_local": None, "run_id": None})]
+            # From the parsed settings, not the raw values: an old option name (e.g. --num-epochs) reaches the
+            # processes under the field's current one.
+            *cluster.command_line(model, {**settings.model_dump(), "launch_local": None, "run_id": None})]
     commands = cluster.process_commands(base, count, run_id, cluster.free_port())
     click.echo(f"launching {count} local processes of `mnist {name}` (run {run_id}); process 0 reports",
                err=settings.json_output)

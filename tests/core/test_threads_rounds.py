@@ -117,6 +117,6 @@ def test_round_options_are_hidden_and_checked(results_path: Path) -> None:
     assert "--rounds" in help_text and "--threads" in help_text
     assert "--round-index" not in help_text and "--run-id" not in help_text
     result = invoke("xla", "numpy", "--round-index", "0", "--results", str(results_path))
-    assert result.exit_code == 2 and "--run-id go together" in result.stderr
+    assert result.exit_code == 2 and "--round-index needs --run-id" in result.stderr
     result = invoke("xla", "numpy", "--rounds", "0", "--results", str(results_path))
     assert result.exit_code == 2 and "--rounds" in result.stderr
