@@ -28,7 +28,7 @@ import click
 from pydantic import BaseModel
 
 from src.core.results import Record
-from src.core.settings import BenchSettings, option_name
+from src.core.settings import BenchSettings, command_line
 
 MAIN = Path(__file__).resolve().parents[2] / "main.py"
 # Filled in per round by the parent; never copied from the parent's own settings.
@@ -41,25 +41,9 @@ class RoundFailed(click.ClickException):
     exit_code = 1
 
 
-def settings_args(settings: BaseModel) -> list[str]:
-    """Command-line options that rebuild `settings` (fields left at their default are left out)."""
-    model = type(settings)
-    args: list[str] = []
-    for name, info in model.model_fields.items():
-        value = getattr(settings, name)
-        if name in ROUND_FIELDS or value == info.default or value is None:
-            continue
-        option = option_name(model, name)
-        if isinstance(value, bool):
-            args.append(option if value else f"--no-{option[2:]}")
-        else:
-            args += [option, str(value)]
-    return args
-
-
 def round_argv(group: str, command: str, settings: BenchSettings, run_id: str, index: int) -> list[str]:
     return [
-        sys.executable, str(MAIN), group, command, *settings_args(settings),
+        sys.executable, str(MAIN), group, command, *command_line(settings, skip=ROUND_FIELDS),
         "--rounds", str(settings.rounds), "--run-id", run_id, "--round-index", str(index), "--json",
     ]
 

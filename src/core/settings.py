@@ -11,7 +11,7 @@ import os
 import tempfile
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -245,6 +245,23 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
         return fn
 
     return decorate
+
+
+def command_line(settings: BaseModel, skip: Collection[str] = ()) -> list[str]:
+    """Command-line options that rebuild `settings` in another process (a --rounds round, a process of a
+    multi-process job): every field but those in `skip`, left out where it has its default or is None."""
+    model = type(settings)
+    args: list[str] = []
+    for name, info in model.model_fields.items():
+        value = getattr(settings, name)
+        if name in skip or value is None or value == info.default:
+            continue
+        option = option_name(model, name)
+        if isinstance(value, bool):
+            args.append(option if value else f"--no-{option[2:]}")
+        else:
+            args += [option, str(value)]
+    return args
 
 
 def parse_settings(model: type[M], values: Mapping[str, Any]) -> M:

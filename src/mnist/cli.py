@@ -16,7 +16,7 @@ from typing import Any
 import click
 
 from src.core.commands import BackendSpec, GroupSpec, build_group, execute
-from src.core.settings import BenchSettings, parse_settings, settings_options
+from src.core.settings import BenchSettings, command_line, parse_settings, settings_options
 from src.mnist import cluster, xla_flags
 from src.mnist.progress import SilentProgress, using_progress
 from src.mnist.settings import DataSettings, FlaxSettings, MnistSettings
@@ -144,7 +144,7 @@ def launch_local(name: str, model: type[MnistSettings], settings: MnistSettings)
     base = [sys.executable, cluster.main_script(), "mnist", name,
             # From the parsed settings, not the raw values: an old option name (e.g. --num-epochs) reaches the
             # processes under the field's current one.
-            *cluster.command_line(model, {**settings.model_dump(), "launch_local": None, "run_id": None})]
+            *command_line(settings, skip=("launch_local", "run_id"))]
     commands = cluster.process_commands(base, count, run_id, cluster.free_port())
     click.echo(f"launching {count} local processes of `mnist {name}` (run {run_id}); process 0 reports",
                err=settings.json_output)

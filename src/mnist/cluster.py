@@ -27,7 +27,7 @@ from typing import IO, Any
 
 from pydantic import BaseModel, Field, model_validator
 
-from src.core.settings import BenchSettings, OptionError, option_name
+from src.core.settings import BenchSettings, OptionError
 
 RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 POLL_S = 0.2
@@ -148,21 +148,6 @@ def wait_for_listener(address: str, timeout_s: float) -> bool:
             if time.monotonic() >= deadline:
                 return False
             time.sleep(POLL_S)
-
-
-def command_line(model: type[BaseModel], values: Mapping[str, Any]) -> list[str]:
-    """Options that reproduce `values` (those that differ from the defaults) on a command line."""
-    args: list[str] = []
-    for name, value in values.items():
-        info = model.model_fields.get(name)
-        if info is None or value is None or value == info.default:
-            continue
-        opt = option_name(model, name)
-        if isinstance(value, bool):
-            args.append(opt if value else f"--no-{opt[2:]}")
-        else:
-            args += [opt, str(value)]
-    return args
 
 
 def process_commands(base: Sequence[str], count: int, run_id: str, port: int) -> list[list[str]]:

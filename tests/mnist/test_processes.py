@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from src.core.settings import command_line
 from src.mnist import cluster
 from src.mnist.settings import FlaxSettings
 from src.mnist.training import devices_variant
@@ -76,9 +77,10 @@ def test_slurm_environment_fills_the_process_options_and_jax_finds_its_coordinat
 
 
 def test_launched_processes_get_the_same_options_and_their_place_in_the_job() -> None:
-    values = {"num_epochs": 3, "dry_run": True, "comet": "auto", "launch_local": None, "optimizer": "sgd"}
-    base = cluster.command_line(FlaxSettings, values)
-    assert base == ["--epochs", "3", "--dry-run", "--optimizer", "sgd"]  # defaults left out
+    launching = FlaxSettings.model_validate({"num_epochs": 3, "dry_run": True, "comet": "auto", "launch_local": 2,
+                                             "optimizer": "sgd"})
+    base = command_line(launching, skip=("launch_local", "run_id"))
+    assert base == ["--dry-run", "--epochs", "3", "--optimizer", "sgd"]  # defaults left out
     commands = cluster.process_commands(["main.py", *base], 2, "run-1", 4321)
     assert commands[1][-10:] == ["--num-processes", "2", "--process-id", "1", "--local-rank", "1",
                                  "--coordinator", "127.0.0.1:4321", "--run-id", "run-1"]

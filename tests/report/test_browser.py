@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import invoke
-from tests.report.fixtures import XLA_OLD, all_records, write_results
+from tests.report.conftest import html_report
+from tests.report.fixtures import XLA_OLD
 from tools.headless_chromium import find_chromium, run_chromium
 
 CHROMIUM = find_chromium()
@@ -59,17 +59,6 @@ def rendered(page: str, tmp_path: Path) -> tuple[dict[str, Any], list[str]]:
     console = [line for line in result.stderr.splitlines() if ":CONSOLE" in line]
     probe: dict[str, Any] = json.loads(html.unescape(match.group(1)))
     return probe, console
-
-
-@pytest.fixture
-def results(results_path: Path) -> Path:
-    return write_results(results_path, all_records())
-
-
-def html_report(*args: str) -> str:
-    result = invoke("report", "--format", "html", *args)
-    assert result.exit_code == 0, result.stderr
-    return result.stdout
 
 
 def test_probe_sees_broken_images_and_console_messages(tmp_path: Path) -> None:

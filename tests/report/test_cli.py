@@ -25,11 +25,6 @@ def read_jsonl_records(path: Path) -> list[Record]:
 
 
 
-@pytest.fixture
-def results(results_path: Path) -> Path:
-    return write_results(results_path, all_records())
-
-
 @pytest.fixture(autouse=True)
 def _wide_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
     # rich wraps cells at 80 columns when not on a terminal; keep case names on one line.

@@ -8,12 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import invoke
-from tests.report.fixtures import XLA_NEW, all_records, record, write_results
-
-
-@pytest.fixture
-def results(results_path: Path) -> Path:
-    return write_results(results_path, all_records())
+from tests.report.fixtures import XLA_NEW, record, write_results
 
 
 def test_one_entry_per_timed_figure_in_seconds(results: Path) -> None:

@@ -7,13 +7,11 @@ import io
 from html.parser import HTMLParser
 from pathlib import Path
 
-import pytest
-
 from src.report.page import Chart, render_html
 from src.report.rows import build_table
-from tests.conftest import invoke
+from tests.report.conftest import html_report
 from tests.report.fixtures import (
-    JIT_RUN, XLA_NEW, XLA_OLD, all_records, record, samples, write_results, xla_rounds,
+    JIT_RUN, XLA_NEW, XLA_OLD, record, samples, write_results, xla_rounds,
 )
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -55,18 +53,6 @@ def parse(page: str) -> PageParser:
     parser = PageParser()
     parser.feed(page)
     return parser
-
-
-@pytest.fixture
-def results(results_path: Path) -> Path:
-    return write_results(results_path, all_records())
-
-
-def html_report(*args: str) -> str:
-    result = invoke("report", "--format", "html", *args)
-    assert result.exit_code == 0, result.stderr
-    assert result.stderr == ""
-    return result.stdout
 
 
 def test_page_has_environment_tables_and_embedded_charts(results: Path) -> None:
