@@ -264,8 +264,13 @@ OPTIONAL_TEXT = ("variant", "dtype")
 DURATIONS = ("median_s", "iqr_s", "min_s", "compile_s")
 SCALAR_MAPS = ("metrics", "checks", "env")
 SCALAR_TYPES = frozenset({float, int, str, bool, type(None)})
+OPTIONAL_COUNTS = ("round_index", "rounds")
 FIELD_NAMES = tuple(Record.model_fields)
 FIELDS = frozenset(FIELD_NAMES)
+# A line may lack fields added after it was written (e.g. round_index): they take the model's defaults.
+_PLAIN_DEFAULTS = {name: info.default for name, info in Record.model_fields.items()
+                   if not info.is_required() and info.default_factory is None}
+_FACTORY_DEFAULTS = tuple(name for name, info in Record.model_fields.items() if info.default_factory is not None)
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 _INDEXED_FIELDS = ("schema_version", "run_id", "timestamp", "group", "backend", "env")
 
@@ -293,19 +298,20 @@ def _exact_record(data: dict[str, Any]) -> Record | None:
     repeats = data.get("repeats", 0)
     if type(repeats) is not int or repeats < 0 or type(data.get("noisy", False)) is not bool:
         return None
+    for name in OPTIONAL_COUNTS:
+        count = data.get(name)
+        if count is not None and (type(count) is not int or count < 0):
+            return None
     if type(data.get("params", {})) is not dict:
         return None
     for name in SCALAR_MAPS:
         mapping = data.get(name, {})
         if type(mapping) is not dict or not SCALAR_TYPES.issuperset(map(type, mapping.values())):
             return None
-    values = {
-        "variant": None, "dtype": None, "median_s": None, "iqr_s": None, "min_s": None, "repeats": 0,
-        "compile_s": None, "noisy": False, **data,
-    }
-    for name in ("params", "metrics", "checks", "env", "samples_s"):
+    values = {**_PLAIN_DEFAULTS, **data}
+    for name in _FACTORY_DEFAULTS:
         if name not in values:
-            values[name] = [] if name == "samples_s" else {}
+            values[name] = Record.model_fields[name].get_default(call_default_factory=True)
     return _record_of({name: values[name] for name in FIELD_NAMES}, data)
 
 

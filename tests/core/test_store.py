@@ -380,3 +380,23 @@ def test_a_signal_ignored_at_start_stays_ignored() -> None:
     with handling(signal.SIGINT, lambda *_: None):
         assert signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, previous)
     assert signal.getsignal(signal.SIGINT) == previous
+
+
+def test_lines_without_fields_added_later_take_their_defaults(tmp_path: Path) -> None:
+    """A line written before a field existed (round_index and rounds came with --rounds) loads with the
+    field's default, by the fast path as by pydantic's, and `report` shows it: old files stay readable."""
+    path = tmp_path / "older.jsonl"
+    run = Run("xla", path, run_id="20250101T000000Z-old000")
+    run.record(backend="numpy", case="matmul_8x8_float64", device="cpu", dtype="float64",
+               measurement=Measurement((1e-3, 1.1e-3, 0.9e-3)))
+    line = json.loads(path.read_text())
+    for later in ("round_index", "rounds", "variant", "samples_s", "checks"):
+        del line[later]
+    path.write_text(json.dumps(line) + "\n")
+    (record,) = read_records(path, warn=pytest.fail)
+    assert (record.round_index, record.rounds, record.variant, record.samples_s, record.checks) == (
+        None, None, None, [], {})
+    assert record.median_s == pytest.approx(1e-3)
+    result = invoke("report", "--results", str(path), "--format", "csv")
+    assert result.exit_code == 0, result.stderr
+    assert "matmul_8x8_float64" in result.stdout and result.stderr == ""
