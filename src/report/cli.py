@@ -245,10 +245,18 @@ class Baselines:
         if self.value == PREVIOUS:
             from src.report.envdiff import same_machine
 
-            here = [r for r in self.pool if same_machine(r.env, run[-1].env)]
-            base = select.previous_run(here, run)
+            now = run[-1].env
+            same: dict[str, bool] = {}  # per run id: every record of a run was measured on one machine
+
+            def on_this_machine(record: Record) -> bool:
+                if record.run_id not in same:
+                    same[record.run_id] = same_machine(record.env, now)
+                return same[record.run_id]
+
+            of_group = [r for r in self.pool if r.group == group]
+            base = select.previous_run([r for r in of_group if on_this_machine(r)], run)
             if not base:
-                elsewhere = len(select.previous_run(self.pool, run)) > 0
+                elsewhere = len(select.previous_run(of_group, run)) > 0
                 return None, f"no earlier {group} run on this machine to compare with" + (
                     " (there are runs from other machines: pass one's run id to compare anyway)" if elsewhere else "")
         else:
