@@ -20,9 +20,8 @@ from typing import Any, Protocol
 import click
 
 from src.core.devices import gpu_names
-from src.core.errors import OutOfMemory, is_out_of_memory
+from src.core.errors import OutOfMemory, handling, interrupt_signal, interrupted, is_out_of_memory
 from src.core.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
-from src.core.errors import handling, interrupt_signal, interrupted
 from src.core.settings import BenchSettings, parse_settings, settings_options
 
 

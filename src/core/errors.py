@@ -7,8 +7,8 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
 from pathlib import Path
+from typing import Any
 
 import click
 

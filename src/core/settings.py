@@ -221,8 +221,6 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
         for name, info in fields:
             if name in exclude:
                 continue
-            extra = info.json_schema_extra
-            hidden = isinstance(extra, dict) and extra.get("hidden") is True
             help_ = info.description or ""
             allowed = allowed_text(info)
             if allowed and not _choices(info.annotation):

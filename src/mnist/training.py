@@ -314,7 +314,7 @@ def save_outputs(trainer: Trainer, settings: MnistSettings, run: Run, data: Any,
     from src.mnist.plots import prediction_grid
 
     path = checkpoint_path(trainer.backend, settings.dataset)
-    if settings.num_processes > 1:
+    if settings.multi_process:
         # Every process of a job writes its part of one JAX checkpoint of global arrays, jointly, to one path
         # (orbax's own temporary folder and rename keep it atomic); a unique name per process would split it.
         saved = trainer.save(path)
