@@ -14,7 +14,8 @@ MACHINE_KEYS = ("host", "cpu", "cpu_cores", "gpu")
 COMPARED_KEYS = (
     *MACHINE_KEYS, "ram_gib", "platform", "python", "numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch",
     "blas", "threads", "blas_threads", "openmp_threads", "xla_threads", "torch_threads", "torch_interop_threads",
-    "xla_flags", "jax_matmul_precision", "torch_matmul_precision",
+    "xla_flags", "precision", "conv_autotune", "jax_gpu_memory",  # the GPU policy (src/core/gpu_policy.py)
+    "jax_matmul_precision", "torch_matmul_precision", "torch_conv_precision",
     "gpu_driver", "cuda_driver_api", "torch_cuda", "cudnn", "git_commit",
 )
 

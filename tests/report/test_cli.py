@@ -291,6 +291,18 @@ def test_environment_differences_are_listed_above_the_verdicts(results_path: Pat
     assert "another machine" not in result.stderr
 
 
+def test_a_different_gpu_policy_is_listed_above_the_verdicts(results_path: Path) -> None:
+    policy = {"precision": "float32", "conv_autotune": True, "jax_gpu_memory": "on demand"}
+    write_results(results_path, [
+        *xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1, env={**ENV, **policy}),
+        *xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2, env={**ENV, **policy, "precision": "tf32"}),
+    ])
+    result = report("--results", str(results_path), "--baseline", "previous")
+    assert result.exit_code == 0, result.stderr
+    line = next(line for line in result.stdout.splitlines() if line.startswith("environment differs"))
+    assert "precision: float32 → tf32" in line and "jax_gpu_memory" not in line
+
+
 def test_another_machine_is_warned_and_previous_means_this_machine(results_path: Path) -> None:
     here, there = {**ENV, "host": "ci-1"}, {**ENV, "host": "laptop", "cpu": "Other CPU 1"}
     write_results(results_path, [
