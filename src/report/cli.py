@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from src.core.results import DEFAULT_RESULTS, Record, SkippedLines, complete_records
 from src.core.errors import DataError, interrupt_signal, interrupted
+from src.core.results import DEFAULT_RESULTS, Record, SkippedLines, complete_records
 from src.core.plots import PLOTS_DIR
 from src.core.settings import OptionError, parse_settings, readable_path, settings_options, writable_dir
 from src.report.select import PREVIOUS, Filters, is_path_like
@@ -124,6 +124,7 @@ def report(settings: ReportSettings) -> None:
     """Select the runs, compare them with the baseline, print, plot, and fail on regressions."""
     from src.cli import GROUPS
     from src.report import select
+    from src.report.history import build_histories
     from src.report.rows import build_table, judge_tables, order_tables
 
     skipped = SkippedLines()  # bad lines of every phase, reported once per file
@@ -142,8 +143,8 @@ def report(settings: ReportSettings) -> None:
         # Only now are the shown records (and their baselines) read in full; a corrupt one drops out.
         needed = [r for run, base, _ in shown for r in (*run, *(base or ()))]
         valid = {id(r) for r in complete_records(needed, warn, skipped)}
-        # --history draws every run's figures: those are read in full too.
-        history_records = (complete_records(select.apply_filters(records, filters), warn, skipped)
+        # --history draws every run of the selected groups and backends: those are read in full too.
+        history_records = (complete_records(select.apply_filters(records, filters.every_run()), warn, skipped)
                            if settings.history else [])
     finally:
         for summary in skipped.summaries():
@@ -158,7 +159,7 @@ def report(settings: ReportSettings) -> None:
     tables = judge_tables(tables, settings.fail_on_regression or 0.0)
 
     to_stdout = settings.format == "table"
-    histories = history_of(history_records, filters) if settings.history else []
+    histories = build_histories(history_records, list(GROUPS)) if settings.history else []
     if settings.format == "html":
         from src.report.page import build_page
 
@@ -231,7 +232,7 @@ class Baselines:
         self.value = settings.baseline
         self.pool: list[Record] = []
         if self.value == PREVIOUS:
-            self.pool = select.apply_filters(records, Filters(group=filters.group, backend=filters.backend))
+            self.pool = select.apply_filters(records, filters.every_run())
         elif self.value is not None:
             self.pool = select.baseline_records(self.value, records, filters, warn, skipped)
 
@@ -282,16 +283,6 @@ def emit(tables: Sequence[ReportTable], fmt: Format) -> None:
 
 
 # ---------------------------------------------------------------- history (issue 17) ---
-
-def history_of(records: Sequence[Record], filters: Filters) -> list[GroupHistory]:
-    """Every run of the selected groups and backends (`--history`)."""
-    from src.cli import GROUPS
-    from src.report import select
-    from src.report.history import build_histories
-
-    chosen = select.apply_filters(records, Filters(group=filters.group, backend=filters.backend))
-    return build_histories(chosen, list(GROUPS))
-
 
 def emit_history(histories: Sequence[GroupHistory], fmt: Format) -> None:
     from src.report import render

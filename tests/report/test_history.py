@@ -88,3 +88,12 @@ def test_history_plot_is_written(results: Path, tmp_path: Path) -> None:
     assert result.exit_code == 0, result.stderr
     assert "chart: data/plots/xla_history.png" in result.stdout
     assert (tmp_path / "data/plots/xla_history.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_html_history_with_run_still_draws_every_run(results: Path) -> None:
+    """--run picks the tables of the page; the history next to them still spans all runs of the group."""
+    result = invoke("report", "--results", str(results), "--history", "--group", "xla", "--run", XLA_OLD,
+                    "--format", "html")
+    assert result.exit_code == 0, result.stderr
+    assert "xla · history over 3 run(s)" in result.stdout
+    assert "jax 0.11.0" in result.stdout  # the newest run is in the history though --run names the oldest
