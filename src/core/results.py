@@ -29,7 +29,7 @@ import sys
 from collections.abc import Callable, Iterable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO
+from typing import Annotated, Any, BinaryIO, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
@@ -267,10 +267,12 @@ SCALAR_TYPES = frozenset({float, int, str, bool, type(None)})
 OPTIONAL_COUNTS = ("round_index", "rounds")
 FIELD_NAMES = tuple(Record.model_fields)
 FIELDS = frozenset(FIELD_NAMES)
-# A line may lack fields added after it was written (e.g. round_index): they take the model's defaults.
 _PLAIN_DEFAULTS = {name: info.default for name, info in Record.model_fields.items()
                    if not info.is_required() and info.default_factory is None}
-_FACTORY_DEFAULTS = tuple(name for name, info in Record.model_fields.items() if info.default_factory is not None)
+# Record's factories take no argument (list, dict); called directly: pydantic's get_default inspects the
+# factory's signature on every call, which multiplied a 100,000-line report's time by ten.
+_FACTORY_DEFAULTS = {name: cast(Callable[[], Any], info.default_factory)
+                     for name, info in Record.model_fields.items() if info.default_factory is not None}
 _FIELD_SETS: dict[frozenset[str], set[str]] = {}
 _INDEXED_FIELDS = ("schema_version", "run_id", "timestamp", "group", "backend", "env")
 
@@ -278,6 +280,16 @@ _INDEXED_FIELDS = ("schema_version", "run_id", "timestamp", "group", "backend", 
 def _is_duration(value: object) -> bool:
     # NaN fails both comparisons; bool is excluded by the exact type test.
     return (type(value) is float or type(value) is int) and 0 <= value <= MAX_SECONDS
+
+
+def _with_defaults(values: dict[str, Any]) -> dict[str, Any]:
+    """`values` plus every field of Record they lack at its default (fresh containers): a line may lack
+    fields added after it was written (e.g. round_index), and an index-only record has only a few."""
+    filled = {**_PLAIN_DEFAULTS, **values}
+    for name, factory in _FACTORY_DEFAULTS.items():
+        if name not in filled:
+            filled[name] = factory()
+    return filled
 
 
 def _exact_record(data: dict[str, Any]) -> Record | None:
@@ -308,10 +320,7 @@ def _exact_record(data: dict[str, Any]) -> Record | None:
         mapping = data.get(name, {})
         if type(mapping) is not dict or not SCALAR_TYPES.issuperset(map(type, mapping.values())):
             return None
-    values = {**_PLAIN_DEFAULTS, **data}
-    for name in _FACTORY_DEFAULTS:
-        if name not in values:
-            values[name] = Record.model_fields[name].get_default(call_default_factory=True)
+    values = _with_defaults(data)
     return _record_of({name: values[name] for name in FIELD_NAMES}, data)
 
 
@@ -433,14 +442,12 @@ class Index:
             return None
         version, run_id, timestamp, group, backend = head.groups()
         try:
-            fields: dict[str, Any] = {
+            fields = _with_defaults({
                 "schema_version": int(version) if version is not None else 0,  # none: written before versions
                 "run_id": sys.intern(run_id.decode()), "timestamp": sys.intern(timestamp.decode()),
                 "group": sys.intern(group.decode()), "backend": sys.intern(backend.decode()),
-                "variant": None, "case": "", "device": "", "dtype": None, "params": {}, "median_s": None,
-                "iqr_s": None, "min_s": None, "repeats": 0, "samples_s": [], "compile_s": None, "noisy": False,
-                "metrics": {}, "checks": {}, "env": env,
-            }
+                "case": "", "device": "", "env": env,  # required fields `complete_records` fills in
+            })
         except UnicodeDecodeError:
             return None
         record = _record_of(fields, _INDEXED_FIELDS)

@@ -400,3 +400,14 @@ def test_lines_without_fields_added_later_take_their_defaults(tmp_path: Path) ->
     result = invoke("report", "--results", str(path), "--format", "csv")
     assert result.exit_code == 0, result.stderr
     assert "matmul_8x8_float64" in result.stdout and result.stderr == ""
+
+
+def test_index_only_records_have_every_field_at_its_default(tmp_path: Path) -> None:
+    """Before `complete_records` fills them in, index-only records still answer every field of Record."""
+    path = tmp_path / "r.jsonl"
+    run = Run("xla", path, round_index=0, rounds=3)
+    run.record(backend="numpy", case="matmul_8x8_float64", device="cpu", measurement=Measurement((1e-3,)))
+    (record,) = read_records(path, warn=pytest.fail, index_only=True)
+    assert (record.run_id, record.group, record.backend) == (run.run_id, "xla", "numpy")
+    assert set(Record.model_fields) <= set(record.__dict__)
+    assert (record.round_index, record.samples_s, record.metrics) == (None, [], {})
