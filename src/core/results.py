@@ -35,6 +35,7 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
 from src.core.environment import environment
 from src.core.errors import ResultsWriteError, Terminated
+from src.core.progress import NoProgress, Progress
 from src.core.timing import Measurement
 
 DEFAULT_RESULTS = Path("data/results/results.jsonl")
@@ -511,8 +512,8 @@ def complete_records(records: Iterable[Record], warn: Callable[[str], None],
 class Run:
     """One invocation of a benchmark command: a run id, a results file, the records.
 
-    Backends call `record(...)`; the record is written at once. `log` is a
-    sink the CLI provides, so that backends never print themselves.
+    Backends call `record(...)`; the record is written at once. `log` and `progress` are
+    sinks the CLI provides, so that backends never print themselves.
     """
 
     def __init__(
@@ -525,8 +526,11 @@ class Run:
         round_index: int | None = None,
         rounds: int | None = None,
         settings_env: dict[str, Scalar] | None = None,
+        progress: Progress | None = None,
     ) -> None:
         self.group = group
+        # Where long work reports how far it is; the CLI draws it (src/core/console.py).
+        self.progress: Progress = progress or NoProgress()
         self.results = results
         self.log = log
         self.run_id = run_id or new_run_id()

@@ -56,6 +56,12 @@ class BenchSettings(BaseModel):
         json_schema_extra={"option": "--json"},
     )
 
+    case: str | None = Field(
+        None, min_length=1, max_length=500,
+        description="Run only the cases whose name contains PATTERN or matches it as a glob "
+                    "(e.g. matmul, 'f_1000*'); several patterns separated by commas. `list` shows the names.",
+        json_schema_extra={"short": "-k", "metavar": "PATTERN"},
+    )
     threads: int | None = Field(
         None, ge=1, le=1024,
         description="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike (default: each library's own; "
@@ -89,6 +95,11 @@ class BenchSettings(BaseModel):
         if self.round_index is not None and self.round_index >= self.rounds:
             raise OptionError("--round-index", f"{self.round_index} is not below --rounds {self.rounds}")
         return self
+
+    @property
+    def case_patterns(self) -> tuple[str, ...]:
+        """The --case/-k patterns; none selects every case."""
+        return tuple(p.strip() for p in (self.case or "").split(",") if p.strip())
 
     @property
     def is_round(self) -> bool:
@@ -163,6 +174,19 @@ def option_aliases(info: FieldInfo) -> list[str]:
     return [str(a) for a in aliases] if isinstance(aliases, list) else []
 
 
+def short_option(info: FieldInfo) -> list[str]:
+    """`json_schema_extra={"short": "-k"}`: a one-letter spelling shown next to the option."""
+    extra = info.json_schema_extra
+    short = extra.get("short") if isinstance(extra, dict) else None
+    return [short] if isinstance(short, str) else []
+
+
+def metavar(info: FieldInfo) -> str | None:
+    extra = info.json_schema_extra
+    value = extra.get("metavar") if isinstance(extra, dict) else None
+    return value if isinstance(value, str) else None
+
+
 def is_hidden(info: FieldInfo) -> bool:
     extra = info.json_schema_extra
     return isinstance(extra, dict) and extra.get("hidden") is True
@@ -234,8 +258,9 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
                     fn = click.option(alias, ALIAS_PREFIX + name, is_flag=True, default=None, hidden=True)(fn)
             else:
                 fn = click.option(
-                    option_name(model, name), name, type=_click_type(info.annotation),
+                    option_name(model, name), *short_option(info), name, type=_click_type(info.annotation),
                     default=info.default, show_default=info.default is not None, help=help_, hidden=hidden,
+                    metavar=metavar(info),
                 )(fn)
                 for alias in option_aliases(info):
                     fn = click.option(alias, ALIAS_PREFIX + name, type=_click_type(info.annotation),
