@@ -59,3 +59,12 @@ def typed_grad(
 
     grad = jax.grad(fn, argnums=argnums, has_aux=has_aux, holomorphic=holomorphic, allow_int=allow_int)
     return cast(Callable[P, T], grad)
+
+
+def jit_cache_size(jitted: object) -> int:
+    """Entries in a `jax.jit` function's compilation cache: one per distinct input signature compiled.
+
+    `_cache_size()` is the method JAX's own tests use; it is not in jax's type stubs.
+    """
+    size: int = getattr(jitted, "_cache_size")()
+    return size
