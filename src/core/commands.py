@@ -127,7 +127,8 @@ def execute(
     run = Run(group.name, settings.results, log=console.print, run_id=run_id or settings.run_id,
               round_index=settings.round_index, rounds=settings.rounds if settings.is_round else None,
               settings_env={"threads": settings.threads, **policy.record()},
-              progress=RichProgress(console) if show else None)
+              # Bars only on a terminal: rich draws nothing useful into a pipe or file, only blank lines.
+              progress=RichProgress(console) if show and console.is_terminal else None)
     print_run_header(console, run, settings)
     if settings.threads is not None:
         for note in set_before_import(settings.threads):
