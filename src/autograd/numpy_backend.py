@@ -7,25 +7,31 @@ and one graph per point, like PyTorch's per-element backward() loop.
 
 from __future__ import annotations
 
+from typing import Any, cast
+
 import numpy as np
 
-from src.autograd.engine import FloatArray, Function, Module, Node, cos, sin
+from src.autograd.cases import Arrays, gradient_suite
+from src.autograd.engine import FloatArray, Function, Module, Node
 from src.autograd.engine.plot import plot_graph
-from src.autograd.harness import Target, Variant, run_target
 from src.autograd.reference import Points
 from src.autograd.settings import EngineSettings
 from src.core.devices import devices_to_time
+from src.core.harness import Suite, Target
 from src.core.results import Run
 from src.core.timing import no_sync
+from src.f.in_numpy import f as numpy_f
 
 
-def seed_f(x: Node) -> Node:
-    """f(x) = 0.2·x + sin(x) + cos(2x), built from the engine's operators."""
-    return 0.2 * x + sin(x) + cos(2.0 * x)
+def engine_f(x: Node) -> Node:
+    """The one NumPy f (src/f/in_numpy.py) called on an engine node: `*` and `+` are the node's operators
+    and NumPy hands np.sin / np.cos of a node to the node's `__array_ufunc__`, so the call records the
+    engine's graph (multiply, sin, add, multiply, cos, add) instead of computing an array."""
+    return cast(Node, numpy_f(cast(Any, x)))
 
 
 def make_function() -> Function:
-    return Function(seed_f, inputs=("x",), name="f")
+    return Function(engine_f, inputs=("x",), name="f")
 
 
 def value(f: Module, x: FloatArray) -> FloatArray:
@@ -44,29 +50,31 @@ def loop_grad(f: Module, x: FloatArray) -> FloatArray:
     return np.array([vectorised_grad(f, point) for point in x], dtype=x.dtype)
 
 
-def run(settings: EngineSettings, run: Run) -> None:
-    if "cpu" not in devices_to_time(settings.device):
-        run.log("numpy: skipped: the engine runs on NumPy arrays, CPU only")
-        return
-    f = make_function()
-    target = Target[FloatArray](
-        backend="numpy",
-        device="cpu",
-        value=lambda x: value(f, x),
-        variants=(
-            Variant("loop", lambda x: loop_grad(f, x)),
-            Variant("vectorised", lambda x: vectorised_grad(f, x)),  # last: its graph is the one plotted
-        ),
-        to_native=np.asarray,
-        to_numpy=np.asarray,
-        sync=no_sync,
+def draw_graph(f: Module, settings: EngineSettings, run: Run) -> None:
+    """The engine's graph of f over the timed points, as a PNG (one untimed call)."""
+    points = Points.make(settings.dtype, settings.points)
+    output = f(points.timed)
+    path = plot_graph(
+        output,
+        name=f"autograd_engine_graph_{points.case}",
+        title=f"engine graph of the last call: f(x) = 0.2·x + sin(x) + cos(2x), x of shape {output.shape}",
     )
-    run_target(run, settings, target)
-    if settings.plot_graph and f.last_call is not None:
-        points = Points.make(settings.dtype, settings.points)
-        path = plot_graph(
-            f.last_call,
-            name=f"autograd_engine_graph_{points.case}",
-            title=f"engine graph of the last call: f(x) = 0.2·x + sin(x) + cos(2x), x of shape {f.last_call.shape}",
-        )
-        run.log(f"computational graph written to {path}")
+    run.log(f"computational graph written to {path}")
+
+
+def skip_off_cpu(run: Run) -> None:
+    run.log("numpy: skipped: the engine runs on NumPy arrays, CPU only")
+
+
+def suites(settings: EngineSettings) -> list[Suite]:
+    devices = devices_to_time(settings.device)
+    if "cpu" not in devices:  # the message is logged when the (empty) suite runs
+        return [Suite(Target("numpy", devices[0]), cases=[], before=skip_off_cpu)]
+    f = make_function()
+    return [gradient_suite(
+        "numpy", "cpu", settings,
+        arrays=lambda: Arrays[FloatArray](to_native=np.asarray, to_numpy=np.asarray, sync=no_sync),
+        value=lambda x: value(f, x),
+        gradients=[("loop", lambda x: loop_grad(f, x)), ("vectorised", lambda x: vectorised_grad(f, x))],
+        after=(lambda run: draw_graph(f, settings, run)) if settings.plot_graph else None,
+    )]

@@ -1,20 +1,18 @@
-"""`autograd pytorch`: the seed's per-element backward() loop, and torch.func.vmap(torch.func.grad(f))."""
+"""`autograd pytorch`: one backward() per point (the usual first attempt at f′ at many points), and
+torch.func.vmap(torch.func.grad(f))."""
 
 from __future__ import annotations
 
 import numpy as np
 import torch
 
-from src.autograd.harness import Target, Variant, run_target
+from src.autograd.cases import Arrays, gradient_suite
 from src.autograd.reference import Floats
 from src.autograd.settings import AutogradSettings
 from src.core.devices import DeviceKind, devices_to_time, torch_device
-from src.core.results import Run
+from src.core.harness import Suite
 from src.core.timing import torch_sync
-
-
-def f(x: torch.Tensor) -> torch.Tensor:
-    return 0.2 * x + torch.sin(x) + torch.cos(2 * x)
+from src.f.in_torch import f
 
 
 def value(x: torch.Tensor) -> torch.Tensor:
@@ -23,7 +21,7 @@ def value(x: torch.Tensor) -> torch.Tensor:
 
 
 def loop_grad(x: torch.Tensor) -> torch.Tensor:
-    """One scalar graph and one backward() per point, as the seed did."""
+    """One scalar graph and one backward() per point."""
     grads = []
     for point in x:
         leaf = point.detach().requires_grad_(True)
@@ -40,19 +38,19 @@ def to_numpy(t: torch.Tensor) -> Floats:
     return np.asarray(t.detach().cpu().numpy())
 
 
-def target(kind: DeviceKind) -> Target[torch.Tensor]:
+def arrays(kind: DeviceKind) -> Arrays[torch.Tensor]:
     device = torch_device(kind)
-    return Target[torch.Tensor](
-        backend="pytorch",
-        device=kind,
-        value=value,
-        variants=(Variant("loop", loop_grad), Variant("vmap", vmap_grad)),
+    return Arrays(
         to_native=lambda a: torch.from_numpy(np.ascontiguousarray(a)).to(device),
         to_numpy=to_numpy,
         sync=torch_sync(device),
     )
 
 
-def run(settings: AutogradSettings, run: Run) -> None:
-    for kind in devices_to_time(settings.device):
-        run_target(run, settings, target(kind))
+def suite(settings: AutogradSettings, kind: DeviceKind) -> Suite:
+    return gradient_suite("pytorch", kind, settings, arrays=lambda: arrays(kind), value=value,
+                          gradients=[("loop", loop_grad), ("vmap", vmap_grad)])
+
+
+def suites(settings: AutogradSettings) -> list[Suite]:
+    return [suite(settings, kind) for kind in devices_to_time(settings.device)]

@@ -1,8 +1,8 @@
-"""The function every backend differentiates, its exact derivative, and the points it is evaluated at.
+"""The function every backend differentiates, its exact derivative, the points it is evaluated at,
+and what one gradient variant computed there.
 
 f(x) = 0.2·x + sin(x) + cos(2x),   f′(x) = 0.2 + cos(x) − 2·sin(2x).
-The seed printed f(3.0) = 1.7012903 and f′(3.0) = −0.2311615; the closed forms
-below are the reference every backend is checked against, in float64.
+The closed forms below, in float64, are the reference every backend is checked against.
 """
 
 from __future__ import annotations
@@ -19,8 +19,10 @@ F64 = npt.NDArray[np.float64]
 Floats = npt.NDArray[np.floating[Any]]
 
 X1 = 3.0
-SEED_F_X1 = 1.7012903  # as the seed printed them
-SEED_DF_X1 = -0.2311615
+# f(3.0) and f′(3.0) rounded to 7 decimals, printed next to every backend's values to compare by eye
+# (a test checks they are the closed forms' values).
+EXPECTED_F_X1 = 1.7012903
+EXPECTED_DF_X1 = -0.2311615
 X2_COUNT = 20
 
 # Max |error| allowed against the float64 closed form, and between backends.
@@ -44,7 +46,7 @@ class Points:
     """The inputs, already in the run's dtype, so every backend gets the very same numbers."""
 
     dtype: Dtype
-    shown: Floats  # [x1, *x2]: the values printed like the seed does
+    shown: Floats  # [x1, *x2]: the points whose f and f′ are printed
     timed: Floats  # linspace(0, 10π, N): the timed gradient
 
     @classmethod
@@ -54,7 +56,34 @@ class Points:
 
     @property
     def case(self) -> str:
-        return f"grad_{self.timed.size}_{self.dtype}"
+        return case_name(self.dtype, self.timed.size)
+
+
+def case_name(dtype: Dtype, count: int) -> str:
+    """The case every variant of every backend records: f′ at `count` points in `dtype`."""
+    return f"grad_{count}_{dtype}"
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What one gradient variant computed, in float64, and its errors against the closed form."""
+
+    points: Points
+    f_shown: F64  # f at [x1, *x2] (one per backend and device: f has no variants)
+    df_shown: F64  # f′ at [x1, *x2]
+    df_timed: F64  # f′ at the timed points
+
+    @property
+    def df_all(self) -> F64:
+        return np.concatenate([self.df_shown, self.df_timed])
+
+    @property
+    def error_f(self) -> float:
+        return max_abs_diff(self.f_shown, f_exact(self.points.shown))
+
+    @property
+    def error_df(self) -> float:
+        return max_abs_diff(self.df_all, df_exact(np.concatenate([self.points.shown, self.points.timed])))
 
 
 def max_abs_diff(a: npt.ArrayLike, b: npt.ArrayLike) -> float:

@@ -10,7 +10,8 @@ it to `run_cases`, which for each case, in order:
 3. times it through `src.core.timing` (first call apart as compile time, warm-up, sync, repeats),
    or once for work that can only be done once (an epoch, a whole solve);
 4. `judge`s the last result: checks, metrics and failures;
-5. writes the record, logs the case's notes, and reports progress;
+5. writes the record, keeps the judgement's `output` next to it on `run.outputs` (for a later step of the
+   run, e.g. a cross-backend comparison), logs the case's notes, and reports progress;
 
 and, once every selected case is recorded, raises `CheckFailed` naming every broken check. Nothing
 measured is lost to a failed check.
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -27,7 +29,7 @@ from rich.markup import escape
 
 from src.core.errors import CheckFailed
 from src.core.progress import Progress
-from src.core.results import Run, Scalar
+from src.core.results import Output, Record, Run, Scalar
 from src.core.timing import Measurement, Sync, measure, no_sync, single, time_call
 
 R = TypeVar("R")
@@ -45,12 +47,18 @@ class Timed(Generic[R]):
 
 @dataclass(frozen=True)
 class Judgement:
-    """What a case's result says: recorded checks and metrics, failed checks, and lines to log."""
+    """What a case's result says: recorded checks and metrics, failed checks, and lines to log.
+
+    `output` is what a later step of the same run needs from this case beyond the record (e.g. the
+    values `autograd all` compares across backends): the harness keeps it next to the record on
+    `run.outputs`; it is never written to the results file. None keeps nothing.
+    """
 
     checks: Mapping[str, Scalar] = field(default_factory=dict)
     metrics: Mapping[str, Scalar] = field(default_factory=dict)
     failures: Sequence[str] = ()
     notes: Sequence[str] = ()
+    output: object = None
 
 
 def no_judgement(_result: object, _measurement: Measurement) -> Judgement:
@@ -92,12 +100,18 @@ class Target:
 class Suite:
     """What a backend declares for one target: its cases in order, and untimed steps around them
     (e.g. print the values being compared, load data; save a checkpoint). `before` and `after` get the
-    run to log and record on; they never time anything themselves."""
+    run to log and record on; they never time anything themselves.
+
+    `context`, when given, makes the context manager entered around `before`, the cases and `after`:
+    a framework mode the whole suite needs and the rest of the process must not keep (e.g.
+    `jax.enable_x64` for float64), set once outside the timed calls.
+    """
 
     target: Target
     cases: Sequence[Case[Any]]
     before: Callable[[Run], None] | None = None
     after: Callable[[Run], None] | None = None
+    context: Callable[[], AbstractContextManager[object]] | None = None
 
 
 def matches(case: Case[Any], patterns: Sequence[str]) -> bool:
@@ -175,7 +189,9 @@ def run_cases(
             measured[case.label] = measurement
             judgement = case.judge(result, measurement)
             del result  # the next case's inputs may need the memory
-            record_case(run, target, case, measurement, judgement, measured)
+            record = record_case(run, target, case, measurement, judgement, measured)
+            if judgement.output is not None:
+                run.outputs.append(Output(record, judgement.output))
             for note in judgement.notes:
                 run.log(note)
             failures += [f"{label}: {failure}" for failure in judgement.failures]
@@ -189,23 +205,24 @@ def run_cases(
 
 def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] = ()) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
-    selected."""
-    if suite.before is not None:
-        suite.before(run)
-    measured = run_cases(run, suite.target, suite.cases, repeats=repeats, patterns=patterns)
-    if suite.after is not None and measured:
-        suite.after(run)
+    selected; all inside the suite's `context`, when it has one."""
+    with suite.context() if suite.context is not None else nullcontext():
+        if suite.before is not None:
+            suite.before(run)
+        measured = run_cases(run, suite.target, suite.cases, repeats=repeats, patterns=patterns)
+        if suite.after is not None and measured:
+            suite.after(run)
     return measured
 
 
 def record_case(run: Run, target: Target, case: Case[Any], measurement: Measurement, judgement: Judgement,
-                measured: Mapping[str, Measurement]) -> None:
+                measured: Mapping[str, Measurement]) -> Record:
     metrics = dict(judgement.metrics)
     if case.speedup_over is not None:
         base = measured.get(f"{case.name} [{case.speedup_over}]")
         if base is not None and case.variant != case.speedup_over:
             metrics["speedup"] = base.median_s / measurement.median_s
-    run.record(
+    return run.record(
         backend=target.backend, case=case.name, variant=case.variant, device=target.device,
         measurement=measurement, dtype=case.dtype, params=dict(case.params),
         compile_s=measurement.compile_s if case.compiled else None,

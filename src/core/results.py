@@ -27,6 +27,7 @@ import signal
 import stat
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Annotated, Any, BinaryIO, cast
@@ -509,6 +510,15 @@ def complete_records(records: Iterable[Record], warn: Callable[[str], None],
     return [record for record in given if id(record) not in dropped]
 
 
+@dataclass(frozen=True)
+class Output:
+    """What a case computed, next to its record, for a later step of the same run to read (e.g. the values
+    `autograd all` compares across backends). Kept in memory on `Run.outputs`, never written to the file."""
+
+    record: Record
+    value: object
+
+
 class Run:
     """One invocation of a benchmark command: a run id, a results file, the records.
 
@@ -535,6 +545,8 @@ class Run:
         self.log = log
         self.run_id = run_id or new_run_id()
         self.records: list[Record] = []
+        # What the cases handed on (`Judgement.output`), in record order; only in this process.
+        self.outputs: list[Output] = []
         self.round_index = round_index
         self.rounds = rounds
         # Settings that decide speed and hold for the whole run (--threads, the GPU policy), recorded

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from src.autograd.parity import Evaluation, ParityBook, check_parity
-from src.autograd.reference import SEED_DF_X1, SEED_F_X1, Points
+from src.autograd.parity import check_parity
+from src.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, Evaluation, Points, df_exact, f_exact
 from src.core.errors import CheckFailed
-from src.core.results import Run
+from src.core.results import Output, Run
 from tests.help_probe import probe
 from tests.conftest import invoke, read_jsonl
 
@@ -56,15 +56,15 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], option: str) -> None:
 def test_numpy_backend_prints_and_records_the_reference_values(results_path: Path) -> None:
     result = invoke("autograd", "numpy", *FAST, "--dtype", "float64", "--results", str(results_path))
     assert result.exit_code == 0, result.stderr
-    assert f"f(3.0) = {SEED_F_X1:.7f}" in result.stdout
-    assert f"f′(3.0) = {SEED_DF_X1:.7f}" in result.stdout
+    assert f"f(3.0) = {EXPECTED_F_X1:.7f}" in result.stdout
+    assert f"f′(3.0) = {EXPECTED_DF_X1:.7f}" in result.stdout
     assert "linspace(0, 4π, 20)" in result.stdout
     records = read_jsonl(results_path)
     assert [(r["backend"], r["variant"]) for r in records] == [("numpy", "loop"), ("numpy", "vectorised")]
     for record in records:
         assert record["case"] == "grad_16_float64" and record["dtype"] == "float64"
-        assert record["checks"]["f_x1"] == pytest.approx(SEED_F_X1, abs=5e-8)
-        assert record["checks"]["df_x1"] == pytest.approx(SEED_DF_X1, abs=5e-8)
+        assert record["checks"]["f_x1"] == pytest.approx(EXPECTED_F_X1, abs=5e-8)
+        assert record["checks"]["df_x1"] == pytest.approx(EXPECTED_DF_X1, abs=5e-8)
         assert record["checks"]["max_abs_err_df"] < 1e-12
         assert record["median_s"] > 0 and record["repeats"] >= 1
     assert not (Path("data/plots")).exists()  # no --plot-graph, no file
@@ -97,33 +97,78 @@ def test_a_single_backend_records_no_parity(results_path: Path) -> None:
     assert all(r["checks"]["max_abs_err_df"] < 1e-12 for r in records)  # x64 really was on
 
 
-def _evaluation(backend: str, points: Points, shift: float) -> Evaluation:
-    f = np.zeros(points.shown.size)
-    df = np.full(points.shown.size + points.timed.size, shift)
-    return Evaluation(backend, f"{backend} x @cpu", "cpu", points, f, df)
+def judged(run: Run, backend: str, points: Points, shift: float) -> None:
+    """What the harness leaves on the run for one gradient case: its record and, next to it, its values
+    (the exact ones, f′ shifted by `shift`)."""
+    record = run.record(backend=backend, case=points.case, variant="x", device="cpu")
+    shown_df = df_exact(points.shown) + shift
+    values = Evaluation(points, f_exact(points.shown), shown_df, df_exact(points.timed) + shift)
+    run.outputs.append(Output(record, values))
 
 
 def test_parity_records_first_then_fails_when_backends_disagree(results_path: Path) -> None:
     points = Points.make("float32", 8)
-    book = ParityBook()
     run = Run("autograd", results_path)
-    book.add(run.run_id, _evaluation("jax", points, 0.0))
-    book.add(run.run_id, _evaluation("numpy", points, 3e-4))
+    judged(run, "jax", points, 0.0)
+    judged(run, "numpy", points, 3e-4)
     shown: list[str] = []
     with pytest.raises(CheckFailed, match="disagree"):
-        check_parity(run, shown.append, book)
-    (record,) = read_jsonl(results_path)
-    assert record["checks"]["passed"] is False
-    assert record["checks"]["max_abs_diff_df"] == pytest.approx(3e-4)
+        check_parity(run, shown.append)
+    parity = read_jsonl(results_path)[-1]
+    assert parity["backend"] == "parity" and parity["case"] == "parity_grad_8_float32"
+    assert parity["checks"]["passed"] is False
+    assert parity["checks"]["max_abs_diff_f"] == 0.0
+    assert parity["checks"]["max_abs_diff_df"] == pytest.approx(3e-4)
+    assert parity["params"] == {"compared": ["jax x @cpu", "numpy x @cpu"], "points": 8 + 21}
     assert "values differ" in shown[0]
-    assert book.take(run.run_id) == []  # consumed
 
 
-def test_parity_passes_within_tolerance(results_path: Path) -> None:
+def test_parity_passes_within_tolerance_and_needs_two_backends(results_path: Path) -> None:
     points = Points.make("float64", 8)
-    book = ParityBook()
     run = Run("autograd", results_path)
-    book.add(run.run_id, _evaluation("jax", points, 0.0))
-    book.add(run.run_id, _evaluation("pytorch", points, 1e-12))
-    record = check_parity(run, lambda _: None, book)
+    judged(run, "jax", points, 0.0)
+    judged(run, "jax", points, 2e-11)
+    assert check_parity(run, pytest.fail) is None  # one backend: nothing to compare across
+    judged(run, "pytorch", points, 1e-12)
+    record = check_parity(run, lambda _: None)
     assert record is not None and record.checks["passed"] is True
+    assert record.checks["max_abs_diff_df"] == pytest.approx(2e-11)
+    assert len(record.params["compared"]) == 3
+
+
+def test_k_selects_variants_and_parity_compares_only_what_ran(results_path: Path) -> None:
+    """`-k "[vmap]"` selects the vmap variant of jax and pytorch (not vmap+jit) and no numpy case."""
+    result = invoke("autograd", "all", *FAST, "-k", "[vmap]", "--json", "--results", str(results_path))
+    assert result.exit_code == 0, result.stderr + result.stdout
+    records = json.loads(result.stdout)
+    assert [(r["backend"], r["variant"]) for r in records] == [("jax", "vmap"), ("pytorch", "vmap"), ("parity", None)]
+    assert records[-1]["params"]["compared"] == ["jax vmap @cpu", "pytorch vmap @cpu"]
+    # the values are printed once per backend that ran a case, before its first record
+    assert result.stderr.count("f(3.0) = ") == 2 and "numpy @cpu" not in result.stderr
+    assert "skipped: numpy grad_16_float32 [loop]: not selected" in result.stderr
+
+
+def test_suites_are_declared_without_computing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the suites names every case (a `list` command prints them) but makes no points and
+    calls no gradient."""
+    from src.autograd import jax_backend, numpy_backend, pytorch_backend, reference
+    from src.autograd.settings import EngineSettings
+
+    def no_points(*_: object) -> Points:
+        raise AssertionError("points were made while declaring the suites")
+
+    monkeypatch.setattr(reference.Points, "make", classmethod(no_points))
+    settings = EngineSettings(points=32, dtype="float64", device="cpu")
+    declared = {
+        module.__name__.rsplit(".", 1)[-1]: [(s.target.backend, s.target.device, [c.label for c in s.cases])
+                                             for s in module.suites(settings)]
+        for module in (jax_backend, pytorch_backend, numpy_backend)
+    }
+    assert declared == {
+        "jax_backend": [("jax", "cpu", ["grad_32_float64 [vmap]", "grad_32_float64 [vmap+jit]"])],
+        "pytorch_backend": [("pytorch", "cpu", ["grad_32_float64 [loop]", "grad_32_float64 [vmap]"])],
+        "numpy_backend": [("numpy", "cpu", ["grad_32_float64 [loop]", "grad_32_float64 [vectorised]"])],
+    }
+    (jax_suite,) = jax_backend.suites(settings)
+    assert [c.compiled for c in jax_suite.cases] == [False, True]
+    assert all(c.params == {"points": 32, "x": "linspace(0, 10π, N)"} for c in jax_suite.cases)

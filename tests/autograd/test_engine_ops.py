@@ -13,7 +13,7 @@ import pytest
 from src.autograd import engine as en
 from src.autograd.engine.backprop import graph_nodes
 from src.autograd.numpy_backend import loop_grad, make_function, vectorised_grad
-from src.autograd.reference import SEED_DF_X1, SEED_F_X1, df_exact
+from src.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, df_exact
 
 pytestmark = pytest.mark.usefixtures("x64")
 
@@ -148,16 +148,16 @@ def test_ties_share_the_gradient_like_jax() -> None:
     np.testing.assert_allclose(out.grad("x"), np.asarray(vjp(jnp.ones(2))[0]), atol=1e-15)
 
 
-def test_seed_function_reference_values() -> None:
+def test_f_reference_values() -> None:
     f = make_function()
     y = f(3.0)
     y.backward()
-    assert y.value == pytest.approx(SEED_F_X1, abs=5e-8)
-    assert y.grad("x") == pytest.approx(SEED_DF_X1, abs=5e-8)
+    assert y.value == pytest.approx(EXPECTED_F_X1, abs=5e-8)
+    assert y.grad("x") == pytest.approx(EXPECTED_DF_X1, abs=5e-8)
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
-def test_seed_function_gradient_over_points_keeps_dtype(dtype: Any) -> None:
+def test_f_gradient_over_points_keeps_dtype(dtype: Any) -> None:
     x = np.linspace(0, 4 * np.pi, 20).astype(dtype)
     f = make_function()
     vector, loop = vectorised_grad(f, x), loop_grad(f, x)
@@ -191,7 +191,7 @@ def test_backward_twice_accumulates() -> None:
     y = make_function()(3.0)
     y.backward()
     y.backward()
-    assert y.grad("x") == pytest.approx(2 * SEED_DF_X1, abs=1e-7)
+    assert y.grad("x") == pytest.approx(2 * EXPECTED_DF_X1, abs=1e-7)
 
 
 def test_grad_before_backward_and_unknown_input_are_refused() -> None:

@@ -1,9 +1,12 @@
 """The engine against PyTorch in float64, in the manner of the classic small-engine suites.
 
-micrograd's test_engine.py style: scalar expressions mixing every operator, one
-input reused many times; tinygrad's early test_ops.py style: each operator on
-random matrices, value and input gradients; zkynet's style: a model of modules
-with parameters. Values and gradients must equal PyTorch's to 1e-6.
+micrograd's test_engine.py (test_sanity_check, test_more_ops): scalar expressions
+mixing every operator, one input reused many times; tinygrad's early test_ops.py
+style: each operator on random matrices, value and input gradients, and its early
+test_tensor.py backward pass (dot, relu, log_softmax, mul, add, sum); zkynet's
+composite models (weight sharing × input sharing, tests/autograd/zkynet.py) and a
+micrograd-style MLP of modules with parameters. Values and gradients must equal
+PyTorch's to 1e-6.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ import pytest
 import torch
 
 from src.autograd import engine as en
+from tests.autograd.zkynet import CASES as ZKYNET, INPUTS as ZKYNET_INPUTS
 
 TOL = 1e-6
 
@@ -103,6 +107,41 @@ def test_operator_on_matrices_matches_torch(name: str, engine_fn: Callable[..., 
     rng = np.random.default_rng(len(name))
     args = [rng.uniform(0.5, 2.0, size=(3, 5)) * rng.choice([-1, 1], size=(3, 5)) for _ in range(arity)]
     compare(engine_fn, torch_fn, *args)
+
+
+def test_tinygrad_backward_pass() -> None:
+    """tinygrad's early test_tensor.py: out = (x·W).relu().logsoftmax(); (out·m + m).sum(), m a row."""
+    rng = np.random.default_rng(0)
+    x, w, m = rng.normal(size=(1, 3)), rng.normal(size=(3, 3)), rng.normal(size=(1, 3))
+
+    def engine_fn(x: Any, w: Any, m: Any) -> Any:
+        out = en.dot(x, w).relu().log_softmax()
+        return (out * m + m).sum()
+
+    def torch_fn(x: Any, w: Any, m: Any) -> Any:
+        out = torch.log_softmax(x.matmul(w).relu(), dim=1)
+        return out.mul(m).add(m).sum()
+
+    compare(engine_fn, torch_fn, x, w, m)
+
+
+@pytest.mark.parametrize("kind", ZKYNET_INPUTS)
+@pytest.mark.parametrize("case", ZKYNET)
+def test_zkynet_composite_models_match_torch(case: str, kind: str) -> None:
+    build, reference, param_names, n_inputs, _, _ = ZKYNET[case]
+    model = build()
+    inputs = ZKYNET_INPUTS[kind][:n_inputs]
+    params = [model.param(name) for name in param_names]
+    out = model(*inputs)
+    out.backward()  # a non-scalar output: the gradient of sum(out)
+    tensors = [torch.tensor(v, dtype=torch.float64, requires_grad=True) for v in [*inputs, *[p.value for p in params]]]
+    expected = reference(*tensors)
+    expected.sum().backward()
+    np.testing.assert_allclose(out.value, expected.detach().numpy(), atol=TOL, rtol=0)
+    got = [out.grad(name) for name in model.input_names] + [out.grad(p) for p in params]
+    for value, tensor in zip(got, tensors, strict=True):
+        assert tensor.grad is not None
+        np.testing.assert_allclose(value, tensor.grad.numpy(), atol=TOL, rtol=0)
 
 
 class Neuron(en.Module):
