@@ -54,6 +54,9 @@ bootstrap() {
     "$PY" "$ROOT/tools/lock_requirements.py" requirements "${extra[@]}" > "$VENV/requirements.txt"
     install_torch
     "$PY" -m pip install -c "$VENV/constraints.txt" -r "$VENV/requirements.txt"
+    # The project itself, editable and without dependencies (they are the locked ones above): puts the
+    # `jax-benchmarks` console script in .venv/bin (pyproject.toml [project.scripts]).
+    "$PY" -m pip install --no-deps -e "$ROOT"
     echo "$hash" > "$stamp"
     echo "cli.sh: setup done." >&2
 }

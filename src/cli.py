@@ -12,47 +12,41 @@ from pathlib import Path
 
 import click
 
+from src.groups import COMMANDS, GROUPS
+
 DISTRIBUTION = "jax-benchmarks"
 PYPROJECT = Path(__file__).resolve().parents[1] / "pyproject.toml"
 
-# name -> (module holding a click command called `cli`, one-line help)
-GROUPS: dict[str, tuple[str, str]] = {
-    "xla": ("src.xla.cli", "Linear algebra (random matrices, matmul, inverse) per backend."),
-    "jit": ("src.jit.cli", "Compiled vs eager execution; training with and without jit."),
-    "autograd": ("src.autograd.cli", "Gradients: JAX, PyTorch and the project's own engine."),
-    "scipy": ("src.scipy.cli", "Sensor-calibration fit: SciPy, JAX and PyTorch optimizers."),
-    "mnist": ("src.mnist.cli", "CNN training on MNIST in Flax and PyTorch."),
-    "report": ("src.report.cli", "Tables, regressions and charts from the results file."),
-}
+__all__ = ["GROUPS", "cli", "main"]  # GROUPS: the one list, src.groups
 
 
 class LazyGroup(click.Group):
     """A group whose subcommands are imported only when they are run."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return list(GROUPS)
+        return list(COMMANDS)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in GROUPS:
+        if cmd_name not in COMMANDS:
             return None
-        module = importlib.import_module(GROUPS[cmd_name][0])
+        module = importlib.import_module(COMMANDS[cmd_name].module)
         command = module.cli
         if not isinstance(command, click.Command):  # pragma: no cover - programming error
-            raise TypeError(f"{GROUPS[cmd_name][0]}.cli is not a click command")
+            raise TypeError(f"{COMMANDS[cmd_name].module}.cli is not a click command")
         return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        # Short help comes from GROUPS so that the root --help imports nothing.
+        # Short help comes from COMMANDS so that the root --help imports nothing.
         with formatter.section("Commands"):
-            formatter.write_dl([(name, help_) for name, (_, help_) in GROUPS.items()])
+            formatter.write_dl([(name, entry.help) for name, entry in COMMANDS.items()])
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]
     ) -> tuple[str | None, click.Command | None, list[str]]:
         name = click.utils.make_str(args[0])
-        if name not in GROUPS and not name.startswith("-"):
+        if name not in COMMANDS and not name.startswith("-"):
             raise click.UsageError(
-                f"Invalid value for 'GROUP': {name!r} is not one of {', '.join(GROUPS)}.", ctx
+                f"Invalid value for 'GROUP': {name!r} is not one of {', '.join(COMMANDS)}.", ctx
             )
         return super().resolve_command(ctx, args)
 
@@ -88,7 +82,8 @@ def cli() -> None:
     Example: python main.py xla jax --matrix-size 1000
 
     `--device auto` (the default): the GPU when one is visible, else the
-    CPU; jit and autograd time on every visible device.
+    CPU, in every group; `--device all` (jit's sweep, autograd) times on
+    every visible device in turn.
     """
 
 

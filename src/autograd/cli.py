@@ -22,7 +22,7 @@ SPEC = GroupSpec(
     name="autograd",
     help=(
         "Gradients of f(x) = 0.2·x + sin(x) + cos(2x): prints f and f′ at 3.0 and at linspace(0, 4π, 20), "
-        "times f′ at N points (linspace(0, 10π, N)). --device auto times on every available device "
+        "times f′ at N points (linspace(0, 10π, N)). --device all times on every visible device "
         "(CPU, and the GPU when one is visible). Example: python main.py autograd all --plot-graph"
     ),
     backends={

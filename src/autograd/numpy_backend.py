@@ -16,7 +16,7 @@ from src.autograd.engine import FloatArray, Function, Module, Node
 from src.autograd.engine.plot import plot_graph
 from src.autograd.reference import Points
 from src.autograd.settings import EngineSettings
-from src.core.devices import devices_to_time
+from src.core.devices import cpu_library_runs
 from src.core.harness import Suite, Target
 from src.core.results import Run
 from src.core.timing import no_sync
@@ -67,9 +67,8 @@ def skip_off_cpu(run: Run) -> None:
 
 
 def suites(settings: EngineSettings) -> list[Suite]:
-    devices = devices_to_time(settings.device)
-    if "cpu" not in devices:  # the message is logged when the (empty) suite runs
-        return [Suite(Target("numpy", devices[0]), cases=[], before=skip_off_cpu)]
+    if not cpu_library_runs(settings.device):  # --device gpu; the message is logged when the (empty) suite runs
+        return [Suite(Target("numpy", "gpu"), cases=[], before=skip_off_cpu)]
     f = make_function()
     return [gradient_suite(
         "numpy", "cpu", settings,

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field
 
+from src.core.devices import MULTI_DEVICE
 from src.core.settings import BenchSettings
 
 Dtype = Literal["float32", "float64"]
@@ -13,6 +15,9 @@ Dtype = Literal["float32", "float64"]
 
 class AutogradSettings(BenchSettings):
     """`autograd jax` / `autograd pytorch`."""
+
+    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "points": 100}
+    CHOICES: ClassVar[dict[str, Sequence[str]]] = {**BenchSettings.CHOICES, "device": MULTI_DEVICE}
 
     dtype: Dtype = Field("float32", description="Floating-point type of the points and the gradients.")
     points: int = Field(

@@ -113,6 +113,9 @@ def execute(
     --rounds passes its parent's id as `settings.run_id`); `show=False` records without printing anything
     (the job's other processes).
     """
+    if settings.list_cases:
+        list_cases(group, names, settings)
+        return
     if settings.rounds > 1 and not settings.is_round:
         execute_rounds(group, command or (names[0] if len(names) == 1 else "all"), settings)
         return
@@ -158,6 +161,22 @@ def execute(
             console.print(f"{len(run.records)} records appended to {settings.results} (run {run.run_id})")
         if settings.json_output and show:
             click.echo(json.dumps([r.model_dump() for r in run.records]))
+
+
+def list_cases(group: GroupSpec, names: Sequence[str], settings: BenchSettings) -> None:
+    """--list: the cases each backend declares for these settings (its suites), without running any."""
+    from src.core.listing import case_lines, declared_cases
+
+    listed = declared_cases(group.name, [(name, load_backend(group.backends[name])) for name in names], settings)
+    if settings.json_output:
+        click.echo(json.dumps([case.as_json() for backend in listed for case in backend.cases or ()
+                               if case.selected]))
+        for backend in listed:
+            if backend.cases is None:
+                click.echo(f"{group.name} {backend.command}: cases not declared", err=True)
+        return
+    for line in case_lines(group.name, listed, settings.case_patterns):
+        click.echo(line)
 
 
 def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> None:

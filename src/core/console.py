@@ -6,6 +6,7 @@ from typing import Any
 
 from rich.console import Console
 
+from src.core.devices import device_text
 from src.core.environment import environment
 from src.core.results import Run
 from src.core.settings import BenchSettings
@@ -19,7 +20,7 @@ def print_run_header(console: Console, run: Run, settings: BenchSettings) -> Non
     env = environment()
     gpu = env["gpu"] or "no GPU"
     console.print(
-        f"run {run.run_id} · device {settings.device_kind} · {env['cpu']} ({env['cpu_cores']} cores) · {gpu}\n"
+        f"run {run.run_id} · device {device_text(settings.device)} · {env['cpu']} ({env['cpu_cores']} cores) · {gpu}\n"
         f"python {env['python']} · numpy {env['numpy']} · jax {env['jax']} · flax {env['flax']} · torch {env['torch']}"
     )
     if env["gpu"]:

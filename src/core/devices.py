@@ -1,7 +1,9 @@
 """Which hardware is present, found without importing any framework.
 
-`--device auto|cpu|gpu` is resolved here once; backends then ask for the
-matching JAX or PyTorch device object.
+`--device auto|cpu|gpu|all` is resolved here once; backends then ask for the
+matching JAX or PyTorch device object. `auto` means the same in every group: the GPU when one is
+visible, else the CPU. `all` (only where a command times several devices, `MULTI_DEVICE`) times on
+every visible device: the CPU, plus the GPU when one is visible.
 """
 
 from __future__ import annotations
@@ -16,8 +18,10 @@ if TYPE_CHECKING:
     import jax
     import torch
 
-DeviceRequest = Literal["auto", "cpu", "gpu"]
+DeviceRequest = Literal["auto", "cpu", "gpu", "all"]
 DeviceKind = Literal["cpu", "gpu"]
+ONE_DEVICE: tuple[DeviceRequest, ...] = ("auto", "cpu", "gpu")  # what a command timing one device takes
+MULTI_DEVICE: tuple[DeviceRequest, ...] = (*ONE_DEVICE, "all")  # ... and one that can time every device
 
 
 @functools.cache
@@ -49,20 +53,34 @@ def gpu_name() -> str | None:
 
 
 def resolve_device(request: DeviceRequest) -> DeviceKind:
-    """Map `--device` onto the hardware: auto means the GPU when one is visible."""
+    """The one device `--device` names: auto means the GPU when one is visible, else the CPU; `all` is not
+    one device (see devices_to_time)."""
     if request == "auto":
         return "gpu" if gpu_names() else "cpu"
     if request == "gpu" and not gpu_names():
         raise ValueError("no GPU visible (nvidia-smi found none); use cpu or auto")
+    if request == "all":
+        raise ValueError("--device all names every device, not one: use devices_to_time")
     return request
 
 
 def devices_to_time(request: DeviceRequest) -> tuple[DeviceKind, ...]:
-    """`--device auto` times on every visible device (CPU, plus the GPU when one is
-    visible); `cpu` or `gpu` narrows it to that one."""
-    if request == "auto":
+    """The devices a command timing several devices runs on, in order: `all` is every visible device
+    (the CPU, plus the GPU when one is visible); auto, cpu or gpu is that one device (see resolve_device)."""
+    if request == "all":
         return ("cpu", "gpu") if gpu_names() else ("cpu",)
     return (resolve_device(request),)
+
+
+def cpu_library_runs(request: DeviceRequest) -> bool:
+    """Whether a CPU-only library (NumPy, the autograd engine) runs: on the CPU, as the baseline, for every
+    request but `--device gpu`, which asks for GPU figures alone (so with auto on a GPU machine too)."""
+    return request != "gpu"
+
+
+def device_text(request: DeviceRequest) -> str:
+    """What `--device` resolves to, for a run's header: `cpu`, `gpu` or `cpu, gpu`."""
+    return ", ".join(devices_to_time(request))
 
 
 def cpu_count() -> int:

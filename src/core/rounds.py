@@ -67,6 +67,8 @@ def run_rounds(group: str, command: str, settings: BenchSettings, run_id: str) -
                               stdout=subprocess.PIPE, text=True, check=False)
         walls.append(time.perf_counter() - round_start)
         records += parse_records(done.stdout)
+        click.echo(f"round {index + 1}/{settings.rounds} ended in {walls[-1]:.1f} s; {len(records)} records so far",
+                   err=True)
         if done.returncode != 0:
             raise RoundFailed(
                 f"round {index + 1}/{settings.rounds} exited with code {done.returncode}; "

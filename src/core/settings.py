@@ -11,15 +11,16 @@ import os
 import tempfile
 import types
 import typing
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 import click
+from click.core import ParameterSource
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
-from src.core.devices import DeviceKind, DeviceRequest, cpu_count, resolve_device
+from src.core.devices import ONE_DEVICE, DeviceKind, DeviceRequest, cpu_count, devices_to_time, resolve_device
 from src.core.errors import DataError
 from src.core.gpu_policy import MatmulPrecision
 from src.core.results import DEFAULT_RESULTS, check_results_path, regular_file_problem
@@ -40,8 +41,16 @@ class BenchSettings(BaseModel):
     """Options every benchmark command takes."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
+    # `--quick`: the option values of a smoke test (small sizes, few repeats), applied by `parse_settings`
+    # to every option not given explicitly. Each group's settings extend it with their own sizes.
+    QUICK: ClassVar[Mapping[str, Any]] = {"repeats": 2}
+    # The values a command takes for a Literal option, where it takes fewer than the type allows: a command
+    # timing one device has no `--device all`; one timing several (jit's sweep, autograd) sets MULTI_DEVICE.
+    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"device": ONE_DEVICE}
 
-    device: DeviceRequest = Field("auto", description="Where to run: auto = the GPU when one is visible.")
+    device: DeviceRequest = Field(
+        "auto", description="Where to run: auto = the GPU when one is visible, else the CPU (in every group); "
+                            "all (where offered) = every visible device, one after the other.")
     repeats: int = Field(5, ge=1, le=1000, description="Minimum timed repeats per figure.")
     seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed for NumPy, PyTorch and JAX.")
     precision: MatmulPrecision = Field(
@@ -66,6 +75,16 @@ class BenchSettings(BaseModel):
         None, ge=1, le=1024,
         description="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike (default: each library's own; "
                     "at most the cores this process may use).",
+    )
+    list_cases: bool = Field(
+        False, description="Print the cases this command would run with these options (target, case, variant; "
+                           "-k applies) and exit: nothing is computed or recorded.",
+        json_schema_extra={"option": "--list"},
+    )
+    quick: bool = Field(
+        False,
+        description="Smoke-test preset: small sizes and few repeats, so that the command ends in seconds "
+                    "(not a measurement to compare); options given explicitly win over it.",
     )
     rounds: int = Field(
         1, ge=1, le=100,
@@ -109,7 +128,10 @@ class BenchSettings(BaseModel):
     @field_validator("device")
     @classmethod
     def _device_present(cls, value: DeviceRequest) -> DeviceRequest:
-        resolve_device(value)  # raises for gpu without a GPU
+        if value not in cls.CHOICES["device"]:
+            raise ValueError(f"{value!r} is not allowed for this command (it times one device); "
+                             f"allowed: {', '.join(cls.CHOICES['device'])}")
+        devices_to_time(value)  # raises for gpu without a GPU
         return value
 
     @field_validator("results")
@@ -119,6 +141,7 @@ class BenchSettings(BaseModel):
 
     @property
     def device_kind(self) -> DeviceKind:
+        """The one device of a command that times one (not for `--device all`: see devices_to_time)."""
         return resolve_device(self.device)
 
 
@@ -208,6 +231,12 @@ def allowed_text(info: FieldInfo) -> str:
     return f"{low}value{high}" if (low or high) else ""
 
 
+def model_choices(model: type[BaseModel], field: str) -> list[str]:
+    """The values a settings model narrows a Literal field to (`BenchSettings.CHOICES`); [] if it does not."""
+    choices = getattr(model, "CHOICES", {}).get(field, ())
+    return [str(c) for c in choices]
+
+
 def _unwrap_optional(annotation: Any) -> Any:
     if typing.get_origin(annotation) in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
@@ -250,6 +279,7 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
             if allowed and not _choices(info.annotation):
                 help_ += f" [{allowed}]"
             hidden = is_hidden(info)
+            narrowed = model_choices(model, name)
             if info.annotation is bool:
                 opt = option_name(model, name)
                 decls = [f"{opt}/--no-{opt[2:]}"] if info.default else [opt]
@@ -258,7 +288,8 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
                     fn = click.option(alias, ALIAS_PREFIX + name, is_flag=True, default=None, hidden=True)(fn)
             else:
                 fn = click.option(
-                    option_name(model, name), *short_option(info), name, type=_click_type(info.annotation),
+                    option_name(model, name), *short_option(info), name,
+                    type=click.Choice(narrowed) if narrowed else _click_type(info.annotation),
                     default=info.default, show_default=info.default is not None, help=help_, hidden=hidden,
                     metavar=metavar(info),
                 )(fn)
@@ -270,6 +301,11 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
     return decorate
 
 
+# Options a started process never gets: --quick's values are in the settings and passed on themselves;
+# --list never starts one.
+NOT_PASSED_ON = frozenset({"quick", "list_cases"})
+
+
 def command_line(settings: BaseModel, skip: Collection[str] = ()) -> list[str]:
     """Command-line options that rebuild `settings` in another process (a --rounds round, a process of a
     multi-process job): every field but those in `skip`, left out where it has its default or is None."""
@@ -277,7 +313,7 @@ def command_line(settings: BaseModel, skip: Collection[str] = ()) -> list[str]:
     args: list[str] = []
     for name, info in model.model_fields.items():
         value = getattr(settings, name)
-        if name in skip or value is None or value == info.default:
+        if name in skip or name in NOT_PASSED_ON or value is None or value == info.default:
             continue
         option = option_name(model, name)
         if isinstance(value, bool):
@@ -302,10 +338,26 @@ def parse_settings(model: type[M], values: Mapping[str, Any]) -> M:
                                      param_hint=f"'{alias}'")
         fields[name] = value
         used_aliases[name] = alias
+    if fields.get("quick") and issubclass(model, BenchSettings):
+        fields.update({name: value for name, value in model.QUICK.items()
+                       if not given_explicitly(model, name, fields.get(name), used_aliases)})
     try:
         return model(**fields)
     except ValidationError as exc:
         raise _to_click_error(model, exc, used_aliases) from None
+
+
+def given_explicitly(model: type[BaseModel], name: str, value: Any, used_aliases: Mapping[str, str]) -> bool:
+    """Whether the user gave option `name` (so a preset must not replace it): typed on the command line
+    (click says so, also when the value equals the default), under its old name, or, outside a click
+    command, a value other than the default."""
+    if name in used_aliases:
+        return True
+    context = click.get_current_context(silent=True)
+    source = context.get_parameter_source(name) if context is not None else None
+    if source is not None:
+        return source is not ParameterSource.DEFAULT
+    return bool(value != model.model_fields[name].default)
 
 
 def _to_click_error(model: type[BaseModel], exc: ValidationError,

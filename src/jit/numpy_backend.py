@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import NDArray
 
-from src.core.devices import devices_to_time
+from src.core.devices import cpu_library_runs
 from src.core.results import Run
 from src.core.timing import no_sync
 from src.jit.settings import SweepSettings
@@ -19,7 +19,7 @@ def as_numpy(x: F32) -> NDArray[np.floating]:
 
 
 def run(settings: SweepSettings, run: Run) -> None:
-    if "cpu" not in devices_to_time(settings.device):
+    if not cpu_library_runs(settings.device):
         run.log("numpy: skipped: NumPy runs on the CPU only (--device gpu)")
         return
     run.log("f(x) = 0.2·x + sin(x) + cos(2x) in NumPy, float32:")

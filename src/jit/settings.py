@@ -5,11 +5,13 @@ Framework-free: the CLI imports this module to build `--help`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from src.core.devices import MULTI_DEVICE
 from src.core.settings import BenchSettings, OptionError
 
 # The array lengths of the sweep; each is run when --total-items reaches it.
@@ -22,6 +24,9 @@ DataSource = Literal["auto", "hub", "local", "embedded"]
 
 class SweepSettings(BenchSettings):
     """f(x) = 0.2·x + sin(x) + cos(2x) applied loop_count times to an array, per length."""
+
+    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "total_items": 1e5}
+    CHOICES: ClassVar[dict[str, Sequence[str]]] = {**BenchSettings.CHOICES, "device": MULTI_DEVICE}
 
     total_items: float = Field(
         1e8,
@@ -47,6 +52,8 @@ class SweepSettings(BenchSettings):
 
 class FlaxSettings(BenchSettings):
     """One training epoch with the step jitted and not jitted (flax.nnx + optax)."""
+
+    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "points": 1000}
 
     model: Model = Field("mlp", description="mlp: 2-D toy data set; cnn: MNIST digits (the mnist group's data).")
     epochs: int = Field(

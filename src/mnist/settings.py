@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import Field, model_validator
 
@@ -52,6 +52,11 @@ class DataSettings(BenchSettings):
 
 class MnistSettings(ProcessSettings, DataSettings):
     """The seed's `Metadata` fields plus optimizer, schedule, data and tracking."""
+
+    # One epoch of a few batches on the embedded digits (no download, no hub lookup), no tracking.
+    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "num_epochs": 1, "dry_run": True,
+                                       "train_batch_size": 32, "test_batch_size": 100,
+                                       "data_source": "embedded", "comet": "off"}
 
     mode: Literal["train", "evaluate"] = Field(
         "train", description="train: train then save a checkpoint; evaluate: reload the checkpoint and test it."

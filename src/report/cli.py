@@ -17,13 +17,14 @@ from src.core.errors import DataError, interrupt_signal, interrupted
 from src.core.results import DEFAULT_RESULTS, Record, SkippedLines, complete_records
 from src.core.plots import PLOTS_DIR
 from src.core.settings import OptionError, parse_settings, readable_path, settings_options, writable_dir
+from src.groups import BENCHMARK_GROUPS, BenchmarkGroup
 from src.report.select import PREVIOUS, Filters, is_path_like
 
 if TYPE_CHECKING:  # rich-based modules load only when a report is made
     from src.report.history import GroupHistory
     from src.report.rows import FigureRow, ReportTable
 
-GroupName = Literal["xla", "jit", "autograd", "scipy", "mnist"]
+GroupName = BenchmarkGroup  # the one list of groups: src/groups.py
 Format = Literal["table", "markdown", "csv", "json", "html", "github-benchmark"]
 MAX_LISTED = 5
 
@@ -122,7 +123,6 @@ def warn(message: str) -> None:
 
 def report(settings: ReportSettings) -> None:
     """Select the runs, compare them with the baseline, print, plot, and fail on regressions."""
-    from src.cli import GROUPS
     from src.report import select
     from src.report.history import build_histories
     from src.report.rows import build_table, judge_tables, order_tables
@@ -152,14 +152,14 @@ def report(settings: ReportSettings) -> None:
     tables = order_tables([
         build_table([r for r in run if id(r) in valid], [r for r in base if id(r) in valid] if base else base, note)
         for run, base, note in shown if any(id(r) in valid for r in run)
-    ], list(GROUPS))
+    ], list(BENCHMARK_GROUPS))
     if not tables:
         raise DataError(f"no valid benchmark records to show in {settings.results}")
     # All compared figures form one family (false discovery rate), judged against the gate's threshold.
     tables = judge_tables(tables, settings.fail_on_regression or 0.0)
 
     to_stdout = settings.format == "table"
-    histories = build_histories(history_records, list(GROUPS)) if settings.history else []
+    histories = build_histories(history_records, list(BENCHMARK_GROUPS)) if settings.history else []
     if settings.format == "html":
         from src.report.page import build_page
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any, ClassVar
+
 from pydantic import Field
 
 from src.core.settings import BenchSettings
@@ -9,6 +11,8 @@ from src.core.settings import BenchSettings
 
 class ScipySettings(BenchSettings):
     """The calibration fit: data length and the optimizers' stopping tolerance."""
+
+    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "array_length": 1000}
 
     array_length: int = Field(
         10_000, ge=10, le=10_000_000,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from pydantic import Field, model_validator
 
@@ -15,6 +15,8 @@ ITEMSIZE: dict[str, int] = {"float64": 8, "float32": 4}
 
 class XlaSettings(BenchSettings):
     """`xla <backend> --matrix-size N --dtype D` (defaults from the seed analysis)."""
+
+    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "matrix_size": 300}
 
     matrix_size: int = Field(default=5000, ge=1, description="N: every matrix is N×N.")
     dtype: Dtype = Field(default="float64", description="Element type of every matrix.")

@@ -32,12 +32,14 @@ def test_lengths_are_capped_by_total_items() -> None:
     assert [p.loop_count for p in points] == [10_000, 1_000, 100, 10] and skipped == []
 
 
-def test_devices_are_every_visible_one_unless_narrowed(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_auto_is_the_gpu_when_visible_and_all_is_every_device(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     results = tmp_path / "r.jsonl"
     monkeypatch.setattr(devices, "gpu_names", lambda: ())
     assert devices_to_time(sweep_settings(results=results).device) == ("cpu",)
+    assert devices_to_time(sweep_settings(device="all", results=results).device) == ("cpu",)
     monkeypatch.setattr(devices, "gpu_names", lambda: ("Some GPU",))
-    assert devices_to_time(sweep_settings(results=results).device) == ("cpu", "gpu")
+    assert devices_to_time(sweep_settings(results=results).device) == ("gpu",)
+    assert devices_to_time(sweep_settings(device="all", results=results).device) == ("cpu", "gpu")
     assert devices_to_time(sweep_settings(device="cpu", results=results).device) == ("cpu",)
 
 
