@@ -1,4 +1,4 @@
-"""Issue 15's training and checkpoint cases: optimizer-aware options, output folders checked before
+"""Training and checkpoint edge cases: optimizer-aware options, output folders checked before
 training, atomic checkpoints, corrupt checkpoints, and a diverged loss (PyTorch; Flax in test_flax_cli.py)."""
 
 from __future__ import annotations
