@@ -84,10 +84,11 @@ class Plan:
 
 
 def plan(settings: MnistSettings, n_train: int, n_test: int) -> Plan:
-    if settings.train_batch_size > n_train:
+    if settings.mode == "train" and settings.train_batch_size > n_train:
+        # The step's case is named after its batch (train_step_{batch}x28x28_float32): never a smaller one.
         raise DataError(f"--train-batch-size {settings.train_batch_size} is more than the {n_train:,} training "
                         f"images; allowed: 1 ≤ value ≤ {n_train}")
-    batch = settings.train_batch_size
+    batch = min(settings.train_batch_size, n_train)  # `evaluate` trains nothing: any batch size will do
     steps = n_train // batch
     eval_limit = n_test
     if settings.dry_run:
