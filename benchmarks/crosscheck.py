@@ -176,9 +176,9 @@ def main() -> int:
         ("xla matmul", "jax", ["xla", "jax", "--matrix-size", str(n), "--dtype", "float32"],
          f"matmul_{n}x{n}_float32", lambda: xla_jax(n, kind)),
         ("mnist train step", "pytorch", ["mnist", "pytorch", "--dry-run", "--num-epochs", "1", "--comet", "off",
-                                         "--data-source", "embedded"], "train_step", lambda: mnist_pytorch(kind)),
+                                         "--data-source", "embedded"], f"train_step_{MNIST_BATCH}x28x28_float32", lambda: mnist_pytorch(kind)),
         ("mnist train step", "flax", ["mnist", "flax", "--dry-run", "--num-epochs", "1", "--comet", "off",
-                                      "--data-source", "embedded"], "train_step", lambda: mnist_flax(kind)),
+                                      "--data-source", "embedded"], f"train_step_{MNIST_BATCH}x28x28_float32", lambda: mnist_flax(kind)),
     ]
     peak = datasheet_peak(gpu_name(), "float32", options.precision) if kind == "gpu" else None
     print(f"device {kind} ({gpu_name() or 'CPU'}), precision {options.precision}, xla N={n}, mnist batch {MNIST_BATCH}")

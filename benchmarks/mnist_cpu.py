@@ -38,8 +38,8 @@ def run_config(args: list[str], epochs: int, results: Path) -> tuple[list[float]
     subprocess.run(cmd, cwd=results.parent, capture_output=True, check=True)
     records = [json.loads(line) for line in results.read_text().splitlines()]
     results.unlink()
-    epochs_ips = [r["metrics"]["images_per_s"] for r in records if r["case"] == "train_epoch"]
-    (step,) = [r["metrics"]["images_per_s"] for r in records if r["case"] == "train_step"]
+    epochs_ips = [r["metrics"]["images_per_s"] for r in records if r["case"].startswith("train_epoch_")]
+    (step,) = [r["metrics"]["images_per_s"] for r in records if r["case"].startswith("train_step_")]
     return epochs_ips, step
 
 

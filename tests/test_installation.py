@@ -26,12 +26,16 @@ def test_pytorch_computes() -> None:
 
 
 def test_flax_and_optax_import() -> None:
+    import numpy as np
     import optax
     from flax import nnx
 
     layer = nnx.Linear(3, 2, rngs=nnx.Rngs(0))
     assert layer.kernel.shape == (3, 2)
-    assert optax.adam(1e-3) is not None
+    # Adam's first update is -learning_rate × sign(gradient): m̂ / √v̂ = g / |g|.
+    adam = optax.adam(0.1)
+    updates, _ = adam.update(np.array([2.0, -0.5]), adam.init(np.zeros(2)))
+    np.testing.assert_allclose(np.asarray(updates), [-0.1, 0.1], rtol=1e-5)
 
 
 @pytest.mark.skipif(not gpu_names(), reason=NO_GPU)

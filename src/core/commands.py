@@ -51,6 +51,10 @@ class GroupSpec:
     metric_rows: Sequence[str] = ()
     # Called after the table, e.g. to print a cross-backend parity summary.
     after: Callable[[Any, Any], None] | None = field(default=None)
+    # Builds the callback of a backend (or `all`) command from its name, the backends it runs and its
+    # settings model; None: parse the options, then `execute`. A group that must do more around `execute`
+    # (mnist: join a multi-process job, set XLA flags before JAX loads) gives its own.
+    command: Callable[[str, list[str], type[BenchSettings]], Callable[..., None]] | None = None
 
 
 class BackendGroup(click.Group):
@@ -211,10 +215,10 @@ def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> N
 
 
 def _command(group: GroupSpec, name: str, names: list[str], model: type[BenchSettings], help_: str) -> click.Command:
-    @settings_options(model)
-    def callback(**values: Any) -> None:
+    def run(**values: Any) -> None:
         execute(group, names, parse_settings(model, values), command=name)
 
+    callback = settings_options(model)(group.command(name, names, model) if group.command is not None else run)
     return click.Command(name, callback=callback, params=callback.__click_params__, help=help_)  # type: ignore[attr-defined]
 
 

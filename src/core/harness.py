@@ -43,6 +43,9 @@ class Timed(Generic[R]):
     sync: Sync = no_sync
     # Work that can only be done once per run (an epoch, a whole solve): timed by one `time_call`.
     once: bool = False
+    # Exactly the first call, one warm-up and `repeats` samples of one call each, never calibrated by time:
+    # every process of a multi-process job must make as many calls (each ends in a collective).
+    fixed_count: bool = False
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,9 @@ class Judgement:
     checks: Mapping[str, Scalar] = field(default_factory=dict)
     metrics: Mapping[str, Scalar] = field(default_factory=dict)
     failures: Sequence[str] = ()
+    # What the run found out about the case's inputs (e.g. which source the data came from), recorded
+    # with the case's own params.
+    params: Mapping[str, Scalar] = field(default_factory=dict)
     notes: Sequence[str] = ()
     output: object = None
 
@@ -127,7 +133,8 @@ def select(cases: Iterable[Case[Any]], patterns: Sequence[str]) -> list[Case[Any
     return [case for case in cases if matches(case, patterns)]
 
 
-def measure_keeping_result(fn: Callable[[], R], sync: Sync, repeats: int) -> tuple[R, Measurement]:
+def measure_keeping_result(fn: Callable[[], R], sync: Sync, repeats: int, fixed_count: bool = False
+                           ) -> tuple[R, Measurement]:
     """`measure(fn)` that also hands back the last result, so no step is computed twice.
 
     The previous result is dropped before the next call starts, so at most one result is alive at a
@@ -141,7 +148,10 @@ def measure_keeping_result(fn: Callable[[], R], sync: Sync, repeats: int) -> tup
         last.append(result)
         return result
 
-    measurement = measure(call, sync, repeats=repeats)
+    if fixed_count:  # see `Timed.fixed_count`
+        measurement = measure(call, sync, repeats=repeats, min_time_s=0.0, block_s=0.0)
+    else:
+        measurement = measure(call, sync, repeats=repeats)
     return last[0], measurement
 
 
@@ -149,7 +159,7 @@ def time_case(timed: Timed[R], repeats: int) -> tuple[R, Measurement]:
     if timed.once:
         result, seconds = time_call(timed.call, timed.sync)
         return result, single(seconds)
-    return measure_keeping_result(timed.call, timed.sync, repeats)
+    return measure_keeping_result(timed.call, timed.sync, repeats, timed.fixed_count)
 
 
 def first_line(exc: BaseException) -> str:
@@ -224,7 +234,7 @@ def record_case(run: Run, target: Target, case: Case[Any], measurement: Measurem
             metrics["speedup"] = base.median_s / measurement.median_s
     return run.record(
         backend=target.backend, case=case.name, variant=case.variant, device=target.device,
-        measurement=measurement, dtype=case.dtype, params=dict(case.params),
+        measurement=measurement, dtype=case.dtype, params={**case.params, **judgement.params},
         compile_s=measurement.compile_s if case.compiled else None,
         metrics=metrics, checks=dict(judgement.checks),
     )

@@ -1,9 +1,10 @@
 """`mnist flax|pytorch|all`, `mnist evaluate <backend>`, `mnist preprocess-images`.
 
 This module imports only click, pydantic and framework-free parts of the
-project: torch, jax and flax load when a backend runs. It is also the only
-place that draws (rich progress bars), and the only place that may set
-XLA_FLAGS (`--devices`, `--xla-cpu-conv`), which must happen before JAX is imported.
+project: torch, jax and flax load when a backend runs. It is the only place
+that sets XLA_FLAGS (`--devices`, `--xla-cpu-conv`), which must happen before
+JAX is imported; the backend learns the kernels and device count from the
+settings, never from the environment.
 """
 
 from __future__ import annotations
@@ -18,10 +19,68 @@ import click
 from src.core.commands import BackendSpec, GroupSpec, build_group, execute
 from src.core.settings import BenchSettings, command_line, parse_settings, settings_options
 from src.mnist import cluster, xla_flags
-from src.mnist.progress import SilentProgress, using_progress
 from src.mnist.settings import DataSettings, FlaxSettings, MnistSettings
 
 METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accuracy", "loss")
+
+FLAG_REASONS = {
+    xla_flags.HOST_DEVICES: "the CPU is split into {value} XLA devices (one per core) for data-parallel training",
+    xla_flags.YNNPACK_OPS: "YNNPACK runs dot products only, convolutions run on XLA's own kernels "
+    "(--xla-cpu-conv ynnpack: jaxlib's default)",
+}
+
+
+def set_xla_flags(settings: FlaxSettings) -> FlaxSettings:
+    """Set the XLA flags of a Flax run on CPU (host devices, convolution kernels) and return the settings of
+    what is in effect. XLA reads XLA_FLAGS once, when JAX starts, so this runs before the flax backend is
+    imported; if JAX is already loaded (a second command in one process) the flags in effect stay as they
+    are, and the settings are made to say which kernels those run the convolutions on."""
+    if settings.device_kind != "cpu":
+        return settings
+    if "jax" in sys.modules:
+        in_effect = xla_flags.conv_in_effect(os.environ.get("XLA_FLAGS", ""))
+        return settings.model_copy(update={"xla_cpu_conv": in_effect})
+    flags = xla_flags.cpu_flags(settings.device_count, settings.xla_cpu_conv)
+    os.environ["XLA_FLAGS"] = xla_flags.merged(os.environ.get("XLA_FLAGS", ""), flags)
+    for name, value in flags.items():
+        if value is not None:
+            click.echo(
+                f"XLA_FLAGS={name}={value} set before importing JAX: {FLAG_REASONS[name].format(value=value)}",
+                err=settings.json_output,
+            )
+    return settings
+
+
+def train_command(name: str, names: list[str], model: type[BenchSettings]) -> Callable[..., None]:
+    """`mnist flax|pytorch|all`: one process, a process of a multi-process job (explicit options, torchrun
+    or srun), or `--launch-local N`; host devices split and convolution kernels chosen for JAX first."""
+    uses_jax = issubclass(model, FlaxSettings)
+
+    def callback(**values: Any) -> None:
+        values = cluster.from_launcher(values, os.environ, "jax" if uses_jax else "torch")
+        settings = parse_settings(model, values)
+        assert isinstance(settings, MnistSettings)
+        if settings.launch_local is not None:
+            launch_local(name, settings)
+            return
+        if settings.multi_process and len(names) > 1:
+            raise click.UsageError("a multi-process job trains one backend: run `mnist flax` and `mnist pytorch` apart")
+        if settings.multi_process and name == "pytorch" and settings.device_count > 1:
+            raise click.BadParameter(
+                "PyTorch runs one device per process in a multi-process job; leave it at 1", param_hint="'--devices'"
+            )
+        if isinstance(settings, FlaxSettings):
+            settings = set_xla_flags(settings)
+        if not settings.multi_process:
+            execute(SPEC, names, settings, command=name)
+            return
+        from src.mnist.distributed import joined
+
+        with joined(settings, "jax" if uses_jax else "torch") as run_id:
+            execute(SPEC, names, settings, command=name, run_id=run_id, show=settings.lead)
+
+    return callback
+
 
 SPEC = GroupSpec(
     name="mnist",
@@ -33,6 +92,7 @@ SPEC = GroupSpec(
     },
     all_settings=FlaxSettings,
     metric_rows=METRIC_ROWS,
+    command=train_command,
 )
 
 PREPROCESS = GroupSpec(
@@ -43,97 +103,7 @@ PREPROCESS = GroupSpec(
 )
 
 
-class RichProgress:
-    """Epoch and step progress bars (the backends only call these hooks)."""
-
-    def __init__(self, stderr: bool) -> None:
-        self.stderr = stderr
-        self.progress: Any = None
-
-    def start(self, label: str, epochs: int, steps_per_epoch: int) -> None:
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self.progress = Progress(
-            TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-            console=Console(stderr=self.stderr), transient=True,
-        )
-        self.epochs = self.progress.add_task(f"{label}epochs", total=epochs)
-        self.steps = self.progress.add_task(f"{label}steps", total=steps_per_epoch)
-        self.progress.start()
-
-    def step(self) -> None:
-        self.progress.advance(self.steps)
-
-    def epoch_done(self) -> None:
-        self.progress.advance(self.epochs)
-        self.progress.reset(self.steps)
-
-    def stop(self) -> None:
-        if self.progress is not None:
-            self.progress.stop()
-            self.progress = None
-
-
-FLAG_REASONS = {
-    xla_flags.HOST_DEVICES: "the CPU is split into {value} XLA devices (one per core) for data-parallel training",
-    xla_flags.YNNPACK_OPS: "YNNPACK runs dot products only, convolutions run on XLA's own kernels "
-    "(--xla-cpu-conv ynnpack: jaxlib's default)",
-}
-
-
-def set_xla_flags(values: dict[str, Any]) -> None:
-    """Set the XLA flags of a Flax run on CPU (host devices, convolution kernels). XLA reads XLA_FLAGS once,
-    when JAX starts, so this runs before the flax backend is imported; if JAX is already loaded (a second
-    command in one process) the flags in effect stay as they are, and the records say which those are."""
-    settings = parse_settings(FlaxSettings, values)  # the same one-line errors as the command itself
-    if settings.device_kind != "cpu" or "jax" in sys.modules:
-        return
-    flags = xla_flags.cpu_flags(settings.device_count, settings.xla_cpu_conv)
-    os.environ["XLA_FLAGS"] = xla_flags.merged(os.environ.get("XLA_FLAGS", ""), flags)
-    for name, value in flags.items():
-        if value is not None:
-            click.echo(
-                f"XLA_FLAGS={name}={value} set before importing JAX: {FLAG_REASONS[name].format(value=value)}",
-                err=settings.json_output,
-            )
-
-
-def train_callback(name: str) -> Callable[..., None]:
-    """`mnist flax|pytorch|all`: one process, a process of a multi-process job (explicit options, torchrun
-    or srun), or `--launch-local N`; progress bars drawn by this (CLI) layer, host devices split for JAX."""
-    names = [name] if name in SPEC.backends else [n for n, s in SPEC.backends.items() if s.in_all]
-    uses_jax = name in ("flax", "all")
-    model = FlaxSettings if uses_jax else MnistSettings  # the settings of SPEC's flax / pytorch / all
-
-    def callback(**values: Any) -> None:
-        values = cluster.from_launcher(values, os.environ, "jax" if uses_jax else "torch")
-        settings = parse_settings(model, values)
-        if settings.launch_local is not None:
-            launch_local(name, model, settings)
-            return
-        if settings.multi_process and len(names) > 1:
-            raise click.UsageError("a multi-process job trains one backend: run `mnist flax` and `mnist pytorch` apart")
-        if settings.multi_process and name == "pytorch" and settings.device_count > 1:
-            raise click.BadParameter(
-                "PyTorch runs one device per process in a multi-process job; leave it at 1", param_hint="'--devices'"
-            )
-        if uses_jax:
-            set_xla_flags(values)
-        progress = RichProgress(stderr=settings.json_output) if settings.lead else SilentProgress()
-        if not settings.multi_process:
-            with using_progress(progress):
-                execute(SPEC, names, settings)
-            return
-        from src.mnist.distributed import joined
-
-        with joined(settings, "jax" if uses_jax else "torch") as run_id, using_progress(progress):
-            execute(SPEC, names, settings, run_id=run_id, show=settings.lead)
-
-    return callback
-
-
-def launch_local(name: str, model: type[MnistSettings], settings: MnistSettings) -> None:
+def launch_local(name: str, settings: MnistSettings) -> None:
     """`--launch-local N`: this command N times on this host as one job; the first failure ends it (exit 1)."""
     from src.core.devices import cpu_count
     from src.core.results import new_run_id
@@ -157,8 +127,6 @@ def launch_local(name: str, model: type[MnistSettings], settings: MnistSettings)
 
 def build_cli() -> click.Group:
     group = build_group(SPEC)
-    for name in (*SPEC.backends, "all"):
-        group.commands[name].callback = train_callback(name)
     group.add_command(evaluate_command())
     group.add_command(preprocess_command())
     return group

@@ -3,9 +3,10 @@
 With `--devices N|all` the same step runs data-parallel: a `Mesh` over N
 devices, each batch sharded on its "data" axis, parameters and optimizer state
 replicated; XLA inserts the gradient all-reduce. On CPU the CLI splits the
-host into one XLA device per core (XLA_FLAGS, set before JAX is imported).
-On CPU the CLI also keeps jaxlib's YNNPACK kernels for dot products only, so
-the convolutions run on XLA's own kernels (`src/mnist/xla_flags.py` says why).
+host into one XLA device per core (XLA_FLAGS, set by the CLI before JAX is
+imported). On CPU the CLI also keeps jaxlib's YNNPACK kernels for dot products
+only, so the convolutions run on XLA's own kernels (`src/mnist/xla_flags.py`
+says why); the settings say which kernels are in effect.
 
 The step is jitted through the Flax NNX functional API (`nnx.split` once,
 `nnx.merge` inside the jitted function), the pattern the Flax performance guide
@@ -16,7 +17,6 @@ epoch, so the loop never waits for the device between steps.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -31,30 +31,23 @@ import click
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from src.core.devices import jax_device
-from src.core.results import Run
+from src.core.harness import Suite
 from src.core.rng import RNG_Provider
-from src.core.timing import Measurement, Sync, jax_sync, measure
+from src.core.timing import Sync, jax_sync
 from src.core.typed import typed_jit
 from src.mnist import model_spec as spec
-from src.mnist.settings import MnistSettings
-from src.mnist.training import (
-    EpochResult,
-    EvalResult,
-    evaluate_checkpoint,
-    devices_variant,
-    load_and_record,
-    parameter_table,
-    plan,
-    train_and_report,
-)
-from src.mnist.xla_flags import conv_in_effect
+from src.mnist.cases import Log, evaluation_suite, training_suite
+from src.mnist.data import MnistData
+from src.mnist.settings import FlaxSettings, MnistSettings
+from src.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table, plan
 
 BACKEND = "flax"
 T = TypeVar("T")
 
 
 class CNN(nnx.Module):
-    """The seed's CNN with unpadded ('VALID') convolutions, like PyTorch's nn.Conv2d default."""
+    """The CNN of `model_spec`, with unpadded ('VALID') convolutions like PyTorch's nn.Conv2d default
+    (Flax's default 'SAME' padding would make a different, larger model)."""
 
     def __init__(self, *, rngs: nnx.Rngs) -> None:
         self.conv1 = nnx.Conv(1, spec.CONV1, (spec.KERNEL, spec.KERNEL), padding="VALID", rngs=rngs)
@@ -131,11 +124,15 @@ def nll(log_probs: jax.Array, labels: jax.Array) -> jax.Array:
     return -jnp.take_along_axis(log_probs, labels[:, None], axis=1)[:, 0]
 
 
+EpochOutput = dict[str, jax.Array]  # loss_sum, correct, losses: summed on the device, read once per epoch
+EvalOutput = tuple[jax.Array, jax.Array, jax.Array, int]  # loss sum, correct, predictions, images
+
+
 class FlaxTrainer:
     backend = BACKEND
-    compiles = True
+    fixed_count = False
 
-    def __init__(self, settings: MnistSettings, data: Any, rng: RNG_Provider, *, mesh: Any = None) -> None:
+    def __init__(self, settings: MnistSettings, data: MnistData, rng: RNG_Provider, *, mesh: Any = None) -> None:
         self.settings = settings
         self.rng = rng
         self.plan = plan(settings, len(data.y_train), len(data.y_test))
@@ -155,6 +152,7 @@ class FlaxTrainer:
         self.optimizer = nnx.Optimizer(self.model, tx, wrt=nnx.Param)
         self.graphdef, state = nnx.split((self.model, self.optimizer))
         self.state = self._replicate(state)
+        self.n_train = len(data.y_train)
         self._place_training_data(data)
         self.x_test, self.y_test, self.n_test = self._padded_test(data, self.placement)
         self._train_step = typed_jit(self._make_train_step(self.plan.batch))
@@ -165,12 +163,12 @@ class FlaxTrainer:
         placed: T = jax.device_put(tree, self.placement)
         return placed
 
-    def _place_training_data(self, data: Any) -> None:
+    def _place_training_data(self, data: MnistData) -> None:
         """The data crosses to the device(s) once; each step gathers its batch there."""
         self.x_train = jax.device_put(np.asarray(data.x_train, np.float32), self.placement)
         self.y_train = jax.device_put(np.asarray(data.y_train, np.int32), self.placement)
 
-    def _padded_test(self, data: Any, placement: Any) -> tuple[jax.Array, jax.Array, int]:
+    def _padded_test(self, data: MnistData, placement: Any) -> tuple[jax.Array, jax.Array, int]:
         # Pad to whole batches so one compiled eval step covers every test image; a mask drops the padding.
         n, batch = len(data.y_test), self.settings.test_batch_size
         pad = -n % batch
@@ -257,21 +255,29 @@ class FlaxTrainer:
     def parameter_count(self) -> int:
         return parameter_count(self.model)
 
-    def measure_step(self, repeats: int) -> Measurement:
-        """The compiled step on one batch (results discarded: training is not advanced)."""
+    def prepare_step(self) -> Callable[[], object]:
+        """The compiled step on one batch; its results are discarded, so training is not advanced."""
         # Same shapes as in train_epoch, so the epochs reuse this compilation.
         order = jax.device_put(jnp.arange(self.x_train.shape[0]), self.placement)
         acc = self._zero_acc(self.plan.steps)
         i = jnp.int32(0)
-        # Compile what the epochs and validation use too, so no epoch is timed with a compilation in it.
-        jax_sync(jax.random.permutation(self.rng.get(), self.x_train.shape[0]))
-        jax_sync(self.evaluate(min(self.n_test, self.settings.test_batch_size)))
-        return measure(
-            lambda: self._train_step(self.state, acc, self.x_train, self.y_train, order, i),
-            jax_sync, repeats=repeats, warmup=1, min_time_s=0.5,
-        )
+        self._compile_for_epochs()
+        return lambda: self._train_step(self.state, acc, self.x_train, self.y_train, order, i)
 
-    def train_epoch(self, steps: int, on_step: Callable[[], None]) -> dict[str, jax.Array]:
+    def _compile_for_epochs(self) -> None:
+        """Compile what the epochs and validation use besides the step, so no epoch is timed with a compilation
+        in it. The permutation draws a key, as every epoch does: a run draws the same keys with or without
+        the step case."""
+        jax_sync(jax.random.permutation(self.rng.get(), self.n_train))
+        jax_sync(self.evaluate(min(self.n_test, self.settings.test_batch_size)))
+
+    def end_step(self) -> None:
+        """Nothing to put back: the timed steps' new state was discarded."""
+
+    def warm_up(self) -> None:
+        jax_sync(self.prepare_step()())
+
+    def train_epoch(self, steps: int, on_step: Callable[[], None]) -> EpochOutput:
         order = jax.device_put(jax.random.permutation(self.rng.get(), self.x_train.shape[0]), self.placement)
         acc = self._zero_acc(steps)
         for i in range(steps):
@@ -279,7 +285,7 @@ class FlaxTrainer:
             on_step()
         return acc
 
-    def read_epoch(self, output: dict[str, jax.Array]) -> EpochResult:
+    def read_epoch(self, output: EpochOutput) -> EpochResult:
         host = jax.device_get(output)
         steps = len(host["losses"])
         return EpochResult(
@@ -289,7 +295,7 @@ class FlaxTrainer:
             step_losses=tuple(float(v) for v in host["losses"]),
         )
 
-    def evaluate(self, limit: int) -> tuple[jax.Array, jax.Array, jax.Array, int]:
+    def evaluate(self, limit: int) -> EvalOutput:
         batch = self.settings.test_batch_size
         loss = jnp.zeros(())
         correct = jnp.zeros((), jnp.int32)
@@ -306,7 +312,7 @@ class FlaxTrainer:
         """The parameters validation runs with."""
         return self.state
 
-    def read_eval(self, output: tuple[jax.Array, jax.Array, jax.Array, int]) -> EvalResult:
+    def read_eval(self, output: EvalOutput) -> EvalResult:
         loss, correct, predictions, limit = output
         return EvalResult(float(loss) / limit, float(correct) / limit, limit, np.asarray(predictions))
 
@@ -333,30 +339,35 @@ class FlaxTrainer:
         nnx.update((self.model, self.optimizer), self.state)
 
 
-def train_variant(settings: MnistSettings) -> str | None:
+def train_variant(settings: FlaxSettings) -> str | None:
     """Column label: the device (and process) count, and "ynnpack conv" when XLA:CPU runs convolutions on
-    YNNPACK (read back from XLA_FLAGS, so the label says what is in effect, not what was asked for)."""
+    YNNPACK (the settings say which kernels are in effect: the CLI set XLA_FLAGS from them before JAX started)."""
     labels = [devices_variant(BACKEND, settings.device_count, settings.num_processes, settings.process_id)]
-    if settings.device_kind == "cpu" and conv_in_effect(os.environ.get("XLA_FLAGS", "")) == "ynnpack":
+    if settings.device_kind == "cpu" and settings.xla_cpu_conv == "ynnpack":
         labels.append("ynnpack conv")
     return " · ".join(label for label in labels if label) or None
 
 
-def run(settings: MnistSettings, run: Run) -> None:
-    rng = RNG_Provider(settings.seed)
-    variant = train_variant(settings) if settings.mode == "train" else "checkpoint"
-    data = load_and_record(settings, run, BACKEND, variant)
-    if settings.multi_process:
-        from src.mnist.flax_processes import ProcessFlaxTrainer
+def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], FlaxTrainer]:
+    def build(data: MnistData, log: Log) -> FlaxTrainer:
+        rng = RNG_Provider(settings.seed)
+        if settings.multi_process:
+            from src.mnist.flax_processes import ProcessFlaxTrainer
 
-        trainer: FlaxTrainer = ProcessFlaxTrainer(settings, data, rng)
-        run.log(f"{settings.num_processes} processes (jax.distributed), {trainer.devices} devices in one mesh; "
+            trainer: FlaxTrainer = ProcessFlaxTrainer(settings, data, rng)
+            log(f"{settings.num_processes} processes (jax.distributed), {trainer.devices} devices in one mesh; "
                 f"this is process {settings.process_id}")
-    else:
-        trainer = FlaxTrainer(settings, data, rng)
+        else:
+            trainer = FlaxTrainer(settings, data, rng)
+            if trainer.mesh is not None and settings.mode == "train":
+                log(f"data-parallel over {trainer.devices} devices: "
+                    f"{', '.join(str(d) for d in trainer.mesh.devices.flat)}")
+        return trainer
+
+    return build
+
+
+def suites(settings: FlaxSettings) -> list[Suite]:
     if settings.mode == "evaluate":
-        evaluate_checkpoint(trainer, settings, run, data)
-        return
-    if trainer.mesh is not None and not settings.multi_process:
-        run.log(f"data-parallel over {trainer.devices} devices: {', '.join(str(d) for d in trainer.mesh.devices.flat)}")
-    train_and_report(trainer, settings, run, data, variant=variant)
+        return [evaluation_suite(settings, BACKEND, build_trainer(settings))]
+    return [training_suite(settings, BACKEND, train_variant(settings), build_trainer(settings), compiled=True)]

@@ -16,7 +16,8 @@ record is the run's.
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import jax
 import numpy as np
@@ -24,9 +25,9 @@ from jax.experimental import multihost_utils
 from jax.sharding import Mesh, PartitionSpec
 
 from src.core.rng import RNG_Provider
-from src.core.timing import Measurement, jax_sync, measure
 from src.core.typed import typed_jit
-from src.mnist.flax_backend import FlaxTrainer
+from src.mnist.data import MnistData
+from src.mnist.flax_backend import EpochOutput, FlaxTrainer
 from src.mnist.settings import MnistSettings
 
 T = TypeVar("T")
@@ -37,7 +38,10 @@ def platform_of(kind: str) -> str:
 
 
 class ProcessFlaxTrainer(FlaxTrainer):
-    def __init__(self, settings: MnistSettings, data: Any, rng: RNG_Provider) -> None:
+    # Every process must run as many steps (each ends in an all-reduce): a fixed count, never calibrated by time.
+    fixed_count = True
+
+    def __init__(self, settings: MnistSettings, data: MnistData, rng: RNG_Provider) -> None:
         platform = platform_of(settings.device_kind)
         # jax.devices() lists every process's devices, in process order: the mesh spans the job.
         super().__init__(settings, data, rng, mesh=Mesh(np.array(jax.devices(platform)), ("data",)))
@@ -52,12 +56,12 @@ class ProcessFlaxTrainer(FlaxTrainer):
         placed: T = multihost_utils.host_local_array_to_global_array(tree, self.mesh, spec)
         return placed
 
-    def _place_training_data(self, data: Any) -> None:
+    def _place_training_data(self, data: MnistData) -> None:
         """Each process keeps its copy of the data on the host and feeds only its own rows."""
         self.x_host = np.asarray(data.x_train, np.float32)
         self.y_host = np.asarray(data.y_train, np.int32)
 
-    def _padded_test(self, data: Any, placement: Any) -> tuple[jax.Array, jax.Array, int]:
+    def _padded_test(self, data: MnistData, placement: Any) -> tuple[jax.Array, jax.Array, int]:
         # Validation is process-local: the test set goes to this process's own device.
         return super()._padded_test(data, jax.local_devices(backend=platform_of(self.settings.device_kind))[0])
 
@@ -87,20 +91,14 @@ class ProcessFlaxTrainer(FlaxTrainer):
             self.batch_sharding, self.y_host[mine], (len(index),))
         return x, y
 
-    def measure_step(self, repeats: int) -> Measurement:
-        """The update on one global batch (results discarded). Every process must run as many steps (each
-        ends in an all-reduce): a fixed count, never calibrated by time."""
+    def prepare_step(self) -> Callable[[], object]:
+        """The update on one global batch (results discarded)."""
         acc = self._zero_acc(self.plan.steps)
         x, y = self._global_batch(np.arange(self.plan.batch))
-        # The same key draws as on one process, so the epochs shuffle alike; compile validation too.
-        jax_sync(jax.random.permutation(self.rng.get(), len(self.y_host)))
-        jax_sync(self.evaluate(min(self.n_test, self.settings.test_batch_size)))
-        return measure(
-            lambda: self._fed_step(self.state, acc, x, y, np.int32(0)),
-            jax_sync, repeats=repeats, warmup=1, min_time_s=0.0, block_s=0.0,
-        )
+        self._compile_for_epochs()  # the same key draws as on one process, so the epochs shuffle alike
+        return lambda: self._fed_step(self.state, acc, x, y, np.int32(0))
 
-    def train_epoch(self, steps: int, on_step: Callable[[], None]) -> dict[str, jax.Array]:
+    def train_epoch(self, steps: int, on_step: Callable[[], None]) -> EpochOutput:
         order = np.asarray(jax.random.permutation(self.rng.get(), len(self.y_host)))
         acc = self._zero_acc(steps)
         batch = self.plan.batch

@@ -2,9 +2,10 @@
 
 conv 32 (3×3, no padding) → relu → conv 64 (3×3, no padding) → relu →
 max-pool 2×2 → dropout 0.25 → dense 256 → relu → dropout 0.5 → dense 10 →
-log-softmax. Unpadded ('VALID') convolutions in both frameworks: the seed's
-Flax model used Flax's default 'SAME' padding and so had 3,232,906
-parameters against PyTorch's 2,380,938.
+log-softmax. Unpadded ('VALID') convolutions in both frameworks: with Flax's default
+'SAME' padding the convolutions keep 28×28, the dense layer sees 14×14×64
+inputs and the Flax model would have 3,232,906 parameters against PyTorch's
+2,380,938.
 """
 
 from __future__ import annotations

@@ -21,8 +21,9 @@ import socket
 import warnings
 from collections.abc import Callable
 from datetime import timedelta
+from multiprocessing.process import BaseProcess
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import torch
@@ -34,21 +35,14 @@ from torch.nn.parallel import DistributedDataParallel
 
 from src.core.devices import cpu_count, torch_device
 from src.core.gpu_policy import applied
-from src.core.results import Run
+from src.core.harness import Suite, Timed, time_case
 from src.core.rng import RNG_Provider
-from src.core.timing import Measurement, Sync, measure, torch_sync
+from src.core.timing import Sync, torch_sync
 from src.mnist import model_spec as spec
+from src.mnist.cases import CaseNames, Log, evaluation_suite, selects, training_suite
+from src.mnist.data import MnistData
 from src.mnist.settings import MnistSettings
-from src.mnist.training import (
-    EpochResult,
-    EvalResult,
-    evaluate_checkpoint,
-    devices_variant,
-    load_and_record,
-    parameter_table,
-    plan,
-    train_and_report,
-)
+from src.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table, plan
 
 BACKEND = "pytorch"
 
@@ -103,11 +97,19 @@ def to_nchw(x: np.ndarray, device: torch.device) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(np.asarray(x, np.float32).transpose(0, 3, 1, 2))).to(device)
 
 
+class EpochOutput(TypedDict):
+    losses: torch.Tensor  # every step's loss, on the device
+    correct: torch.Tensor  # correct predictions, summed on the device
+
+
+EvalOutput = tuple[float, int, np.ndarray, int]  # loss sum, correct, predictions, images
+
+
 class TorchTrainer:
     backend = BACKEND
-    compiles = False
+    fixed_count = False
 
-    def __init__(self, settings: MnistSettings, data: Any, rng: RNG_Provider) -> None:
+    def __init__(self, settings: MnistSettings, data: MnistData, rng: RNG_Provider) -> None:
         self.settings = settings
         self.plan = plan(settings, len(data.y_train), len(data.y_test))
         self.torch_device = torch_device(settings.device_kind)
@@ -120,6 +122,7 @@ class TorchTrainer:
         self.y_train = torch.from_numpy(np.asarray(data.y_train, np.int64)).to(self.torch_device)
         self.x_test = to_nchw(data.x_test, self.torch_device)
         self.y_test = torch.from_numpy(np.asarray(data.y_test, np.int64)).to(self.torch_device)
+        self.saved: tuple[dict[str, torch.Tensor], dict[str, object]] | None = None  # while the step is timed
 
     @property
     def local_batch(self) -> int:
@@ -148,22 +151,27 @@ class TorchTrainer:
     def parameter_count(self) -> int:
         return parameter_count(self.net)
 
-    def measure_step(self, repeats: int) -> Measurement:
-        """One step on one batch; the parameters and optimizer state are restored afterwards."""
-        saved = copy.deepcopy(self.model.state_dict()), copy.deepcopy(self.optimizer.state_dict())
+    def prepare_step(self) -> Callable[[], object]:
+        """One step on one batch (this process's rows); `end_step` restores the parameters and optimizer state."""
+        self.saved = copy.deepcopy(self.net.state_dict()), copy.deepcopy(self.optimizer.state_dict())
         self.model.train()
-        x, y = self.x_train[: self.plan.batch], self.y_train[: self.plan.batch]
-        try:
-            return measure(lambda: self._step(x, y), self.sync, repeats=repeats, warmup=1, min_time_s=0.5)
-        finally:
-            self.model.load_state_dict(saved[0])
-            self.optimizer.load_state_dict(saved[1])
+        x, y = self.x_train[: self.local_batch], self.y_train[: self.local_batch]
+        return lambda: self._step(x, y)
+
+    def end_step(self) -> None:
+        if self.saved is not None:
+            self.net.load_state_dict(self.saved[0])
+            self.optimizer.load_state_dict(self.saved[1])
+            self.saved = None
+
+    def warm_up(self) -> None:
+        """Nothing to compile: PyTorch runs the step eagerly."""
 
     def epoch_order(self) -> tuple[torch.Tensor, int]:
         """This epoch's shuffled image indices and the batch size of one step."""
         return torch.randperm(self.x_train.shape[0], generator=self.generator).to(self.torch_device), self.plan.batch
 
-    def train_epoch(self, steps: int, on_step: Callable[[], None]) -> dict[str, Any]:
+    def train_epoch(self, steps: int, on_step: Callable[[], None]) -> EpochOutput:
         self.model.train()
         order, batch = self.epoch_order()
         losses = []
@@ -178,14 +186,14 @@ class TorchTrainer:
             on_step()
         return {"losses": torch.stack(losses), "correct": correct}
 
-    def read_epoch(self, output: dict[str, Any]) -> EpochResult:
+    def read_epoch(self, output: EpochOutput) -> EpochResult:
         losses = output["losses"].cpu().numpy()
         # Loss and accuracy are this process's share; the throughput counts every process's images.
         local_images = len(losses) * self.local_batch
         return EpochResult(float(losses.mean()), int(output["correct"].item()) / local_images,
                            len(losses) * self.plan.batch, tuple(float(v) for v in losses))
 
-    def evaluate(self, limit: int) -> tuple[float, int, np.ndarray, int]:
+    def evaluate(self, limit: int) -> EvalOutput:
         self.model.eval()
         net = self.net  # rank 0 validates alone: no collectives in the way
         batch = self.settings.test_batch_size
@@ -201,7 +209,7 @@ class TorchTrainer:
                 predictions.append(predicted.cpu().numpy())
         return loss, correct, np.concatenate(predictions), limit
 
-    def read_eval(self, output: tuple[float, int, np.ndarray, int]) -> EvalResult:
+    def read_eval(self, output: EvalOutput) -> EvalResult:
         loss, correct, predictions, limit = output
         return EvalResult(loss / limit, correct / limit, limit, predictions)
 
@@ -218,7 +226,11 @@ class TorchTrainer:
 class DDPTrainer(TorchTrainer):
     """One rank of DistributedDataParallel training; rank 0 is the reporting process."""
 
-    def __init__(self, settings: MnistSettings, data: Any, rng: RNG_Provider, rank: int, world: int) -> None:
+    # Every rank must run exactly as many steps (each ends in an all-reduce): a fixed count, never
+    # calibrated by time.
+    fixed_count = True
+
+    def __init__(self, settings: MnistSettings, data: MnistData, rng: RNG_Provider, rank: int, world: int) -> None:
         self.rank, self.world = rank, world
         super().__init__(settings, data, rng)
         torch.manual_seed(settings.seed + rank)  # same initial weights (DDP broadcasts rank 0's), own dropout
@@ -239,18 +251,6 @@ class DDPTrainer(TorchTrainer):
         assert isinstance(module, nn.Module)
         return module
 
-    def measure_step(self, repeats: int) -> Measurement:
-        # Every rank must run exactly as many steps (each ends in an all-reduce): a fixed count,
-        # never calibrated by time (block_s=0 → one call per sample).
-        saved = copy.deepcopy(self.net.state_dict()), copy.deepcopy(self.optimizer.state_dict())
-        self.model.train()
-        x, y = self.x_train[: self.local_batch], self.y_train[: self.local_batch]
-        try:
-            return measure(lambda: self._step(x, y), self.sync, repeats=repeats, warmup=1, min_time_s=0.0, block_s=0.0)
-        finally:
-            self.net.load_state_dict(saved[0])
-            self.optimizer.load_state_dict(saved[1])
-
     def epoch_order(self) -> tuple[torch.Tensor, int]:
         """This rank's rows of every global batch and its local batch. Every rank draws the same shuffled
         order (same seed) as one process would, so the global batches are the single-process ones."""
@@ -259,7 +259,7 @@ class DDPTrainer(TorchTrainer):
         by_step = order[: steps * batch].view(steps, batch)
         return by_step[:, self.rank * local:(self.rank + 1) * local].reshape(-1), local
 
-    def read_epoch(self, output: dict[str, Any]) -> EpochResult:
+    def read_epoch(self, output: EpochOutput) -> EpochResult:
         """The job's figures, the same on every rank: step losses averaged over the ranks (equal shares, so
         the mean over the global batch) and correct predictions summed (one all-reduce each)."""
         losses = output["losses"].detach().clone()
@@ -275,11 +275,16 @@ class DDPTrainer(TorchTrainer):
         """Rank 0 writes the (identical on every rank) parameters."""
         return super().save(path) if self.rank == 0 else path.with_suffix(".pt")
 
-    def follow(self, repeats: int, epochs: int) -> None:
-        """Ranks > 0: the same collective steps as rank 0's driver, in the same order."""
-        self.measure_step(repeats)
-        for _ in range(epochs):
-            self.read_epoch(self.train_epoch(self.plan.steps, lambda: None))
+    def follow(self, settings: MnistSettings, variant: str | None) -> None:
+        """Ranks > 0: the same collective steps as rank 0's selected cases, in the same order (rank 0 alone
+        loads, measures the peak and validates: none of those has a collective)."""
+        names, patterns = CaseNames(settings), settings.case_patterns
+        if selects(patterns, names.step, variant):
+            time_case(Timed(self.prepare_step(), self.sync, fixed_count=True), settings.repeats)
+            self.end_step()
+        if selects(patterns, names.epoch, variant):
+            for _ in range(settings.num_epochs):
+                self.read_epoch(self.train_epoch(self.plan.steps, lambda: None))
 
 
 def free_port() -> int:
@@ -300,7 +305,7 @@ def init_rank(settings: MnistSettings, rank: int, world: int, port: int) -> None
     )
 
 
-def worker(rank: int, world: int, settings: MnistSettings, data: Any, port: int) -> None:
+def worker(rank: int, world: int, settings: MnistSettings, data: MnistData, port: int) -> None:
     """Entry point of ranks 1..N-1 (started with torch.multiprocessing)."""
     init_rank(settings, rank, world, port)
     try:
@@ -308,57 +313,64 @@ def worker(rank: int, world: int, settings: MnistSettings, data: Any, port: int)
         # ranks would compute in different precisions (rank 0 runs under the CLI's policy).
         with applied(settings.precision, ["torch"]):
             DDPTrainer(settings, data, RNG_Provider(settings.seed), rank, world).follow(
-                settings.repeats, settings.num_epochs
+                settings, devices_variant(BACKEND, world)
             )
     finally:
         dist.destroy_process_group()
 
 
-def run_distributed(settings: MnistSettings, run: Run, data: Any) -> None:
-    world, port = settings.device_count, free_port()
-    context = mp.get_context("spawn")
-    others = [
-        context.Process(target=worker, args=(rank, world, settings, data, port), daemon=True)
-        for rank in range(1, world)
-    ]
-    for process in others:
-        process.start()
-    backend = "nccl" if settings.device_kind == "gpu" else "gloo"
-    run.log(f"DistributedDataParallel: {world} processes ({backend}), this one is rank 0")
-    init_rank(settings, 0, world, port)
-    try:
-        trainer = DDPTrainer(settings, data, RNG_Provider(settings.seed), 0, world)
-        train_and_report(trainer, settings, run, data, variant=devices_variant(BACKEND, world))
-    finally:
-        dist.destroy_process_group()
-        for process in others:
+class SpawnedRanks:
+    """`--devices N` on one process: this process is rank 0 and starts ranks 1..N-1 once the data is loaded."""
+
+    def __init__(self, settings: MnistSettings) -> None:
+        self.settings = settings
+        self.world = settings.device_count
+        self.others: list[BaseProcess] = []
+
+    def build(self, data: MnistData, log: Log) -> DDPTrainer:
+        port, context = free_port(), mp.get_context("spawn")
+        self.others = [
+            context.Process(target=worker, args=(rank, self.world, self.settings, data, port), daemon=True)
+            for rank in range(1, self.world)
+        ]
+        for process in self.others:
+            process.start()
+        backend = "nccl" if self.settings.device_kind == "gpu" else "gloo"
+        log(f"DistributedDataParallel: {self.world} processes ({backend}), this one is rank 0")
+        init_rank(self.settings, 0, self.world, port)
+        return DDPTrainer(self.settings, data, RNG_Provider(self.settings.seed), 0, self.world)
+
+    def finish(self) -> None:
+        """Leave the process group and wait for the other ranks (they end after their last collective)."""
+        if dist.is_initialized():
+            dist.destroy_process_group()
+        for process in self.others:
             process.join(timeout=60)
             if process.is_alive():
                 process.terminate()
-    failed = [p.exitcode for p in others if p.exitcode != 0]
-    if failed:
-        raise RuntimeError(f"DDP worker processes exited with codes {failed}")
+        failed = [p.exitcode for p in self.others if p.exitcode != 0]
+        if failed:
+            raise RuntimeError(f"DDP worker processes exited with codes {failed}")
 
 
-def run(settings: MnistSettings, run: Run) -> None:
-    rng = RNG_Provider(settings.seed)
-    distributed = settings.device_count > 1 and settings.mode == "train"
-    variant = (
-        devices_variant(BACKEND, settings.device_count, settings.num_processes, settings.process_id)
-        if settings.mode == "train" else "checkpoint"
-    )
-    data = load_and_record(settings, run, BACKEND, variant)
-    if settings.multi_process:  # the runtime was joined by the CLI (src/mnist/distributed.py)
-        run.log(f"DistributedDataParallel: {settings.num_processes} processes ({dist.get_backend()}), "
+def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], TorchTrainer]:
+    def build(data: MnistData, log: Log) -> TorchTrainer:
+        rng = RNG_Provider(settings.seed)
+        if settings.multi_process:  # the runtime was joined by the CLI (src/mnist/distributed.py)
+            log(f"DistributedDataParallel: {settings.num_processes} processes ({dist.get_backend()}), "
                 f"this is process {settings.process_id}")
-        ddp = DDPTrainer(settings, data, rng, settings.process_id, settings.num_processes)
-        train_and_report(ddp, settings, run, data, variant=variant)
-        return
-    if distributed:
-        run_distributed(settings, run, data)
-        return
-    trainer = TorchTrainer(settings, data, rng)
+            return DDPTrainer(settings, data, rng, settings.process_id, settings.num_processes)
+        return TorchTrainer(settings, data, rng)
+
+    return build
+
+
+def suites(settings: MnistSettings) -> list[Suite]:
     if settings.mode == "evaluate":
-        evaluate_checkpoint(trainer, settings, run, data)
-        return
-    train_and_report(trainer, settings, run, data)
+        return [evaluation_suite(settings, BACKEND, build_trainer(settings))]
+    if settings.device_count > 1 and not settings.multi_process:
+        ranks = SpawnedRanks(settings)
+        return [training_suite(settings, BACKEND, devices_variant(BACKEND, ranks.world), ranks.build,
+                               compiled=False, finish=ranks.finish)]
+    variant = devices_variant(BACKEND, settings.device_count, settings.num_processes, settings.process_id)
+    return [training_suite(settings, BACKEND, variant, build_trainer(settings), compiled=False)]

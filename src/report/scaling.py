@@ -1,6 +1,6 @@
 """`report --scaling`: how training throughput grows with the number of processes.
 
-From the `mnist` train_epoch records of process 0 (its images/s counts every
+From the `mnist` training-epoch records of process 0 (its images/s counts every
 process's images: the global batch): for each backend, device, data set and
 global batch, the latest run at each process count, its median epoch images/s,
 the speed-up over the 1-process run and the scaling efficiency
@@ -43,6 +43,12 @@ def _int(value: object, default: int) -> int:
     return value if isinstance(value, int) else default
 
 
+def is_training_epoch(case: str) -> bool:
+    """An mnist training epoch's record: `train_epoch_{batch}x28x28_float32`, or `train_epoch` as records
+    written before the cases were named `{op}_{shape}_{dtype}` call it."""
+    return case == "train_epoch" or case.startswith("train_epoch_")
+
+
 def median_rate(epochs: Sequence[Record]) -> float:
     """Median images/s over a run's epochs (only records whose images/s is a float get this far)."""
     return statistics.median(float(r.metrics["images_per_s"] or 0.0) for r in epochs)
@@ -52,7 +58,7 @@ def scaling_rows(records: Sequence[Record]) -> list[ScalingRow]:
     """One row per (setup, process count): its latest run, against the latest 1-process, 1-device run."""
     runs: dict[tuple[SetupKey, int, int], dict[str, list[Record]]] = {}
     for r in records:
-        if r.group != "mnist" or r.case != "train_epoch" or _int(r.params.get("process_index"), 0) != 0:
+        if r.group != "mnist" or not is_training_epoch(r.case) or _int(r.params.get("process_index"), 0) != 0:
             continue
         if not isinstance(r.metrics.get("images_per_s"), float):
             continue

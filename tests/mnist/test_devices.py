@@ -14,9 +14,8 @@ import pytest
 from src.core.devices import cpu_count
 from src.mnist.xla_flags import DOTS_ONLY, HOST_DEVICES, YNNPACK_OPS, cpu_flags, merged
 from tests.conftest import invoke, read_jsonl
-from tests.mnist.test_mnist_cli import TINY, _synthetic
+from tests.mnist.conftest import EPOCH, TINY
 
-__all__ = ["_synthetic"]  # autouse: synthetic data for the in-process runs
 
 REPO = Path(__file__).resolve().parents[2]
 needs_two_cores = pytest.mark.skipif(cpu_count() < 2, reason="--devices 2 needs 2 cores on a CPU-only machine")
@@ -27,7 +26,7 @@ import json, sys
 from src.core.rng import RNG_Provider
 from src.mnist.flax_backend import FlaxTrainer
 from src.mnist.settings import MnistSettings
-from tests.mnist.test_mnist_cli import synthetic_data
+from tests.mnist.conftest import synthetic_data
 
 data = synthetic_data()
 out = {}
@@ -88,9 +87,9 @@ def run_flax_fresh(tmp_path: Path, xla_flags: str | None, *args: str) -> tuple[s
     """`mnist flax ARGS` on synthetic data in a fresh interpreter (the CLI sets XLA_FLAGS before JAX starts);
     returns its stdout and its first train_epoch record."""
     script = (
-        "import src.mnist.training as training\n"
-        "from tests.mnist.test_mnist_cli import synthetic_data\n"
-        "training.read_data = lambda settings, log: synthetic_data()\n"
+        "import src.mnist.cases as cases\n"
+        "from tests.mnist.conftest import synthetic_data\n"
+        "cases.read_data = lambda settings, log: synthetic_data()\n"
         "from src.cli import main\n"
         f"main(['mnist', 'flax', *{[*args, *TINY]!r}, '--results', 'r.jsonl', '--comet', 'off'])\n"
     )
@@ -101,7 +100,7 @@ def run_flax_fresh(tmp_path: Path, xla_flags: str | None, *args: str) -> tuple[s
         [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
-    epoch = next(r for r in read_jsonl(tmp_path / "r.jsonl") if r["case"] == "train_epoch")
+    epoch = next(r for r in read_jsonl(tmp_path / "r.jsonl") if r["case"] == EPOCH)
     return proc.stdout, epoch
 
 
@@ -129,7 +128,7 @@ def test_pytorch_ddp_two_processes_runs_a_dry_run_epoch(results_path: Path) -> N
     assert result.exit_code == 0, result.output
     assert "DistributedDataParallel: 2 processes (gloo)" in result.stdout
     records = read_jsonl(results_path)
-    epochs = [r for r in records if r["case"] == "train_epoch"]
+    epochs = [r for r in records if r["case"] == EPOCH]
     assert [r["variant"] for r in epochs] == ["2 processes"]
     assert epochs[0]["metrics"]["images_per_s"] > 0
     assert epochs[0]["params"]["batch"] == 16  # the global batch: 8 images per process

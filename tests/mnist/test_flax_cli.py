@@ -5,9 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.conftest import invoke
-from tests.mnist.test_mnist_cli import _synthetic, check_dry_run_and_round_trip
-
-__all__ = ["_synthetic"]  # the autouse fixture: synthetic data, no COMET_API_KEY
+from tests.mnist.test_mnist_cli import check_dry_run_and_round_trip
 
 
 def test_flax_dry_run_and_checkpoint_round_trip(results_path: Path) -> None:
@@ -32,7 +30,7 @@ sys.path.insert(0, {repo!r})
 from pathlib import Path
 import jax.numpy as jnp
 import orbax.checkpoint as ocp
-from src.mnist.training import save_atomically
+from src.mnist.checkpoints import save_atomically
 
 class OrbaxTrainer:
     backend = "flax"

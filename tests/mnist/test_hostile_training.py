@@ -1,4 +1,4 @@
-"""Issue 15's training and checkpoint cases: optimizer-aware options, output folders checked before
+"""Training and checkpoint edge cases: optimizer-aware options, output folders checked before
 training, atomic checkpoints, corrupt checkpoints, and a diverged loss (PyTorch; Flax in test_flax_cli.py)."""
 
 from __future__ import annotations
@@ -11,11 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from src.mnist.training import EpochResult, save_atomically
+from src.mnist.checkpoints import save_atomically, write_atomically
+from src.mnist.trainer import EpochResult
 from tests.conftest import invoke, read_jsonl
-from tests.mnist.test_mnist_cli import TINY, _synthetic
-
-__all__ = ["_synthetic"]  # the autouse fixture: synthetic data, no COMET_API_KEY
+from tests.mnist.conftest import EPOCH, TINY, VALIDATION
 
 
 @pytest.mark.parametrize("backend", ["pytorch", "flax"])
@@ -71,7 +70,7 @@ def test_nan_loss_stops_training_exit_1_and_saves_nothing(results_path: Path,
     assert "Error: training diverged: the loss of epoch 1 is nan" in result.stderr
     assert "Traceback" not in result.stderr
     cases = [r["case"] for r in read_jsonl(results_path)]
-    assert "train_epoch" not in cases and "validation" not in cases
+    assert EPOCH not in cases and VALIDATION not in cases
     assert not Path("data/checkpoints/pytorch_mnist.pt").exists()
     assert not Path("data/checkpoints/pytorch_mnist.json").exists()
 
@@ -134,8 +133,6 @@ def test_concurrent_checkpoint_saves_never_collide_or_mix(tmp_path: Path) -> Non
 
 
 def test_metadata_is_replaced_atomically(tmp_path: Path) -> None:
-    from src.mnist.training import write_atomically
-
     target = tmp_path / "meta.json"
     write_atomically(target, json.dumps({"a": 1}).encode())
     write_atomically(target, json.dumps({"a": 2}).encode())

@@ -8,13 +8,14 @@ from typing import Any
 import pytest
 
 from src.core.rng import RNG_Provider
+from src.mnist.data import MnistData
 from src.mnist.settings import MnistSettings
-from src.mnist.training import Trainer, plan
+from src.mnist.trainer import Trainer, plan
 
 TRAIN_IMAGES = 640  # 20 steps of 32: seconds, not minutes, on a shared 2-core machine
 
 
-def make_trainer(backend: str, settings: MnistSettings, data: Any) -> Trainer:
+def make_trainer(backend: str, settings: MnistSettings, data: MnistData) -> Trainer[Any, Any]:
     if backend == "flax":
         from src.mnist.flax_backend import FlaxTrainer
 

@@ -5,64 +5,12 @@ from __future__ import annotations
 import json
 import zipfile
 from pathlib import Path
-from typing import Any, NamedTuple
 
-import numpy as np
 import pytest
 
-from tests.help_probe import probe
 from tests.conftest import invoke, read_jsonl
-
-TINY = ("--dry-run", "--num-epochs", "1", "--train-batch-size", "16", "--test-batch-size", "32", "--repeats", "1")
-
-
-class FakeData(NamedTuple):
-    x_train: np.ndarray
-    y_train: np.ndarray
-    x_test: np.ndarray
-    y_test: np.ndarray
-    source: str
-    mean: float
-    std: float
-
-    # MnistData's stored images (uint8 there); only their shapes are read from a fake.
-    @property
-    def images_train(self) -> np.ndarray:
-        return self.x_train[..., 0]
-
-    @property
-    def images_test(self) -> np.ndarray:
-        return self.x_test[..., 0]
-
-
-def synthetic_data(n_train: int = 96, n_test: int = 40, seed: int = 0) -> FakeData:
-    """Noise images with one bright class-dependent band: learnable in a few steps."""
-    rng = np.random.default_rng(seed)
-
-    def make(n: int) -> tuple[np.ndarray, np.ndarray]:
-        y = rng.integers(0, 10, n).astype(np.int32)
-        x = rng.normal(0.0, 1.0, (n, 28, 28, 1)).astype(np.float32)
-        for c in range(10):
-            x[y == c, 2 * c:2 * c + 4, 4:24, 0] += 3.0
-        return x, y
-
-    x_train, y_train = make(n_train)
-    x_test, y_test = make(n_test)
-    return FakeData(x_train, y_train, x_test, y_test, "synthetic", 0.0, 1.0)
-
-
-@pytest.fixture(autouse=True)
-def _synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("src.mnist.training.read_data", lambda settings, log: synthetic_data())
-    monkeypatch.delenv("COMET_API_KEY", raising=False)
-
-
-def cases(records: list[dict[str, Any]], backend: str) -> dict[str, list[dict[str, Any]]]:
-    out: dict[str, list[dict[str, Any]]] = {}
-    for r in records:
-        if r["backend"] == backend:
-            out.setdefault(r["case"], []).append(r)
-    return out
+from tests.help_probe import probe
+from tests.mnist.conftest import EPOCH, LOAD, PEAK, STEP, TINY, VALIDATION, by_case
 
 
 def check_dry_run_and_round_trip(backend: str, results_path: Path) -> None:
@@ -72,21 +20,25 @@ def check_dry_run_and_round_trip(backend: str, results_path: Path) -> None:
     assert "skip comet.ml initialization" in result.stdout
     assert "2,380,938" in result.stdout  # the model summary's total
     assert f"{backend}: test accuracy" in result.stdout
-    by_case = cases(read_jsonl(results_path), backend)
-    assert len(by_case["data_load"]) == 1
-    assert len(by_case["train_epoch"]) == 1 and len(by_case["validation"]) == 1
-    epoch = by_case["train_epoch"][0]
-    assert epoch["params"]["steps_per_epoch"] == 3  # dry run: a few batches
+    cases = by_case(read_jsonl(results_path), backend)
+    assert list(cases) == [LOAD, PEAK, STEP, EPOCH, VALIDATION]  # in the harness's order
+    assert all(len(records) == 1 for records in cases.values())
+    epoch = cases[EPOCH][0]
+    assert epoch["params"]["steps_per_epoch"] == 3 and epoch["params"]["epoch"] == 1  # dry run: a few batches
+    assert epoch["params"]["source"] == "synthetic" and epoch["params"]["train_images"] == 96
     for metric in ("images_per_s", "gflops", "peak_share", "loss", "accuracy", "loop_overhead"):
         assert isinstance(epoch["metrics"][metric], float), metric
-    step = by_case["train_step"][0]
+    step = cases[STEP][0]
     expected = epoch["median_s"] / (step["median_s"] * 3) - 1
     assert epoch["metrics"]["loop_overhead"] == pytest.approx(expected)
+    # The share of peak is of the peak this run measured (the peak case's figure reaches the later cases).
+    peak = cases[PEAK][0]["metrics"]["gflops"]
+    assert epoch["metrics"]["peak_share"] == pytest.approx(epoch["metrics"]["gflops"] / peak)
     # Only the jitted step has a compile time; PyTorch's eager step has none.
     assert (step["compile_s"] is not None) == (step["backend"] == "flax")
-    validation = by_case["validation"][0]
+    validation = cases[VALIDATION][0]
     assert validation["metrics"]["images"] == 40  # every test image, no dropped batch
-    assert "matmul_peak_2048x2048_float32" in by_case
+    assert cases[LOAD][0]["dtype"] == "uint8" and cases[LOAD][0]["metrics"]["train_images"] == 96
     suffix = ".pt" if backend == "pytorch" else ""
     assert Path(f"data/checkpoints/{backend}_mnist{suffix}").exists()
     png = Path(f"data/plots/mnist_{backend}_mnist_predictions.png")
@@ -95,7 +47,8 @@ def check_dry_run_and_round_trip(backend: str, results_path: Path) -> None:
     result = invoke("mnist", "evaluate", backend, "--test-batch-size", "32", "--results", str(results_path))
     assert result.exit_code == 0, result.output
     evaluated = [r for r in read_jsonl(results_path) if r["variant"] == "checkpoint"]
-    assert [r["case"] for r in evaluated] == ["data_load", "validation"]
+    assert [r["case"] for r in evaluated] == [LOAD, VALIDATION]
+    assert evaluated[1]["params"]["trained_on"] == "synthetic"
     evaluated = evaluated[1:]
     assert evaluated[0]["metrics"]["accuracy"] == pytest.approx(validation["metrics"]["accuracy"])
     assert evaluated[0]["metrics"]["loss"] == pytest.approx(validation["metrics"]["loss"], rel=1e-5)
@@ -130,7 +83,7 @@ def test_preprocess_images_prints_normalization(results_path: Path) -> None:
     result = invoke("mnist", "preprocess-images", "--results", str(results_path), "--json")
     assert result.exit_code == 0, result.output
     records = json.loads(result.stdout)
-    assert [r["case"] for r in records] == ["data_load"]
+    assert [r["case"] for r in records] == [LOAD]
     assert records[0]["metrics"]["train_images"] == 96
     assert "mean 0.0000" in result.stderr and "source: synthetic" in result.stderr
 

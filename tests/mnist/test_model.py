@@ -22,7 +22,7 @@ def test_parameter_counts_match_across_frameworks() -> None:
     flax_params = flax_count(CNN(rngs=nnx.Rngs(0)))
     torch_params = torch_count(Net())
     assert flax_params == torch_params == model_spec.parameter_count()
-    # The seed's padded ('SAME') Flax model had 3,232,906; unpadded it is PyTorch's 2,380,938.
+    # With Flax's default 'SAME' padding the model would have 3,232,906; unpadded it is PyTorch's 2,380,938.
     assert torch_params == 2_380_938
     x = np.zeros((2, 28, 28, 1), np.float32)
     assert CNN(rngs=nnx.Rngs(0))(jax.numpy.asarray(x)).shape == Net()(torch.from_numpy(x.transpose(0, 3, 1, 2))).shape == (2, 10)

@@ -20,13 +20,15 @@ import pytest
 from src.core.settings import command_line
 from src.mnist import cluster
 from src.mnist.settings import FlaxSettings
-from src.mnist.training import devices_variant
+from src.mnist.trainer import devices_variant
 from tests.conftest import invoke, read_jsonl
 from tests.mnist.fixtures import tiny_raw, write_idx
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = ("--data-source", "local", "--dry-run", "--train-batch-size", "16", "--test-batch-size", "32",
         "--repeats", "1", "--comet", "off")
+LOAD, STEP = "load_mnist_28x28_uint8", "train_step_16x28x28_float32"
+EPOCH, VALIDATION = "train_epoch_16x28x28_float32", "validation_32x28x28_float32"
 
 
 # ---------------------------------------------------------------- options ---
@@ -175,9 +177,9 @@ def check_one_job_record(records: list[dict[str, Any]], stdout: str) -> str:
     assert len(run_ids) == 1
     run_id = run_ids.pop()
     assert all(r["params"]["world_size"] == 2 for r in records)
-    for case in ("data_load", "matmul_peak_2048x2048_float32", "train_step"):
+    for case in (LOAD, "matmul_peak_2048x2048_float32", STEP):
         assert sorted(by_process(records, case)) == [0, 1], case
-    assert sorted(by_process(records, "validation")) == [0]  # the same replicated model: recorded once
+    assert sorted(by_process(records, VALIDATION)) == [0]  # the same replicated model: recorded once
     variants = {r["params"]["process_index"]: r["variant"] for r in records}
     assert variants == {0: "2 processes", 1: "2 processes · process 1"}
     assert stdout.count(f"run {run_id} · device") == 1
@@ -186,11 +188,11 @@ def check_one_job_record(records: list[dict[str, Any]], stdout: str) -> str:
 
 
 def epoch_losses(records: list[dict[str, Any]], process: int = 0) -> list[float]:
-    return [r["metrics"]["loss"] for r in by_process(records, "train_epoch")[process]]
+    return [r["metrics"]["loss"] for r in by_process(records, EPOCH)[process]]
 
 
 def validation_losses(records: list[dict[str, Any]]) -> list[float]:
-    return [r["metrics"]["loss"] for r in by_process(records, "validation")[0]]
+    return [r["metrics"]["loss"] for r in by_process(records, VALIDATION)[0]]
 
 
 def test_flax_two_processes_reach_the_one_process_loss_curve(tiny_idx: Path) -> None:
@@ -223,7 +225,7 @@ from src.core.rng import RNG_Provider
 from src.mnist.distributed import join_torch, leave
 from src.mnist.pytorch_backend import DDPTrainer, TorchTrainer
 from src.mnist.settings import MnistSettings
-from tests.mnist.test_mnist_cli import synthetic_data
+from tests.mnist.conftest import synthetic_data
 
 count, process, port = map(int, sys.argv[1:])
 settings = MnistSettings.model_validate({
@@ -266,7 +268,7 @@ def test_pytorch_local_job_records_once_and_prints_once(tiny_idx: Path) -> None:
     check_one_job_record(records, job.stdout)
     assert "DistributedDataParallel: 2 processes (gloo), this is process 0" in job.stdout
     assert epoch_losses(records, 1) == epoch_losses(records, 0)
-    epoch = by_process(records, "train_epoch")[0][0]
+    epoch = by_process(records, EPOCH)[0][0]
     assert epoch["params"]["batch"] == 16 and epoch["metrics"]["images_per_s"] > 0
     assert (tiny_idx / "data" / "checkpoints" / "pytorch_mnist.pt").exists()
 
@@ -306,7 +308,7 @@ def test_a_killed_worker_ends_the_job_and_the_records_stay_valid(tiny_idx: Path)
         cwd=tiny_idx, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )
     deadline = time.monotonic() + 300
-    while not any(r["case"] == "train_epoch" for r in (read_jsonl(Path(results)) if Path(results).exists() else [])):
+    while not any(r["case"] == EPOCH for r in (read_jsonl(Path(results)) if Path(results).exists() else [])):
         assert launcher.poll() is None and time.monotonic() < deadline, "the job ended before its first epoch"
         time.sleep(0.5)
     (worker,) = pids_of(results, "1")
@@ -319,5 +321,5 @@ def test_a_killed_worker_ends_the_job_and_the_records_stay_valid(tiny_idx: Path)
     assert len(errors) == 1 and "process 1 of 2 was killed by SIGKILL; stopped process(es) 0" in errors[0]
     assert f"the records written before stay in {results}" in errors[0]
     records = read_jsonl(Path(results))  # every line parses: no torn record
-    assert len({r["run_id"] for r in records}) == 1 and any(r["case"] == "train_epoch" for r in records)
+    assert len({r["run_id"] for r in records}) == 1 and any(r["case"] == EPOCH for r in records)
     assert pids_of(results, "0") == []  # process 0 was stopped, not left behind

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import sys
+
+import pytest
+
 from src.mnist.xla_flags import CONVOLUTIONS, DOTS_ONLY, HOST_DEVICES, YNNPACK_OPS, conv_in_effect, cpu_flags, merged
 
 
@@ -23,3 +28,18 @@ def test_conv_in_effect_reads_the_flags_back() -> None:
     assert conv_in_effect(merged("", cpu_flags(1, "ynnpack"))) == "ynnpack"  # no flag: jaxlib's default
     assert conv_in_effect(f"{YNNPACK_OPS}={DOTS_ONLY},{CONVOLUTIONS}") == "ynnpack"
     assert conv_in_effect(f"{YNNPACK_OPS}=LIBRARY_FUSION_TYPE_ELTWISE") == "xla"
+
+
+def test_settings_say_the_kernels_in_effect_when_jax_was_already_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
+    """XLA reads XLA_FLAGS once: a second command in a process where JAX is loaded cannot change them, so its
+    settings (which label the records) are made to say what the flags in effect run."""
+    from src.mnist.cli import set_xla_flags
+    from src.mnist.settings import FlaxSettings
+
+    monkeypatch.setitem(sys.modules, "jax", sys.modules.get("jax", object()))  # type: ignore[arg-type]
+    monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")  # no YNNPACK flag: jaxlib's default
+    settings = set_xla_flags(FlaxSettings(xla_cpu_conv="xla", comet="off"))
+    assert settings.xla_cpu_conv == "ynnpack"
+    assert os.environ["XLA_FLAGS"] == "--xla_cpu_enable_fast_math=false"  # left as it was
+    monkeypatch.setenv("XLA_FLAGS", merged("", cpu_flags(1, "xla")))
+    assert set_xla_flags(FlaxSettings(xla_cpu_conv="ynnpack", comet="off")).xla_cpu_conv == "xla"

@@ -4,6 +4,7 @@ Only NumPy is imported here; `datasets`, pyarrow and PIL load when a source need
 """
 
 from src.mnist.data.arrays import MnistData
-from src.mnist.data.loader import DATASETS, SOURCES, Dataset, Source, load_data
+from src.mnist.data.loader import load_data
+from src.mnist.names import DATASETS, SOURCES, DataSource, DatasetName
 
-__all__ = ["DATASETS", "SOURCES", "Dataset", "MnistData", "Source", "load_data"]
+__all__ = ["DATASETS", "SOURCES", "DataSource", "DatasetName", "MnistData", "load_data"]

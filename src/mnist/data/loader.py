@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Literal
 
 from src.core.errors import DataError
 from src.mnist.data.arrays import MnistData, RawSplits, pixel_stats, to_mnist_data
@@ -34,11 +33,8 @@ from src.mnist.data.hub import (
     set_offline_flags,
 )
 from src.mnist.data.idx import IdxFiles, find_idx_files, read_idx_files
+from src.mnist.names import DATASETS, SOURCES, DataSource, DatasetName
 
-Dataset = Literal["mnist", "fashion_mnist"]
-Source = Literal["auto", "hub", "local", "embedded"]
-DATASETS: tuple[str, ...] = ("mnist", "fashion_mnist")
-SOURCES: tuple[str, ...] = ("auto", "hub", "local", "embedded")
 Log = Callable[[str], None]
 
 
@@ -160,8 +156,8 @@ def _load_auto(dataset: str, data_dir: Path, log: Log) -> MnistData:
 
 
 def load_data(
-    dataset: Dataset = "mnist",
-    source: Source = "auto",
+    dataset: DatasetName = "mnist",
+    source: DataSource = "auto",
     data_dir: Path = Path("data"),
     log: Log = _quiet,
 ) -> MnistData:

@@ -1,0 +1,74 @@
+"""mnist's cases on the core harness: declared from the settings alone, selected with --case/-k."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from src.mnist.settings import FlaxSettings, MnistSettings
+from tests.conftest import invoke, read_jsonl
+from tests.mnist.conftest import EPOCH, LOAD, PEAK, STEP, TINY, VALIDATION
+
+
+def refuse_to_read(settings: object, log: object) -> None:
+    raise AssertionError("building a suite must not read the data")
+
+
+@pytest.mark.parametrize("backend", ["pytorch", "flax"])
+def test_suites_name_every_case_without_reading_data(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("src.mnist.cases.read_data", refuse_to_read)
+    if backend == "flax":
+        from src.mnist.flax_backend import suites
+
+        (suite,) = suites(FlaxSettings(num_epochs=2, train_batch_size=64, test_batch_size=500, comet="off"))
+    else:
+        from src.mnist.pytorch_backend import suites as torch_suites
+
+        (suite,) = torch_suites(MnistSettings(num_epochs=2, train_batch_size=64, test_batch_size=500, comet="off"))
+    step, epoch, validation = "train_step_64x28x28_float32", "train_epoch_64x28x28_float32", "validation_500x28x28_float32"
+    assert [case.name for case in suite.cases] == [LOAD, PEAK, step, epoch, validation, epoch, validation]
+    assert [case.params.get("epoch") for case in suite.cases[3:]] == [1, 1, 2, 2]
+    assert suite.target.backend == backend and suite.target.device == "cpu"
+
+
+def test_evaluate_and_preprocess_suites_read_no_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("src.mnist.cases.read_data", refuse_to_read)
+    from src.mnist.preprocess import suites as data_suites
+    from src.mnist.pytorch_backend import suites
+
+    (evaluate,) = suites(MnistSettings(mode="evaluate", comet="off"))
+    assert [(c.name, c.variant) for c in evaluate.cases] == [
+        (LOAD, "checkpoint"), ("validation_1000x28x28_float32", "checkpoint")]
+    (data,) = data_suites(MnistSettings(dataset="fashion_mnist"))
+    assert [c.name for c in data.cases] == ["load_fashion_mnist_28x28_uint8"]
+
+
+def test_case_option_times_only_the_selected_cases(results_path: Path) -> None:
+    result = invoke("mnist", "pytorch", *TINY, "-k", "train_step", "--results", str(results_path))
+    assert result.exit_code == 0, result.output
+    assert [r["case"] for r in read_jsonl(results_path)] == [STEP]
+    step = read_jsonl(results_path)[0]
+    assert step["params"]["source"] == "synthetic" and step["params"]["batch"] == 16  # the data, loaded untimed
+    for skipped in (LOAD, PEAK, EPOCH, VALIDATION):
+        assert f"{skipped}: not selected" in result.stdout
+    assert "no checkpoint saved: 0 of 1 epochs trained" in result.stdout
+    assert not Path("data/checkpoints/pytorch_mnist.pt").exists()  # an untrained model is not saved
+
+
+def test_epochs_without_the_step_case_have_no_loop_overhead(results_path: Path) -> None:
+    result = invoke("mnist", "pytorch", *TINY, "-k", "train_epoch,validation", "--results", str(results_path))
+    assert result.exit_code == 0, result.output
+    records = read_jsonl(results_path)
+    assert [r["case"] for r in records] == [EPOCH, VALIDATION]
+    assert "loop_overhead" not in records[0]["metrics"] and "peak_share" not in records[0]["metrics"]
+    assert records[1]["params"]["epoch"] == 1 and records[1]["metrics"]["images"] == 40
+    assert Path("data/checkpoints/pytorch_mnist.pt").exists()  # every epoch trained
+
+
+def test_validation_without_its_epochs_is_refused_before_any_work(results_path: Path) -> None:
+    result = invoke("mnist", "pytorch", *TINY, "-k", "validation", "--results", str(results_path))
+    assert result.exit_code == 2
+    assert "'--case'" in result.stderr and f"select {EPOCH} too" in result.stderr
+    assert "Traceback" not in result.output
+    assert not results_path.exists() or results_path.read_text() == ""
