@@ -20,7 +20,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, Generic
 
 import click
@@ -165,6 +167,11 @@ class Training(Generic[EpochOutput, EvalOutput]):
         self.log = self.loads.log = run.log
         self.progress = run.progress
 
+    def end_tracking(self) -> Path | None:
+        """Close the experiment (once: later calls find the silent tracker); its offline archive, if any."""
+        tracker, self.tracker = self.tracker, Tracker()
+        return tracker.end()
+
     def plan(self) -> Plan:
         if self._plan is None:
             data = self.loads.data()
@@ -265,7 +272,7 @@ def epoch_case(training: Training[EpochOutput, EvalOutput], variant: str | None,
     def judge(output: EpochOutput, measurement: Measurement) -> Judgement:
         result, seconds, steps = training.trainer().read_epoch(output), measurement.median_s, training.plan().steps
         if not math.isfinite(result.loss):
-            training.tracker.end()
+            training.end_tracking()
             raise TrainingDiverged(
                 f"training diverged: the loss of epoch {epoch} is {result.loss} ({settings.optimizer}, learning "
                 f"rate {settings.lr:g}, momentum {settings.momentum:g}); no checkpoint was saved and the epoch "
@@ -348,8 +355,18 @@ def training_suite(settings: MnistSettings, backend: str, variant: str | None,
             training.peak_gflops, line = gpu_peak(settings.precision)
             run.log(line)
 
+    @contextmanager
+    def tracking_ended_on_failure() -> Iterator[None]:
+        # A run that stops early (Ctrl-C, out of memory, a failed check) still closes its experiment, so an
+        # offline comet.ml archive is complete.
+        try:
+            yield
+        except BaseException:
+            training.end_tracking()
+            raise
+
     def after(run: Run) -> None:
-        archive = training.tracker.end()
+        archive = training.end_tracking()
         if archive is not None:
             run.log(f"comet.ml offline archive: {archive}")
         try:
@@ -358,7 +375,8 @@ def training_suite(settings: MnistSettings, backend: str, variant: str | None,
             if finish is not None:
                 finish()
 
-    return Suite(Target(backend, settings.device_kind), cases, before=before, after=after)
+    return Suite(Target(backend, settings.device_kind), cases, before=before, after=after,
+                 context=tracking_ended_on_failure)
 
 
 def save_outputs(training: Training[EpochOutput, EvalOutput], run: Run) -> None:

@@ -72,3 +72,28 @@ def test_validation_without_its_epochs_is_refused_before_any_work(results_path: 
     assert "'--case'" in result.stderr and f"select {EPOCH} too" in result.stderr
     assert "Traceback" not in result.output
     assert not results_path.exists() or results_path.read_text() == ""
+
+
+def test_a_run_stopped_mid_training_still_closes_its_experiment(
+    results_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C during an epoch: the comet.ml experiment is ended once (an offline archive is completed)."""
+    from src.core.tracking import Tracker
+    from src.mnist.pytorch_backend import TorchTrainer
+
+    ended: list[str] = []
+
+    class Recording(Tracker):
+        def end(self) -> Path | None:
+            ended.append("end")
+            return None
+
+    def interrupted(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("src.mnist.cases.start_tracking", lambda *_, **__: Recording())
+    monkeypatch.setattr(TorchTrainer, "train_epoch", interrupted)
+    result = invoke("mnist", "pytorch", *TINY, "--results", str(results_path))
+    assert result.exit_code == 130, result.output
+    assert ended == ["end"]
+    assert STEP in [r["case"] for r in read_jsonl(results_path)]  # what was measured before is kept
