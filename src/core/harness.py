@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -92,12 +93,19 @@ class Target:
 class Suite:
     """What a backend declares for one target: its cases in order, and untimed steps around them
     (e.g. print the values being compared, load data; save a checkpoint). `before` and `after` get the
-    run to log and record on; they never time anything themselves."""
+    run to log and record on; they never time anything themselves.
+
+    `context` is a framework mode the whole suite runs in (before, every case's prepare, timed calls and
+    judge, after), entered once and left however the suite ends: e.g. `jax.enable_x64` for float64, or
+    `torch.inference_mode`. Entering it per call would add its cost (about 1 µs for `jax.enable_x64`)
+    to every timed call; entering it in `before` and leaving it in `after` would leak it into the rest of
+    the process when a check fails (then `after` does not run)."""
 
     target: Target
     cases: Sequence[Case[Any]]
     before: Callable[[Run], None] | None = None
     after: Callable[[Run], None] | None = None
+    context: Callable[[], AbstractContextManager[object]] = nullcontext
 
 
 def matches(case: Case[Any], patterns: Sequence[str]) -> bool:
@@ -189,13 +197,14 @@ def run_cases(
 
 def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] = ()) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
-    selected."""
-    if suite.before is not None:
-        suite.before(run)
-    measured = run_cases(run, suite.target, suite.cases, repeats=repeats, patterns=patterns)
-    if suite.after is not None and measured:
-        suite.after(run)
-    return measured
+    selected; all of it inside the suite's `context`."""
+    with suite.context():
+        if suite.before is not None:
+            suite.before(run)
+        measured = run_cases(run, suite.target, suite.cases, repeats=repeats, patterns=patterns)
+        if suite.after is not None and measured:
+            suite.after(run)
+        return measured
 
 
 def record_case(run: Run, target: Target, case: Case[Any], measurement: Measurement, judgement: Judgement,
