@@ -143,10 +143,41 @@ def test_memory_guard_checks_the_gpu_when_running_there(monkeypatch: pytest.Monk
 def test_free_memory_parsers() -> None:
     assert memory.parse_meminfo("MemTotal: 100 kB\nMemAvailable:   2048 kB\n") == 2048 * 1024
     assert memory.parse_meminfo("MemTotal: 100 kB\n") is None
-    assert memory.parse_nvidia_smi_free("15360\n8000\n") == 15360 * 2**20
     assert memory.required_bytes(2000, 8) == 3 * 2000 * 2000 * 8
     free = memory.required_bytes(1234, 4)
     assert memory.largest_size(free, 4) == 1234
+
+
+def test_one_nvidia_smi_query_serves_names_free_memory_and_driver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from src.core import devices, environment
+
+    fake = tmp_path / "nvidia-smi"  # answers like nvidia-smi for two GPUs, logs how it was asked
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {tmp_path / "asked"}\n'
+        'case "$1" in\n'
+        '  --query-gpu=name) printf "NVIDIA H100 80GB HBM3\\nNVIDIA A100-SXM4-40GB\\n" ;;\n'
+        '  --query-gpu=memory.free) printf "15360\\n8000\\n" ;;\n'
+        '  --query-gpu=driver_version) printf "550.54.15\\n550.54.15\\n" ;;\n'
+        '  --query-gpu=name,memory.free) printf "NVIDIA H100 80GB HBM3, 15360\\n" ;;\n'
+        '  *) echo "| NVIDIA-SMI 550.54.15   Driver Version: 550.54.15   CUDA Version: 12.4 |" ;;\n'
+        "esac\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert devices.query_gpus("name", "memory.free") == [["NVIDIA H100 80GB HBM3", "15360"]]
+    names = devices.gpu_names.__wrapped__()
+    assert names == ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB")
+    assert memory.gpu_free_bytes() == 15360 * 2**20  # the first GPU: the one the frameworks use
+    monkeypatch.setattr(environment, "gpu_names", lambda: names)
+    assert environment.nvidia_versions() == {"gpu_driver": "550.54.15", "cuda_driver_api": "12.4"}
+    asked = (tmp_path / "asked").read_text().splitlines()
+    assert all(a.endswith("--format=csv,noheader,nounits") for a in asked if a.startswith("--query-gpu"))
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))  # no nvidia-smi: nothing known, nothing raised
+    assert devices.query_gpus("name") == [] and memory.gpu_free_bytes() is None
 
 
 def test_settings_refuse_at_model_level(monkeypatch: pytest.MonkeyPatch) -> None:
