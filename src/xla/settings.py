@@ -14,7 +14,7 @@ ITEMSIZE: dict[str, int] = {"float64": 8, "float32": 4}
 
 
 class XlaSettings(BenchSettings):
-    """`xla <backend> --matrix-size N --dtype D` (defaults from the seed analysis)."""
+    """`xla <backend> --matrix-size N --dtype D`."""
 
     matrix_size: int = Field(default=5000, ge=1, description="N: every matrix is N×N.")
     dtype: Dtype = Field(default="float64", description="Element type of every matrix.")
