@@ -24,26 +24,37 @@ ONE_DEVICE: tuple[DeviceRequest, ...] = ("auto", "cpu", "gpu")  # what a command
 MULTI_DEVICE: tuple[DeviceRequest, ...] = (*ONE_DEVICE, "all")  # ... and one that can time every device
 
 
+def parse_query_rows(text: str) -> list[list[str]]:
+    """Rows of `nvidia-smi --format=csv,noheader`: one per GPU, its values stripped."""
+    return [[value.strip() for value in line.split(",")] for line in text.splitlines() if line.strip()]
+
+
+def query_gpus(*fields: str) -> list[list[str]]:
+    """`nvidia-smi --query-gpu=FIELDS --format=csv,noheader,nounits`: one row per GPU, one value per field
+    (e.g. `query_gpus("name")`, `query_gpus("memory.free")` in MiB); empty where nvidia-smi is missing or
+    fails. Costs milliseconds and imports nothing."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return []
+    try:
+        out = subprocess.run(
+            [exe, f"--query-gpu={','.join(fields)}", "--format=csv,noheader,nounits"],
+            capture_output=True, text=True, timeout=10, check=True,
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return parse_query_rows(out)
+
+
 @functools.cache
 def gpu_names() -> tuple[str, ...]:
     """Names of the NVIDIA GPUs visible to this process (empty without one).
 
-    Uses `nvidia-smi`, so it costs milliseconds and imports nothing. An empty
-    CUDA_VISIBLE_DEVICES hides every GPU, as it does for the frameworks.
+    An empty CUDA_VISIBLE_DEVICES hides every GPU, as it does for the frameworks.
     """
     if os.environ.get("CUDA_VISIBLE_DEVICES", None) in ("", "-1"):
         return ()
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return ()
-    try:
-        out = subprocess.run(
-            [exe, "--query-gpu=name", "--format=csv,noheader"],
-            capture_output=True, text=True, timeout=10, check=True,
-        ).stdout
-    except (OSError, subprocess.SubprocessError):
-        return ()
-    return tuple(line.strip() for line in out.splitlines() if line.strip())
+    return tuple(row[0] for row in query_gpus("name") if row[0])
 
 
 def gpu_name() -> str | None:

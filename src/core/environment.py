@@ -18,7 +18,7 @@ import sys
 from importlib import metadata
 from pathlib import Path
 
-from src.core.devices import cpu_count, gpu_name, gpu_names
+from src.core.devices import cpu_count, gpu_name, gpu_names, query_gpus
 from src.core.threads import thread_state
 
 LIBRARIES = ("numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch")
@@ -78,11 +78,10 @@ def nvidia_versions() -> Env:
     exe = shutil.which("nvidia-smi")
     if not gpu_names() or exe is None:
         return {}
-    env: Env = {}
+    drivers = query_gpus("driver_version")
+    env: Env = {"gpu_driver": drivers[0][0] if drivers else None}
     try:
-        driver = subprocess.run([exe, "--query-gpu=driver_version", "--format=csv,noheader"],
-                                capture_output=True, text=True, timeout=10, check=True).stdout
-        env["gpu_driver"] = driver.splitlines()[0].strip() if driver.strip() else None
+        # The CUDA version is in the banner only (no --query-gpu field reports it).
         banner = subprocess.run([exe], capture_output=True, text=True, timeout=10, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return env

@@ -108,16 +108,17 @@ class Suite:
     (e.g. print the values being compared, load data; save a checkpoint). `before` and `after` get the
     run to log and record on; they never time anything themselves.
 
-    `context`, when given, makes the context manager entered around `before`, the cases and `after`:
-    a framework mode the whole suite needs and the rest of the process must not keep (e.g.
-    `jax.enable_x64` for float64), set once outside the timed calls.
-    """
+    `context` is a framework mode the whole suite runs in (before, every case's prepare, timed calls and
+    judge, after), entered once and left however the suite ends: e.g. `jax.enable_x64` for float64, or
+    `torch.inference_mode`. Entering it per call would add its cost (about 1 µs for `jax.enable_x64`)
+    to every timed call; entering it in `before` and leaving it in `after` would leak it into the rest of
+    the process when a check fails (then `after` does not run)."""
 
     target: Target
     cases: Sequence[Case[Any]]
     before: Callable[[Run], None] | None = None
     after: Callable[[Run], None] | None = None
-    context: Callable[[], AbstractContextManager[object]] | None = None
+    context: Callable[[], AbstractContextManager[object]] = nullcontext
 
 
 def matches(case: Case[Any], patterns: Sequence[str]) -> bool:
@@ -215,14 +216,14 @@ def run_cases(
 
 def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] = ()) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
-    selected; all inside the suite's `context`, when it has one."""
-    with suite.context() if suite.context is not None else nullcontext():
+    selected; all of it inside the suite's `context`."""
+    with suite.context():
         if suite.before is not None:
             suite.before(run)
         measured = run_cases(run, suite.target, suite.cases, repeats=repeats, patterns=patterns)
         if suite.after is not None and measured:
             suite.after(run)
-    return measured
+        return measured
 
 
 def record_case(run: Run, target: Target, case: Case[Any], measurement: Measurement, judgement: Judgement,

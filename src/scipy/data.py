@@ -50,7 +50,8 @@ def make_sensor_data(
 ) -> SensorData:
     """The two sensors' readings for `length` timestamps, reproducible from `seed`.
 
-    The noise levels are the issue's; they are parameters only so that the
+    The noise levels define the calibration problem (σ 0.3 on A, σ 0.1 on B's
+    slope and offset); they are parameters only so that the
     tests can show where the fit's bias comes from (see `exact_minimiser`).
     """
     rng = RNG_Provider(seed).numpy

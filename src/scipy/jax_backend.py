@@ -8,7 +8,7 @@ Note: jax.scipy.optimize.minimize accepts `tol` but ignores it (jax 0.10.2
 passes only `options` to its BFGS, whose gtol defaults to 1e-5), so the
 tolerance is given as `options={"gtol": ...}`.
 
-The seed's lesson is shown on the loss: the first call traces and compiles,
+The loss shows what jit costs and saves: the first call traces and compiles,
 later calls reuse the compiled code, and an input of a different shape
 compiles again - counted with the jitted function's cache size.
 """
@@ -16,6 +16,7 @@ compiles again - counted with the jitted function's cache size.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 
 import jax
 import jax.numpy as jnp
@@ -23,11 +24,12 @@ import jax.scipy.optimize
 import numpy as np
 
 from src.core.devices import jax_device
-from src.core.results import Run
-from src.core.timing import jax_sync, measure, time_call
-from src.core.typed import typed_jit
-from src.scipy.data import MAX_ITER, START, case_name, exact_minimiser, make_sensor_data
-from src.scipy.fit import Fit, raise_unless_recovered, record_solve
+from src.core.harness import Judgement, Suite, Timed
+from src.core.timing import Measurement, jax_sync, time_call
+from src.core.typed import jit_cache_size, typed_jit
+from src.scipy.cases import Calibration, calibration_suite
+from src.scipy.data import MAX_ITER, START, SensorData
+from src.scipy.fit import Fit
 from src.scipy.settings import ScipySettings
 
 BACKEND = "jax"
@@ -97,91 +99,102 @@ def to_fit(result: jax.scipy.optimize.OptimizeResults) -> Fit:
     )
 
 
-def cache_size(jitted: object) -> int:
-    """How many compiled versions a jitted function holds (one per input shape/dtype)."""
-    size: Callable[[], int] = getattr(jitted, "_cache_size")
-    return int(size())
+@dataclass(frozen=True)
+class Inputs:
+    """The sensors and the start point on the device, float64 (made with x64 on)."""
+
+    start: jax.Array
+    sensor_a: jax.Array
+    sensor_b: jax.Array
+    solve: Solver
 
 
-def run(settings: ScipySettings, run: Run) -> None:
-    with jax.enable_x64(True):
-        _run_x64(settings, run)
+Loss = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
 
 
-def _run_x64(settings: ScipySettings, run: Run) -> None:
-    device = jax_device(settings.device_kind)
-    data = make_sensor_data(settings.array_length, settings.seed)
-    exact = exact_minimiser(data)
-    sensor_a = jax.device_put(data.sensor_a, device)
-    sensor_b = jax.device_put(data.sensor_b, device)
-    start = jax.device_put(np.array(START), device)
-    params = {
-        "array_length": data.length, "seed": settings.seed, "tol": settings.tol,
-        "max_iter": MAX_ITER, "start": list(START), "gradient": "autodiff",
-    }
+class LossCompilations:
+    """The loss_eval case: a fresh jitted loss timed on the full data (compile apart), then how often it
+    compiled for that shape and for a differently-shaped input (untimed by `measure`, timed once each)."""
 
-    # The first solve compiles the whole program; measure times it apart from the steady solves.
-    solve = make_solver(settings.tol)
-    timing = measure(lambda: solve(start, sensor_a, sensor_b), jax_sync, repeats=settings.repeats)
-    fit = to_fit(solve(start, sensor_a, sensor_b))
-    record_solve(
-        run, backend=BACKEND, case=case_name("solve", data.length), device=settings.device_kind,
-        params=params, fit=fit, timing=timing, exact=exact, tol=settings.tol,
-        compile_s=timing.compile_s,
-    )
-    run.log(
-        f"jax.scipy.optimize.minimize BFGS: slope {fit.slope:.6f}, offset {fit.offset:.6f} in "
-        f"{fit.iterations} iterations, {fit.evaluations} evaluations; first solve "
-        f"{timing.first_call_s or 0.0:.3g} s (trace + compile), then {timing.median_s:.3g} s"
-    )
+    def __init__(self) -> None:
+        self.loss: Loss | None = None
+        self.before = 0
 
-    record_loss_eval(settings, run, params, start, sensor_a, sensor_b)
-    raise_unless_recovered(BACKEND, fit, exact, settings.tol, data.length)
+    def prepare(self, inputs: Inputs) -> Timed[jax.Array]:
+        loss = self.loss = fresh_jitted_loss()
+        self.before = jit_cache_size(loss)
+        return Timed(lambda: loss(inputs.start, inputs.sensor_a, inputs.sensor_b), jax_sync)
+
+    def judge(self, inputs: Inputs, _value: jax.Array, timing: Measurement) -> Judgement:
+        loss = self.loss
+        assert loss is not None, "prepare() runs first"
+        after_same_shape = jit_cache_size(loss)
+        # A differently-shaped input (half the samples) cannot reuse the compiled code.
+        half = int(inputs.sensor_a.shape[0]) // 2
+        short_a, short_b = inputs.sensor_a[:half], inputs.sensor_b[:half]
+        jax_sync((short_a, short_b))
+        _, new_shape_first_s = time_call(lambda: loss(inputs.start, short_a, short_b), jax_sync)
+        after_new_shape = jit_cache_size(loss)
+        _, new_shape_again_s = time_call(lambda: loss(inputs.start, short_a, short_b), jax_sync)
+        after_repeat = jit_cache_size(loss)
+
+        calls = timing.repeats * timing.calls_per_sample + timing.warmup + 1
+        compiles_same_shape = after_same_shape - self.before
+        recompiles_new_shape = after_new_shape - after_same_shape
+        return Judgement(
+            metrics={
+                "calls": calls,
+                "compiles_same_shape": compiles_same_shape,
+                "recompiles_new_shape": recompiles_new_shape,
+                "recompiles_repeat_new_shape": after_repeat - after_new_shape,
+                "jit_cache_entries": after_repeat,
+                "new_shape_first_call_s": new_shape_first_s,
+                "new_shape_cached_call_s": new_shape_again_s,
+            },
+            checks={
+                "one_compile_for_same_shape": compiles_same_shape == 1,
+                "new_shape_compiles_again": recompiles_new_shape == 1,
+            },
+            notes=[
+                f"jitted loss: first call {timing.first_call_s or 0.0:.3g} s (trace + compile), then "
+                f"{timing.median_s:.3g} s per cached call; {compiles_same_shape} compilation for "
+                f"{calls} same-shape calls. A length-{half} input "
+                f"compiled again ({recompiles_new_shape} new compilation, first call {new_shape_first_s:.3g} s, "
+                f"next {new_shape_again_s:.3g} s): {after_repeat} compiled versions cached"
+            ],
+        )
 
 
-def record_loss_eval(
-    settings: ScipySettings, run: Run, params: dict[str, object],
-    start: jax.Array, sensor_a: jax.Array, sensor_b: jax.Array,
-) -> None:
-    """Time the jitted loss (compile apart) and count its compilations."""
-    length = int(sensor_a.shape[0])
-    loss = fresh_jitted_loss()
-    before = cache_size(loss)
-    timing = measure(lambda: loss(start, sensor_a, sensor_b), jax_sync, repeats=settings.repeats)
-    after_same_shape = cache_size(loss)
+def suites(settings: ScipySettings) -> list[Suite]:
+    def on_device(data: SensorData) -> Inputs:
+        device = jax_device(settings.device_kind)
+        return Inputs(
+            start=jax.device_put(np.array(START), device),
+            sensor_a=jax.device_put(data.sensor_a, device),
+            sensor_b=jax.device_put(data.sensor_b, device),
+            solve=make_solver(settings.tol),
+        )
 
-    # A differently-shaped input (half the samples) cannot reuse the compiled code.
-    half = length // 2
-    short_a, short_b = sensor_a[:half], sensor_b[:half]
-    jax_sync((short_a, short_b))
-    _, new_shape_first_s = time_call(lambda: loss(start, short_a, short_b), jax_sync)
-    after_new_shape = cache_size(loss)
-    _, new_shape_again_s = time_call(lambda: loss(start, short_a, short_b), jax_sync)
-    after_repeat = cache_size(loss)
+    def solve(inputs: Inputs) -> Timed[jax.scipy.optimize.OptimizeResults]:
+        # The first solve compiles the whole program; measure times it apart from the steady solves.
+        return Timed(lambda: inputs.solve(inputs.start, inputs.sensor_a, inputs.sensor_b), jax_sync)
 
-    compiles_same_shape = after_same_shape - before
-    recompiles_new_shape = after_new_shape - after_same_shape
-    run.record(
-        backend=BACKEND, case=case_name("loss_eval", length), device=settings.device_kind, dtype="float64",
-        params=params, measurement=timing, compile_s=timing.compile_s,
-        metrics={
-            "calls": timing.repeats * timing.calls_per_sample + timing.warmup + 1,
-            "compiles_same_shape": compiles_same_shape,
-            "recompiles_new_shape": recompiles_new_shape,
-            "recompiles_repeat_new_shape": after_repeat - after_new_shape,
-            "jit_cache_entries": after_repeat,
-            "new_shape_first_call_s": new_shape_first_s,
-            "new_shape_cached_call_s": new_shape_again_s,
+    compilations = LossCompilations()
+    return [calibration_suite(settings, Calibration(
+        backend=BACKEND, device=settings.device_kind,
+        params={
+            "array_length": settings.array_length, "seed": settings.seed, "tol": settings.tol,
+            "max_iter": MAX_ITER, "start": list(START), "gradient": "autodiff",
         },
-        checks={
-            "one_compile_for_same_shape": compiles_same_shape == 1,
-            "new_shape_compiles_again": recompiles_new_shape == 1,
-        },
-    )
-    run.log(
-        f"jitted loss: first call {timing.first_call_s or 0.0:.3g} s (trace + compile), then "
-        f"{timing.median_s:.3g} s per cached call; {compiles_same_shape} compilation for "
-        f"{timing.repeats * timing.calls_per_sample + timing.warmup + 1} same-shape calls. A length-{half} input "
-        f"compiled again ({recompiles_new_shape} new compilation, first call {new_shape_first_s:.3g} s, "
-        f"next {new_shape_again_s:.3g} s): {after_repeat} compiled versions cached"
-    )
+        solver="jax.scipy.optimize.minimize BFGS",
+        inputs=on_device,
+        solve=solve,
+        to_fit=lambda _inputs, result: to_fit(result),
+        loss=compilations.prepare,
+        judge_loss=compilations.judge,
+        compiled=True,
+        first_solve=" (trace + compile)",
+        # float64 throughout, like SciPy and PyTorch: x64 is on while the suite runs (data placement,
+        # tracing, every call) and off again however it ends, so it does not leak into other groups.
+        context=lambda: jax.enable_x64(True),
+    ))]

@@ -12,10 +12,11 @@ import numpy as np
 # Absolute import: this package is `src.scipy`, so `scipy` is the real SciPy.
 import scipy.optimize  # type: ignore[import-untyped]
 
+from src.core.harness import Suite, Timed
 from src.core.results import Run
-from src.core.timing import measure, no_sync
-from src.scipy.data import MAX_ITER, START, Array, SensorData, case_name, exact_minimiser, make_sensor_data
-from src.scipy.fit import Fit, raise_unless_recovered, record_solve
+from src.scipy.cases import Calibration, calibration_suite
+from src.scipy.data import MAX_ITER, START, Array, SensorData
+from src.scipy.fit import Fit
 from src.scipy.settings import ScipySettings
 
 BACKEND = "numpy"
@@ -59,35 +60,22 @@ def fit_bfgs(data: SensorData, tol: float) -> Fit:
     )
 
 
-def run(settings: ScipySettings, run: Run) -> None:
-    data = make_sensor_data(settings.array_length, settings.seed)
-    exact = exact_minimiser(data)
-    if settings.device_kind != "cpu":
-        run.log("SciPy runs on the CPU only: the numpy figures are CPU figures.")
-    params = {
-        "array_length": data.length, "seed": settings.seed, "tol": settings.tol,
-        "max_iter": MAX_ITER, "start": list(START), "gradient": "analytic",
-    }
-
-    # Every solve starts from (1, 0) on the same data, so the timed solves and this one agree.
-    timing = measure(lambda: fit_bfgs(data, settings.tol), no_sync, repeats=settings.repeats)
-    fit = fit_bfgs(data, settings.tol)
-    record_solve(
-        run, backend=BACKEND, case=case_name("solve", data.length), device="cpu", params=params,
-        fit=fit, timing=timing, exact=exact, tol=settings.tol,
-    )
-    run.log(
-        f"scipy.optimize.minimize BFGS: slope {fit.slope:.6f}, offset {fit.offset:.6f} "
-        f"in {fit.iterations} iterations, {fit.evaluations} evaluations; first solve "
-        f"{timing.first_call_s or 0.0:.3g} s, then {timing.median_s:.3g} s"
-    )
+def suites(settings: ScipySettings) -> list[Suite]:
+    def on_the_cpu(run: Run) -> None:
+        if settings.device_kind != "cpu":
+            run.log("SciPy runs on the CPU only: the numpy figures are CPU figures.")
 
     start = np.array(START)
-    loss_time = measure(
-        lambda: calibration_loss(start, data.sensor_a, data.sensor_b), no_sync, repeats=settings.repeats
-    )
-    run.record(
-        backend=BACKEND, case=case_name("loss_eval", data.length), device="cpu", dtype="float64",
-        params=params, measurement=loss_time,
-    )
-    raise_unless_recovered(BACKEND, fit, exact, settings.tol, data.length)
+    return [calibration_suite(settings, Calibration(
+        backend=BACKEND, device="cpu",
+        params={
+            "array_length": settings.array_length, "seed": settings.seed, "tol": settings.tol,
+            "max_iter": MAX_ITER, "start": list(START), "gradient": "analytic",
+        },
+        solver="scipy.optimize.minimize BFGS",
+        inputs=lambda data: data,
+        solve=lambda data: Timed(lambda: fit_bfgs(data, settings.tol)),
+        to_fit=lambda _data, fit: fit,
+        loss=lambda data: Timed(lambda: calibration_loss(start, data.sensor_a, data.sensor_b)),
+        before=on_the_cpu,
+    ))]

@@ -12,10 +12,11 @@ from __future__ import annotations
 import torch
 
 from src.core.devices import torch_device
-from src.core.results import Run
-from src.core.timing import measure, torch_sync
-from src.scipy.data import MAX_ITER, START, case_name, exact_minimiser, make_sensor_data
-from src.scipy.fit import Fit, raise_unless_recovered, record_solve
+from src.core.harness import Suite, Timed
+from src.core.timing import torch_sync
+from src.scipy.cases import Calibration, calibration_suite
+from src.scipy.data import MAX_ITER, START, SensorData
+from src.scipy.fit import Fit
 from src.scipy.settings import ScipySettings
 
 BACKEND = "pytorch"
@@ -78,37 +79,39 @@ def to_fit(params: torch.Tensor, iterations: int, evaluations: int,
     )
 
 
-def run(settings: ScipySettings, run: Run) -> None:
-    device = torch_device(settings.device_kind)
-    sync = torch_sync(device)
-    data = make_sensor_data(settings.array_length, settings.seed)
-    exact = exact_minimiser(data)
-    sensor_a = torch.from_numpy(data.sensor_a).to(device)
-    sensor_b = torch.from_numpy(data.sensor_b).to(device)
-    params = {
-        "array_length": data.length, "seed": settings.seed, "tol": settings.tol,
-        "max_iter": MAX_ITER, "start": list(START), "gradient": "autograd",
-        "history_size": HISTORY_SIZE, "line_search": "strong_wolfe", "tolerance_change": TOLERANCE_CHANGE,
-    }
+Sensors = tuple[torch.Tensor, torch.Tensor]
 
-    # The first solve is timed apart: torch's first optimizer imports torch._dynamo (~1 s).
-    timing = measure(lambda: fit_lbfgs(sensor_a, sensor_b, settings.tol), sync, repeats=settings.repeats)
-    fit = to_fit(*fit_lbfgs(sensor_a, sensor_b, settings.tol), sensor_a, sensor_b, settings.tol)
-    record_solve(
-        run, backend=BACKEND, case=case_name("solve", data.length), device=settings.device_kind,
-        params=params, fit=fit, timing=timing, exact=exact, tol=settings.tol,
-    )
-    run.log(
-        f"torch.optim.LBFGS (L-BFGS, not BFGS: PyTorch has no BFGS): slope {fit.slope:.6f}, "
-        f"offset {fit.offset:.6f} in {fit.iterations} iterations, {fit.evaluations} evaluations; "
-        f"first solve {timing.first_call_s or 0.0:.3g} s, then {timing.median_s:.3g} s"
-    )
 
-    start = torch.tensor(START, dtype=torch.float64, device=device)
-    with torch.no_grad():
-        loss_time = measure(lambda: calibration_loss(start, sensor_a, sensor_b), sync, repeats=settings.repeats)
-    run.record(
-        backend=BACKEND, case=case_name("loss_eval", data.length), device=settings.device_kind,
-        dtype="float64", params=params, measurement=loss_time,
-    )
-    raise_unless_recovered(BACKEND, fit, exact, settings.tol, data.length)
+def suites(settings: ScipySettings) -> list[Suite]:
+    tol = settings.tol
+
+    def on_device(data: SensorData) -> Sensors:
+        device = torch_device(settings.device_kind)
+        return torch.from_numpy(data.sensor_a).to(device), torch.from_numpy(data.sensor_b).to(device)
+
+    def solve(sensors: Sensors) -> Timed[tuple[torch.Tensor, int, int]]:
+        # The first solve is timed apart: torch's first optimizer imports torch._dynamo (~1 s).
+        return Timed(lambda: fit_lbfgs(*sensors, tol), torch_sync(sensors[0].device))
+
+    def read_fit(sensors: Sensors, result: tuple[torch.Tensor, int, int]) -> Fit:
+        params, iterations, evaluations = result
+        return to_fit(params, iterations, evaluations, sensors[0], sensors[1], tol)
+
+    def loss(sensors: Sensors) -> Timed[torch.Tensor]:
+        # No input requires a gradient, so autograd records nothing for these calls.
+        start = torch.tensor(START, dtype=torch.float64, device=sensors[0].device)
+        return Timed(lambda: calibration_loss(start, *sensors), torch_sync(sensors[0].device))
+
+    return [calibration_suite(settings, Calibration(
+        backend=BACKEND, device=settings.device_kind,
+        params={
+            "array_length": settings.array_length, "seed": settings.seed, "tol": tol,
+            "max_iter": MAX_ITER, "start": list(START), "gradient": "autograd",
+            "history_size": HISTORY_SIZE, "line_search": "strong_wolfe", "tolerance_change": TOLERANCE_CHANGE,
+        },
+        solver="torch.optim.LBFGS (L-BFGS, not BFGS: PyTorch has no BFGS)",
+        inputs=on_device,
+        solve=solve,
+        to_fit=read_fit,
+        loss=loss,
+    ))]

@@ -1,23 +1,25 @@
 """xla workload in JAX (XLA on the CPU or a GPU), every step jit-compiled.
 
 Every figure waits for the result (`jax_sync`): JAX dispatches work
-asynchronously, and the seed's matmul read the clock before the product
-existed, reporting 2000×2000 float64 in 0.015 s, 13× faster than this
-machine can compute it.
+asynchronously, and reading the clock before the product existed reported a
+2000×2000 float64 matmul in 0.015 s, 13× faster than this machine can
+compute it.
 """
 
 from __future__ import annotations
+
+import functools
 
 import jax
 import jax.numpy as jnp
 
 from src.core.devices import jax_device
-from src.core.results import Run
+from src.core.harness import Suite
 from src.core.rng import RNG_Provider
-from src.core.timing import jax_sync
+from src.core.timing import Sync, jax_sync
 from src.core.typed import typed_jit
 from src.xla.settings import XlaSettings
-from src.xla.workload import LinalgOps, run_workload
+from src.xla.workload import LinalgOps, workload_suite
 
 
 class JaxOps(LinalgOps[jax.Array, jax.Array]):
@@ -26,12 +28,9 @@ class JaxOps(LinalgOps[jax.Array, jax.Array]):
 
     def __init__(self, settings: XlaSettings) -> None:
         super().__init__(settings)
-        self.sync = jax_sync
-        device = jax_device(settings.device_kind)
-        rng = RNG_Provider(settings.seed)
-        # One key per matrix, from --seed: every call regenerates the same pair.
-        self.keys = (jax.device_put(rng.get(), device), jax.device_put(rng.get(), device))
-        self.rng = f"jax.random ({jax.random.key_impl(self.keys[0])})"
+        self.seed = settings.seed
+        self.device_kind = settings.device_kind
+        # Wrapping in jax.jit traces and compiles nothing: that happens on the first (timed) call.
         n, dtype = self.n, jnp.dtype(settings.dtype)
 
         def uniform_pair(key_a: jax.Array, key_b: jax.Array) -> tuple[jax.Array, jax.Array]:
@@ -64,6 +63,24 @@ class JaxOps(LinalgOps[jax.Array, jax.Array]):
         self._inverse = typed_jit(inverse)
         self._residual = typed_jit(residual)
 
+    @property
+    def rng(self) -> str:
+        # The keys come from jax.random.key (src/core/rng.py), whose implementation is this default
+        # (an option jax's type stubs do not declare).
+        impl: str = getattr(jax.config, "jax_default_prng_impl")
+        return f"jax.random ({impl})"
+
+    @property
+    def sync(self) -> Sync:
+        return jax_sync
+
+    @functools.cached_property
+    def keys(self) -> tuple[jax.Array, jax.Array]:
+        """One key per matrix, from --seed: every call regenerates the same pair."""
+        device = jax_device(self.device_kind)
+        rng = RNG_Provider(self.seed)
+        return jax.device_put(rng.get(), device), jax.device_put(rng.get(), device)
+
     def uniform_pair(self) -> tuple[jax.Array, jax.Array]:
         return self._uniform_pair(*self.keys)
 
@@ -92,9 +109,10 @@ class JaxOps(LinalgOps[jax.Array, jax.Array]):
         return str(x.dtype)
 
 
-def run(settings: XlaSettings, run: Run) -> None:
-    # float64 needs x64 on before any array of the run exists. The scoped form
-    # keeps it from leaking into whatever else runs in this process (other
-    # groups, tests); float32 runs with it off, JAX's default.
-    with jax.enable_x64(settings.dtype == "float64"):
-        run_workload(JaxOps(settings), settings, run)
+def suites(settings: XlaSettings) -> list[Suite]:
+    # float64 needs x64 on before any array of the run exists, and while every case is traced, called
+    # and judged. As the suite's context it is on for exactly that and off again however the suite ends,
+    # so nothing else in this process (other groups, tests) computes in float64 by surprise; float32
+    # runs with it off, JAX's default.
+    return [workload_suite(JaxOps(settings), settings,
+                           context=lambda: jax.enable_x64(settings.dtype == "float64"))]

@@ -8,11 +8,9 @@ swapping the machine or dying halfway with an out-of-memory error.
 from __future__ import annotations
 
 import math
-import shutil
-import subprocess
 from pathlib import Path
 
-from src.core.devices import DeviceKind
+from src.core.devices import DeviceKind, query_gpus
 
 # A, B and C = A·B are alive together; the backends free A and B before the
 # inverse, so C, C⁻¹ and C·C⁻¹ are again three (plus the solver's workspace).
@@ -46,29 +44,13 @@ def host_available_bytes() -> int | None:
         return None
 
 
-def parse_nvidia_smi_free(text: str) -> int | None:
-    """First GPU's free memory from `nvidia-smi --query-gpu=memory.free` (MiB), in bytes.
-
-    The first GPU is the one both JAX and PyTorch use by default.
-    """
-    for line in text.splitlines():
-        if line.strip():
-            return int(float(line.strip())) * 2**20
-    return None
-
-
 def gpu_free_bytes() -> int | None:
-    """Free memory of the first GPU, or None when nvidia-smi cannot tell."""
-    exe = shutil.which("nvidia-smi")
-    if exe is None:
-        return None
+    """Free memory of the first GPU (the one JAX and PyTorch use by default), or None when nvidia-smi
+    cannot tell."""
+    rows = query_gpus("memory.free")  # MiB
     try:
-        out = subprocess.run(
-            [exe, "--query-gpu=memory.free", "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=10, check=True,
-        ).stdout
-        return parse_nvidia_smi_free(out)
-    except (OSError, subprocess.SubprocessError, ValueError):
+        return int(float(rows[0][0])) * 2**20 if rows else None
+    except ValueError:  # e.g. "[N/A]"
         return None
 
 

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from src.core.harness import Suite, Target
 from src.core.results import Run
 from src.core.rng import RNG_Provider
 from src.xla.settings import XlaSettings
-from src.xla.workload import LinalgOps, run_workload
+from src.xla.workload import LinalgOps, workload_suite
 
 Matrix = NDArray[np.floating[Any]]
 Number = np.floating[Any]
@@ -18,13 +20,20 @@ Number = np.floating[Any]
 
 class NumpyOps(LinalgOps[Matrix, Number]):
     name = "numpy"
-    rng = "numpy.random.Generator(PCG64)"
 
     def __init__(self, settings: XlaSettings) -> None:
         super().__init__(settings)
+        self.seed = settings.seed
         self.np_dtype = np.dtype(settings.dtype)
-        # One seed per matrix, drawn from --seed: every call regenerates the same pair.
-        self.seeds = [int(s) for s in RNG_Provider(settings.seed).numpy.integers(0, 2**63, size=2)]
+
+    @property
+    def rng(self) -> str:
+        return "numpy.random.Generator(PCG64)"
+
+    @functools.cached_property
+    def seeds(self) -> list[int]:
+        """One seed per matrix, drawn from --seed: every call regenerates the same pair."""
+        return [int(s) for s in RNG_Provider(self.seed).numpy.integers(0, 2**63, size=2)]
 
     def uniform_pair(self) -> tuple[Matrix, Matrix]:
         a, b = (np.random.default_rng(s).random((self.n, self.n), dtype=self.np_dtype) for s in self.seeds)
@@ -61,10 +70,16 @@ class NumpyOps(LinalgOps[Matrix, Number]):
         return str(x.dtype)
 
 
-def run(settings: XlaSettings, run: Run) -> None:
+def suites(settings: XlaSettings) -> list[Suite]:
     if settings.device == "gpu":
-        run.log("skipped: NumPy runs on the CPU only (use --device cpu or auto)")
-        return
-    if settings.device_kind == "gpu":
-        run.log("NumPy has no GPU support: it runs on the CPU (recorded as device cpu)")
-    run_workload(NumpyOps(settings), settings.model_copy(update={"device": "cpu"}), run)
+        def skip(run: Run) -> None:
+            run.log("skipped: NumPy runs on the CPU only (use --device cpu or auto)")
+
+        return [Suite(Target(NumpyOps.name, "gpu"), cases=[], before=skip)]
+
+    def on_the_cpu(run: Run) -> None:
+        if settings.device_kind == "gpu":
+            run.log("NumPy has no GPU support: it runs on the CPU (recorded as device cpu)")
+
+    on_cpu = settings.model_copy(update={"device": "cpu"})
+    return [workload_suite(NumpyOps(on_cpu), on_cpu, before=on_the_cpu)]

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from src.core.devices import torch_device
+from src.core.harness import Suite
 from src.core.results import Run
 from src.core.rng import RNG_Provider
-from src.core.timing import torch_sync
+from src.core.timing import Sync, torch_sync
 from src.xla.settings import XlaSettings
-from src.xla.workload import LinalgOps, run_workload
+from src.xla.workload import LinalgOps, Matrices, workload_suite
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
@@ -19,14 +22,29 @@ class TorchOps(LinalgOps[torch.Tensor, torch.Tensor]):
 
     def __init__(self, settings: XlaSettings) -> None:
         super().__init__(settings)
-        self.device = torch_device(settings.device_kind)
+        self.seed = settings.seed
+        self.device_kind = settings.device_kind
         self.torch_dtype = DTYPES[settings.dtype]
-        self.sync = torch_sync(self.device)
-        generator = RNG_Provider(settings.seed).seed_torch()
-        # One seed per matrix, drawn from --seed: every call regenerates the same pair.
-        self.seeds = [int(s) for s in torch.randint(0, 2**62, (2,), generator=generator)]
-        self.rng = f"torch.Generator({'Philox' if self.device.type == 'cuda' else 'mt19937'})"
         # Float32 products follow the run's --precision, as JAX's do (src/core/gpu_policy.py).
+
+    @property
+    def rng(self) -> str:
+        # torch.Generator's algorithm is fixed by the device type: Philox on CUDA, MT19937 on the CPU.
+        return f"torch.Generator({'Philox' if self.device_kind == 'gpu' else 'mt19937'})"
+
+    @functools.cached_property
+    def device(self) -> torch.device:
+        return torch_device(self.device_kind)
+
+    @property
+    def sync(self) -> Sync:
+        return torch_sync(self.device)
+
+    @functools.cached_property
+    def seeds(self) -> list[int]:
+        """One seed per matrix, drawn from --seed: every call regenerates the same pair."""
+        generator = RNG_Provider(self.seed).seed_torch()
+        return [int(s) for s in torch.randint(0, 2**62, (2,), generator=generator)]
 
     def _uniform(self, seed: int) -> torch.Tensor:
         generator = torch.Generator(device=self.device).manual_seed(seed)
@@ -64,10 +82,15 @@ class TorchOps(LinalgOps[torch.Tensor, torch.Tensor]):
         return str(x.dtype).removeprefix("torch.")
 
 
-def run(settings: XlaSettings, run: Run) -> None:
-    with torch.inference_mode():  # no autograd bookkeeping: plain linear algebra
-        run_workload(TorchOps(settings), settings, run)
-    if settings.device_kind == "gpu":
-        # The caching allocator keeps freed blocks; hand them back so that JAX, which runs
-        # next in `xla all`, finds the GPU's memory free (the size check counted on it).
+def give_memory_back(_run: Run, matrices: Matrices[torch.Tensor, torch.Tensor]) -> None:
+    """The caching allocator keeps freed blocks; hand them back so that JAX, which runs next in
+    `xla all`, finds the GPU's memory free (its size check counted on it)."""
+    matrices.release()
+    if torch.cuda.is_available():
         torch.cuda.empty_cache()
+
+
+def suites(settings: XlaSettings) -> list[Suite]:
+    # inference_mode: no autograd bookkeeping (version counters, views), plain linear algebra.
+    return [workload_suite(TorchOps(settings), settings, context=torch.inference_mode,
+                           after=give_memory_back if settings.device_kind == "gpu" else None)]

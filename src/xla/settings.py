@@ -14,7 +14,7 @@ ITEMSIZE: dict[str, int] = {"float64": 8, "float32": 4}
 
 
 class XlaSettings(BenchSettings):
-    """`xla <backend> --matrix-size N --dtype D` (defaults from the seed analysis)."""
+    """`xla <backend> --matrix-size N --dtype D`."""
 
     QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "matrix_size": 300}
 

@@ -86,14 +86,18 @@ def test_out_of_memory_is_recognised_by_name_and_status() -> None:
 
 def test_device_out_of_memory_mid_run_is_one_line_exit_2(results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import src.xla.numpy_backend as numpy_backend
+    from src.core.harness import Case, Suite, Target, Timed
 
-    real_run = numpy_backend.run
+    real_suites = numpy_backend.suites
 
-    def run_then_run_out(settings: object, run: object) -> None:
-        real_run(settings, run)  # type: ignore[arg-type]
+    def run_out() -> Timed[None]:
         raise OutOfMemoryError("CUDA out of memory. Tried to allocate 7.45 GiB (GPU 0; 79.1 GiB total)")
 
-    monkeypatch.setattr(numpy_backend, "run", run_then_run_out)
+    def suites_then_run_out(settings: object) -> list[Suite]:
+        running_out = Suite(Target("numpy", "gpu"), [Case("matmul_99999x99999_float64", run_out)])
+        return [*real_suites(settings), running_out]  # type: ignore[arg-type]
+
+    monkeypatch.setattr(numpy_backend, "suites", suites_then_run_out)
     result = invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--results", str(results_path))
     assert result.exit_code == 2, result.output + result.stderr
     assert result.stderr.startswith("Error: out of device memory") and result.stderr.count("\n") == 1

@@ -83,8 +83,9 @@ def test_jax_compiles_once_per_shape(jax_records: list[dict[str, Any]]) -> None:
 def test_jax_cache_size_counts_compilations() -> None:
     import jax.numpy as jnp
 
+    from src.core.typed import jit_cache_size as cache_size
     from src.core.typed import typed_jit
-    from src.scipy.jax_backend import cache_size, calibration_loss, fresh_jitted_loss
+    from src.scipy.jax_backend import calibration_loss, fresh_jitted_loss
 
     # The cache belongs to the Python function: every jit wrapper of it shares it.
     typed_jit(calibration_loss)(jnp.array([1.0, 0.0]), jnp.ones(7), jnp.ones(7))
@@ -147,9 +148,46 @@ def test_failed_recovery_exits_1_after_recording(results_path: Path) -> None:
     result = invoke("scipy", "numpy", "--array-length", "10", "--seed", "0", "--repeats", "1",
                     "--results", str(results_path))
     assert result.exit_code == 1
-    assert "check failed" in result.stderr and "--array-length" in result.stderr
-    solve = _single(read_jsonl(results_path), "solve_10_float64")
-    assert solve["checks"]["recovered"] is False
+    assert "check failed: numpy solve_10_float64 @cpu: recovered slope" in result.stderr
+    assert "--array-length" in result.stderr
+    records = read_jsonl(results_path)
+    assert [r["case"] for r in records] == ["solve_10_float64", "loss_eval_10_float64"]  # both, then the failure
+    assert _single(records, "solve_10_float64")["checks"]["recovered"] is False
+
+
+@pytest.mark.parametrize(("backend", "pattern", "cases"), [
+    ("numpy", "loss_eval", ["loss_eval_500_float64"]),
+    ("pytorch", "solve_*", ["solve_500_float64"]),
+    ("numpy", "nothing-matches", []),
+])
+def test_k_runs_only_the_selected_cases(backend: str, pattern: str, cases: list[str], results_path: Path) -> None:
+    result = invoke("scipy", backend, "--array-length", "500", "--repeats", "1", "--device", "cpu",
+                    "-k", pattern, "--results", str(results_path), "--json")
+    assert result.exit_code == 0, result.stderr
+    records = json.loads(result.stdout)
+    assert [r["case"] for r in records] == cases
+    on_disk = read_jsonl(results_path) if results_path.exists() else []
+    assert on_disk == records
+    if cases == ["solve_500_float64"]:
+        assert records[0]["checks"]["recovered"] is True and records[0]["metrics"]["method"] == "L-BFGS"
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax", "pytorch"])
+def test_suites_declare_both_cases_without_making_data(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    from src.scipy import cases
+    from src.scipy.settings import ScipySettings
+
+    def no_data(*_: object) -> None:
+        raise AssertionError("building a suite made the sensor data")
+
+    monkeypatch.setattr(cases, "make_sensor_data", no_data)
+    settings = ScipySettings.model_validate({"array_length": 10_000_000, "device": "cpu"})
+    (suite,) = importlib.import_module(f"src.scipy.{backend}_backend").suites(settings)
+    assert [c.name for c in suite.cases] == ["solve_10000000_float64", "loss_eval_10000000_float64"]
+    assert (suite.target.backend, suite.target.device) == (backend, "cpu")
+    assert all(c.params["array_length"] == 10_000_000 and c.compiled == (backend == "jax") for c in suite.cases)
 
 
 def _single(records: list[dict[str, Any]], case: str) -> dict[str, Any]:

@@ -143,10 +143,41 @@ def test_memory_guard_checks_the_gpu_when_running_there(monkeypatch: pytest.Monk
 def test_free_memory_parsers() -> None:
     assert memory.parse_meminfo("MemTotal: 100 kB\nMemAvailable:   2048 kB\n") == 2048 * 1024
     assert memory.parse_meminfo("MemTotal: 100 kB\n") is None
-    assert memory.parse_nvidia_smi_free("15360\n8000\n") == 15360 * 2**20
     assert memory.required_bytes(2000, 8) == 3 * 2000 * 2000 * 8
     free = memory.required_bytes(1234, 4)
     assert memory.largest_size(free, 4) == 1234
+
+
+def test_one_nvidia_smi_query_serves_names_free_memory_and_driver(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from src.core import devices, environment
+
+    fake = tmp_path / "nvidia-smi"  # answers like nvidia-smi for two GPUs, logs how it was asked
+    fake.write_text(
+        "#!/bin/sh\n"
+        f'echo "$@" >> {tmp_path / "asked"}\n'
+        'case "$1" in\n'
+        '  --query-gpu=name) printf "NVIDIA H100 80GB HBM3\\nNVIDIA A100-SXM4-40GB\\n" ;;\n'
+        '  --query-gpu=memory.free) printf "15360\\n8000\\n" ;;\n'
+        '  --query-gpu=driver_version) printf "550.54.15\\n550.54.15\\n" ;;\n'
+        '  --query-gpu=name,memory.free) printf "NVIDIA H100 80GB HBM3, 15360\\n" ;;\n'
+        '  *) echo "| NVIDIA-SMI 550.54.15   Driver Version: 550.54.15   CUDA Version: 12.4 |" ;;\n'
+        "esac\n"
+    )
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}:/usr/bin:/bin")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert devices.query_gpus("name", "memory.free") == [["NVIDIA H100 80GB HBM3", "15360"]]
+    names = devices.gpu_names.__wrapped__()
+    assert names == ("NVIDIA H100 80GB HBM3", "NVIDIA A100-SXM4-40GB")
+    assert memory.gpu_free_bytes() == 15360 * 2**20  # the first GPU: the one the frameworks use
+    monkeypatch.setattr(environment, "gpu_names", lambda: names)
+    assert environment.nvidia_versions() == {"gpu_driver": "550.54.15", "cuda_driver_api": "12.4"}
+    asked = (tmp_path / "asked").read_text().splitlines()
+    assert all(a.endswith("--format=csv,noheader,nounits") for a in asked if a.startswith("--query-gpu"))
+    monkeypatch.setenv("PATH", str(tmp_path / "nowhere"))  # no nvidia-smi: nothing known, nothing raised
+    assert devices.query_gpus("name") == [] and memory.gpu_free_bytes() is None
 
 
 def test_settings_refuse_at_model_level(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -178,36 +209,44 @@ def test_product_mean_sigma_matches_simulation() -> None:
     assert float(np.std(means)) == pytest.approx(checks.product_mean_sigma_rel(n), rel=0.15)
 
 
+def run_numpy_ops(ops: Any, settings: XlaSettings, results_path: Path, *patterns: str) -> None:
+    from src.core.harness import run_suite
+    from src.xla.workload import workload_suite
+
+    run_suite(Run("xla", results_path), workload_suite(ops, settings), repeats=1, patterns=patterns)
+
+
 def test_broken_product_is_recorded_then_fails(results_path: Path) -> None:
     from src.xla.numpy_backend import Matrix, NumpyOps
-    from src.xla.workload import run_workload
 
     class WrongProduct(NumpyOps):
         def matmul(self, a: Matrix, b: Matrix) -> Matrix:
             return (a @ b) * 0.9  # 10 % off: mean(C) misses N/4
 
     settings = make_settings(matrix_size=600, repeats=1, device="cpu", results=results_path)
-    run = Run("xla", results_path)
-    with pytest.raises(CheckFailed, match=r"numpy matmul_600x600_float64: mean_c = .*FAILED"):
-        run_workload(WrongProduct(settings), settings, run)
+    with pytest.raises(CheckFailed, match=r"^check failed: numpy matmul_600x600_float64 @cpu: mean_c = .*FAILED\)$"):
+        run_numpy_ops(WrongProduct(settings), settings, results_path)
     recorded = read_jsonl(results_path)
-    assert recorded[-1]["case"] == "matmul_600x600_float64"  # the figure is saved first
-    assert recorded[-1]["checks"]["mean_c_ok"] is False
+    # every case is recorded before the failure is raised; the inverse and residual of the wrong C too
+    assert [r["case"].split("_")[0] for r in recorded] == ["uniform", "mean", "sum", "matmul", "inverse", "residual"]
+    (matmul,) = [r for r in recorded if r["case"] == "matmul_600x600_float64"]
+    assert matmul["checks"]["mean_c_ok"] is False
 
 
 def test_float64_silently_computed_in_float32_fails(results_path: Path) -> None:
     import numpy as np
 
     from src.xla.numpy_backend import Matrix, NumpyOps
-    from src.xla.workload import run_workload
 
     class Truncating(NumpyOps):
         def matmul(self, a: Matrix, b: Matrix) -> Matrix:
             return (a @ b).astype(np.float32)
 
     settings = make_settings(matrix_size=32, repeats=1, device="cpu", results=results_path)
-    with pytest.raises(CheckFailed, match="computed in float32, float64 was requested"):
-        run_workload(Truncating(settings), settings, Run("xla", results_path))
+    with pytest.raises(CheckFailed, match="^check failed: numpy matmul_32x32_float64 @cpu: computed in float32, float64 was requested$"):
+        run_numpy_ops(Truncating(settings), settings, results_path, "matmul")
+    (matmul,) = read_jsonl(results_path)
+    assert matmul["checks"]["computed_dtype"] == "float32"
 
 
 def test_check_failure_exits_1_with_one_line(monkeypatch: pytest.MonkeyPatch, results_path: Path) -> None:
@@ -215,9 +254,73 @@ def test_check_failure_exits_1_with_one_line(monkeypatch: pytest.MonkeyPatch, re
     monkeypatch.setattr(checks, "SIGMAS", 0.0)  # nothing can pass a zero tolerance
     result = invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--results", str(results_path))
     assert result.exit_code == 1
-    assert "Error: check failed: numpy mean_2x16x16_float64" in result.stderr
+    error = result.stderr.strip().splitlines()[-1]
+    assert error.startswith("Error: check failed: numpy mean_2x16x16_float64 @cpu: mean_a = ")
+    for case in ("mean_2x16x16_float64 @cpu: mean_b", "sum_2x16x16_float64 @cpu: sum_a", "matmul_16x16_float64 @cpu: mean_c"):
+        assert case in error
     assert "Traceback" not in result.stderr
-    assert [r["case"] for r in read_jsonl(results_path)] == ["uniform_2x16x16_float64", "mean_2x16x16_float64"]
+    # the failure is raised once every case is recorded: nothing measured is lost
+    assert {r["case"] for r in read_jsonl(results_path)} == expected_cases(16, "float64")
+
+
+@pytest.mark.parametrize(("backend", "pattern", "op"), [
+    ("numpy", "matmul", "matmul"), ("pytorch", "residual", "residual"), ("numpy", "inverse_*", "inverse"),
+])
+def test_k_times_only_the_selected_case(backend: str, pattern: str, op: str, results_path: Path) -> None:
+    """The inputs of a selected case are made untimed when the case that makes them is not selected."""
+    result = invoke("xla", backend, "--matrix-size", "48", "--repeats", "1", "--device", "cpu", "-k", pattern,
+                    "--results", str(results_path))
+    assert result.exit_code == 0, result.stderr
+    (record,) = read_jsonl(results_path)
+    assert record["case"] == f"{op}_48x48_float64" and record["backend"] == backend
+    if op == "matmul":  # checked against the pair made untimed: the same seeded pair as a full run
+        assert record["checks"]["mean_c_ok"] is True
+    if op == "residual":  # C and C⁻¹ made untimed, and right
+        assert 0 <= record["checks"]["residual"] < 1e-8
+    assert "skipped: " in result.stdout and "not selected by -k" in result.stdout
+
+
+def test_k_case_equals_the_same_case_of_a_full_run(results_path: Path) -> None:
+    full, alone = results_path.with_name("full.jsonl"), results_path.with_name("alone.jsonl")
+    for path, extra in ((full, []), (alone, ["-k", "matmul"])):
+        result = invoke("xla", "numpy", "--matrix-size", "40", "--repeats", "1", "--results", str(path), *extra)
+        assert result.exit_code == 0, result.stderr
+    (matmul,) = [r for r in read_jsonl(full) if r["case"].startswith("matmul_")]
+    (only,) = read_jsonl(alone)
+    assert only["checks"] == matmul["checks"] and only["params"] == matmul["params"]
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_suites_declare_six_cases_without_allocating(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    # 10⁶×10⁶ float64 is 8 TB a matrix: building the suite must not make one (the guard is told it fits)
+    monkeypatch.setattr(memory, "host_available_bytes", lambda: 2**62)
+    monkeypatch.setattr(memory, "gpu_free_bytes", lambda: 2**62)
+    n = 1_000_000
+    settings = make_settings(matrix_size=n, device="cpu")
+    (suite,) = importlib.import_module(f"src.xla.{backend}_backend").suites(settings)
+    assert [c.name for c in suite.cases] == [
+        f"uniform_2x{n}x{n}_float64", f"mean_2x{n}x{n}_float64", f"sum_2x{n}x{n}_float64",
+        f"matmul_{n}x{n}_float64", f"inverse_{n}x{n}_float64", f"residual_{n}x{n}_float64",
+    ]
+    assert suite.target.backend == backend and suite.target.device == "cpu"
+    assert all(c.params["matrix_size"] == n and c.params["seed"] == settings.seed for c in suite.cases)
+    assert all(c.compiled == (backend == "jax") for c in suite.cases)
+
+
+def test_numpy_on_gpu_only_is_skipped_with_the_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from src.core import devices
+    from src.core.harness import run_suite
+    from src.xla import numpy_backend
+
+    monkeypatch.setattr(devices, "gpu_names", lambda: ("Some GPU",))
+    monkeypatch.setattr(memory, "gpu_free_bytes", lambda: 2**40)
+    lines: list[str] = []
+    run = Run("xla", tmp_path / "r.jsonl", log=lines.append)
+    for suite in numpy_backend.suites(make_settings(matrix_size=8, device="gpu")):
+        run_suite(run, suite, repeats=1)
+    assert run.records == [] and lines == ["skipped: NumPy runs on the CPU only (use --device cpu or auto)"]
 
 
 def test_help_lists_backends_and_options() -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import math
+import sys
 import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -107,28 +108,56 @@ def _read_at_most(fh: Readable, limit: int) -> bytes:
     return b"".join(parts)
 
 
+def _inflate_at_most(compressed: bytes, limit: int, where: str) -> bytes:
+    """The gzip data of `compressed`, at most `limit` bytes of it (every member; CRC checked by zlib).
+
+    One `decompressobj(...).decompress(data, limit)` call: zlib grows its output block by block as it
+    inflates and stops at `limit`, so a lying header never sizes an allocation; compared with reading
+    a `gzip.GzipFile` in pieces, there is no Python loop, no separate CRC pass and no join of the pieces.
+    """
+    out = b""
+    rest = compressed
+    while rest and len(out) < limit:
+        inflater = zlib.decompressobj(wbits=31)  # 31: a gzip header and trailer around deflate data
+        out += inflater.decompress(rest, min(limit - len(out), sys.maxsize))  # a C ssize_t
+        if len(out) >= limit:
+            break
+        if not inflater.eof:
+            raise DataError(f"{where}: truncated or corrupt gzip data (ends before the gzip trailer)")
+        rest = inflater.unused_data  # a further gzip member, as `gzip` reads them
+    return out
+
+
 def _read_role(path: Path, role: Role) -> npt.NDArray[np.uint8]:
     """Read the header first and check the size it declares against the file before reading the data."""
     magic = IMAGES_MAGIC if role.endswith("images") else LABELS_MAGIC
     where = str(path)
     header_size = 4 + 4 * (magic & 0xFF)
     gz = path.suffix == ".gz"
+    offset = 0  # where the data starts in `data`
     try:
-        with (gzip.open(path, "rb") if gz else path.open("rb")) as fh:
-            header = fh.read(header_size)
-            shape = header_shape(header, magic, where)
-            if not gz:  # the size is known without reading: refuse a lying header before any allocation
+        if gz:
+            compressed = path.read_bytes()  # the file's own size: not declared by its contents
+            shape = header_shape(_inflate_at_most(compressed, header_size, where), magic, where)
+            # One byte more than declared, so that extra data is seen without inflating it all.
+            data = _inflate_at_most(compressed, header_size + math.prod(shape) + 1, where)
+            offset = header_size
+        else:
+            with path.open("rb") as fh:
+                header = fh.read(header_size)
+                shape = header_shape(header, magic, where)
+                # The size is known without reading: refuse a lying header before any allocation.
                 _check_size(shape, path.stat().st_size - header_size, where)
-            # gzip: read one byte more than declared, so that extra data is seen without inflating it all.
-            data = _read_at_most(fh, math.prod(shape) + 1)
+                data = _read_at_most(fh, math.prod(shape) + 1)
     except (OSError, EOFError, zlib.error) as exc:
         if gz:
             raise DataError(f"{path}: truncated or corrupt gzip data ({exc})") from None
         raise DataError(f"cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
-    if gz and len(data) > math.prod(shape):
+    available = len(data) - offset
+    if gz and available > math.prod(shape):
         raise DataError(f"{where}: unexpected bytes after the data of shape {shape} (more than the header declares)")
-    count = _check_size(shape, len(data), where)
-    return np.frombuffer(data, dtype=np.uint8, count=count).reshape(shape)
+    count = _check_size(shape, available, where)
+    return np.frombuffer(data, dtype=np.uint8, count=count, offset=offset).reshape(shape)
 
 
 def read_idx_files(files: IdxFiles) -> RawSplits:
