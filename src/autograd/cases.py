@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -128,7 +128,7 @@ class GradientCase(Generic[A]):
 def gradient_suite(
     backend: str, device: DeviceKind, settings: AutogradSettings, *, arrays: Callable[[], Arrays[A]],
     value: Callable[[A], A], gradients: Sequence[tuple[str, Callable[[A], A]]], compiled: Sequence[str] = (),
-    after: Callable[[Run], None] | None = None, context: Callable[[], AbstractContextManager[object]] | None = None,
+    after: Callable[[Run], None] | None = None, context: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> Suite:
     """One backend on one device: a case per (variant, gradient function), in order; the variants named
     in `compiled` compile on their first call, whose extra cost is recorded as compile_s."""
