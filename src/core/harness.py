@@ -8,7 +8,8 @@ it to `run_cases`, which for each case, in order:
    that the variant cannot run here (the reason is logged, the figure is never faked);
 2. calls `prepare()`: builds the inputs, untimed, and returns the `Timed` call;
 3. times it through `src.core.timing` (first call apart as compile time, warm-up, sync, repeats),
-   or once for work that can only be done once (an epoch, a whole solve);
+   or once for work that can only be done once (a whole solve), or a fixed number of runs for work
+   that changes from run to run (training epochs);
 4. `judge`s the last result: checks, metrics and failures;
 5. writes the record, logs the case's notes, and reports progress;
 
@@ -28,7 +29,7 @@ from rich.markup import escape
 from src.core.errors import CheckFailed
 from src.core.progress import Progress
 from src.core.results import Run, Scalar
-from src.core.timing import Measurement, Sync, measure, no_sync, single, time_call
+from src.core.timing import Measurement, Sync, measure, no_sync, single, time_call, time_runs
 
 R = TypeVar("R")
 
@@ -41,6 +42,11 @@ class Timed(Generic[R]):
     sync: Sync = no_sync
     # Work that can only be done once per run (an epoch, a whole solve): timed by one `time_call`.
     once: bool = False
+    # Work that changes from call to call (training epoch 1, 2, ...): timed exactly `runs` times by
+    # `src.core.timing.time_runs`, `before_each()` untimed before each; the first run is reported
+    # apart, the others are the samples.
+    runs: int | None = None
+    before_each: Callable[[], object] | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +141,8 @@ def time_case(timed: Timed[R], repeats: int) -> tuple[R, Measurement]:
     if timed.once:
         result, seconds = time_call(timed.call, timed.sync)
         return result, single(seconds)
+    if timed.runs is not None:
+        return time_runs(timed.call, timed.sync, timed.runs, timed.before_each)
     return measure_keeping_result(timed.call, timed.sync, repeats)
 
 
