@@ -69,6 +69,16 @@ def test_suites_name_every_case_without_computing_anything(tmp_path: Path, monke
     assert RuntimeError in case.cannot_run
 
 
+def test_numpy_on_a_gpu_only_request_says_it_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(numpy_backend, "devices_to_time", lambda _request: ("gpu",))
+    [suite] = numpy_backend.suites(sweep_settings(results=tmp_path / "r.jsonl"))
+    logs: list[str] = []
+    run = Run("jit", tmp_path / "r.jsonl", log=logs.append)
+    run_suite(run, suite, repeats=1)
+    assert suite.cases == [] and run.records == []
+    assert logs == ["numpy: skipped: NumPy runs on the CPU only (--device gpu)"]
+
+
 def numpy_suite(run_dir: Path, total_items: float, *variants: SweepVariant[F32]) -> Suite:
     settings = sweep_settings(total_items=total_items, repeats=1, results=run_dir / "r.jsonl")
     agreement = X1Agreement(lambda: {"f(x1)": f(x1())})
