@@ -8,7 +8,8 @@ it to `run_cases`, which for each case, in order:
    that the variant cannot run here (the reason is logged, the figure is never faked);
 2. calls `prepare()`: builds the inputs, untimed, and returns the `Timed` call;
 3. times it through `src.core.timing` (first call apart as compile time, warm-up, sync, repeats),
-   or once for work that can only be done once (an epoch, a whole solve);
+   or once for work that can only be done once (a whole solve), or a fixed number of runs for work
+   that changes from run to run (training epochs);
 4. `judge`s the last result: checks, metrics and failures;
 5. writes the record, keeps the judgement's `output` next to it on `run.outputs` (for a later step of the
    run, e.g. a cross-backend comparison), logs the case's notes, and reports progress;
@@ -30,7 +31,7 @@ from rich.markup import escape
 from src.core.errors import CheckFailed
 from src.core.progress import Progress
 from src.core.results import Output, Record, Run, Scalar
-from src.core.timing import Measurement, Sync, measure, no_sync, single, time_call
+from src.core.timing import Measurement, Sync, measure, no_sync, single, time_call, time_runs
 
 R = TypeVar("R")
 
@@ -46,6 +47,11 @@ class Timed(Generic[R]):
     # Exactly the first call, one warm-up and `repeats` samples of one call each, never calibrated by time:
     # every process of a multi-process job must make as many calls (each ends in a collective).
     fixed_count: bool = False
+    # Work that changes from call to call (training epoch 1, 2, ...): timed exactly `runs` times by
+    # `src.core.timing.time_runs`, `before_each()` untimed before each; the first run is reported
+    # apart, the others are the samples.
+    runs: int | None = None
+    before_each: Callable[[], object] | None = None
 
 
 @dataclass(frozen=True)
@@ -160,6 +166,8 @@ def time_case(timed: Timed[R], repeats: int) -> tuple[R, Measurement]:
     if timed.once:
         result, seconds = time_call(timed.call, timed.sync)
         return result, single(seconds)
+    if timed.runs is not None:
+        return time_runs(timed.call, timed.sync, timed.runs, timed.before_each)
     return measure_keeping_result(timed.call, timed.sync, repeats, timed.fixed_count)
 
 

@@ -152,6 +152,32 @@ def measure(
     return Measurement(tuple(samples), first_call_s=first, warmup=warmup, calls_per_sample=number)
 
 
+def time_runs(fn: Callable[[], T], sync: Sync, runs: int,
+              before_each: Callable[[], object] | None = None) -> tuple[T, Measurement]:
+    """Work that changes from run to run (training epoch 1, 2, ...), done exactly `runs` times.
+
+    Each run is timed by `time_call`, with no warm-up and no calibration; `before_each()` runs untimed
+    before each (e.g. moving the next epoch's batches to the device). The first run is reported apart,
+    as it includes tracing and compilation, and the others are the samples; one run is a single
+    sample. Returns the last run's result.
+    """
+    if runs < 1:
+        raise ValueError("runs must be >= 1")
+    if before_each is not None:
+        before_each()
+    result, first = time_call(fn, sync)
+    samples: list[float] = []
+    for _ in range(runs - 1):
+        if before_each is not None:
+            before_each()
+        del result  # the previous run's result may hold memory the next run needs
+        result, elapsed = time_call(fn, sync)
+        samples.append(elapsed)
+    if not samples:
+        return result, single(first)
+    return result, Measurement(tuple(samples), first_call_s=first)
+
+
 def single(seconds: float) -> Measurement:
     """A figure that can only be taken once (an epoch, a whole solve), timed by `time_call`."""
     return Measurement((seconds,), first_call_s=None, warmup=0, calls_per_sample=1)

@@ -7,7 +7,7 @@ and Flax are imported when their backend runs.
 from __future__ import annotations
 
 from src.core.commands import BackendSpec, GroupSpec, build_group
-from src.jit.settings import FlaxSettings, SweepSettings
+from src.jit.settings import JitTrainingSettings, SweepSettings
 
 SWEEP = "f(x) = 0.2·x + sin(x) + cos(2x) over array lengths 1e4…1e7, total_items / length calls per loop"
 
@@ -26,7 +26,7 @@ SPEC = GroupSpec(
             "One training epoch (flax.nnx + optax) with the train step jitted and not jitted; "
             "the jit cache size shows the recompilation for the last, smaller batch. "
             "--epochs sets the samples (--repeats is not used).",
-            FlaxSettings,
+            JitTrainingSettings,
             in_all=False,
         ),
     },

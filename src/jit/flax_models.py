@@ -40,7 +40,3 @@ class CNN(nnx.Module):
         x = avg_pool(jax.nn.relu(self.conv2(x)), window_shape=(2, 2), strides=(2, 2))
         x = jax.nn.relu(self.dense1(x.reshape(x.shape[0], -1)))
         return jax.nn.log_softmax(self.dense2(x))
-
-
-def parameter_count(model: nnx.Module) -> int:
-    return sum(int(p.size) for p in jax.tree.leaves(nnx.state(model, nnx.Param)))

@@ -1,6 +1,8 @@
-"""`jit jax`: the seed experiment done right — JAX eager vs `jax.jit` on every device."""
+"""`jit jax`: JAX eager vs `jax.jit` on every device."""
 
 from __future__ import annotations
+
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -8,52 +10,55 @@ import numpy as np
 from numpy.typing import NDArray
 
 from src.core.devices import DeviceKind, devices_to_time, jax_device
+from src.core.harness import Suite
 from src.core.results import Run
 from src.core.timing import jax_sync
 from src.core.typed import typed_jit
+from src.f.in_jax import f
 from src.jit.settings import SweepSettings
-from src.jit.sweep import F32, SweepTarget, Variant, check_x1, log_skipped_lengths, run_sweep, x1
+from src.jit.sweep import F32, OnDevice, SweepVariant, X1Agreement, log_skipped_lengths, sweep_suite, x1
 
 BACKEND = "jax"
-
-
-def f(x: jax.Array) -> jax.Array:
-    y: jax.Array = 0.2 * x + jnp.sin(x) + jnp.cos(2 * x)
-    return y
 
 
 def to_numpy(x: jax.Array) -> NDArray[np.floating]:
     return np.asarray(x)
 
 
-def compare_x1(run: Run) -> float:
-    """The seed's first print: f, jax.jit(f) and typed_jit(f) on x1 agree."""
+def x1_rows() -> dict[str, NDArray[np.floating]]:
+    """f, jax.jit(f) and typed_jit(f) on x1: the typed wrapper must compute what jax.jit does."""
     probe = jnp.asarray(x1())
-    run.log("f(x) = 0.2·x + sin(x) + cos(2x) in JAX, float32:")
-    return check_x1(run, {
+    return {
         "f(x1)": to_numpy(f(probe)),
         "jax.jit(f)(x1)": to_numpy(jax.jit(f)(probe)),
         "typed_jit(f)(x1)": to_numpy(typed_jit(f)(probe)),
-    })
+    }
 
 
-def target_on(kind: DeviceKind, x1_error: float) -> SweepTarget[jax.Array]:
+def on(kind: DeviceKind) -> OnDevice[jax.Array]:
     device = jax_device(kind)
 
     def to_device(x: F32) -> jax.Array:
         moved: jax.Array = jax.device_put(x, device)
         return moved
 
-    # A fresh jax.jit per device, so its first call (the compilation) is timed apart.
-    return SweepTarget(
-        backend=BACKEND, device=kind, to_device=to_device, to_numpy=to_numpy, sync=jax_sync,
-        variants=[Variant("eager", f), Variant("jit", typed_jit(f), compiled=True)],
-        checks={"x1_max_abs_err": x1_error},
-    )
+    return OnDevice(to_device=to_device, to_numpy=to_numpy, sync=jax_sync)
 
 
-def run(settings: SweepSettings, run: Run) -> None:
-    x1_error = compare_x1(run)
-    log_skipped_lengths(run, BACKEND, settings)
-    for kind in devices_to_time(settings.device):
-        run_sweep(run, settings, target_on(kind, x1_error))
+def suites(settings: SweepSettings) -> list[Suite]:
+    agreement = X1Agreement(x1_rows)
+
+    def before(run: Run) -> None:
+        run.log("f(x) = 0.2·x + sin(x) + cos(2x) in JAX, float32:")
+        agreement.check(run)
+        log_skipped_lengths(run, BACKEND, settings)
+
+    return [
+        sweep_suite(
+            BACKEND, kind, settings, functools.partial(on, kind),
+            # A fresh jax.jit per device, so its first call (the compilation) is timed apart.
+            [SweepVariant("eager", lambda: f), SweepVariant("jit", lambda: typed_jit(f), compiled=True)],
+            agreement, before=before if i == 0 else None,
+        )
+        for i, kind in enumerate(devices_to_time(settings.device))
+    ]

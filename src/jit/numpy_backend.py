@@ -6,27 +6,42 @@ import numpy as np
 from numpy.typing import NDArray
 
 from src.core.devices import cpu_library_runs
+from src.core.harness import Suite, Target
 from src.core.results import Run
 from src.core.timing import no_sync
+from src.f.in_numpy import f
 from src.jit.settings import SweepSettings
-from src.jit.sweep import F32, SweepTarget, Variant, check_x1, f, log_skipped_lengths, run_sweep, x1
+from src.jit.sweep import F32, OnDevice, SweepVariant, X1Agreement, log_skipped_lengths, sweep_suite, x1
 
 BACKEND = "numpy"
 
 
-def as_numpy(x: F32) -> NDArray[np.floating]:
+Array = NDArray[np.floating]
+
+
+def as_numpy(x: Array) -> Array:
     return x
 
 
-def run(settings: SweepSettings, run: Run) -> None:
+def to_cpu(x: F32) -> Array:
+    return np.ascontiguousarray(x)
+
+
+def on_cpu() -> OnDevice[Array]:
+    return OnDevice(to_device=to_cpu, to_numpy=as_numpy, sync=no_sync)
+
+
+def suites(settings: SweepSettings) -> list[Suite]:
     if not cpu_library_runs(settings.device):
-        run.log("numpy: skipped: NumPy runs on the CPU only (--device gpu)")
-        return
-    run.log("f(x) = 0.2·x + sin(x) + cos(2x) in NumPy, float32:")
-    x1_error = check_x1(run, {"f(x1)": f(x1())})
-    log_skipped_lengths(run, BACKEND, settings)
-    target: SweepTarget[F32] = SweepTarget(
-        backend=BACKEND, device="cpu", to_device=np.ascontiguousarray, to_numpy=as_numpy, sync=no_sync,
-        variants=[Variant("eager", f)], checks={"x1_max_abs_err": x1_error},
-    )
-    run_sweep(run, settings, target)
+        def say_skipped(run: Run) -> None:
+            run.log("numpy: skipped: NumPy runs on the CPU only (--device gpu)")
+
+        return [Suite(Target(BACKEND, "gpu"), [], before=say_skipped)]
+    agreement = X1Agreement(lambda: {"f(x1)": f(x1())})
+
+    def before(run: Run) -> None:
+        run.log("f(x) = 0.2·x + sin(x) + cos(2x) in NumPy, float32:")
+        agreement.check(run)
+        log_skipped_lengths(run, BACKEND, settings)
+
+    return [sweep_suite(BACKEND, "cpu", settings, on_cpu, [SweepVariant("eager", lambda: f)], agreement, before)]

@@ -22,6 +22,11 @@ Model = Literal["mlp", "cnn"]
 DataSource = Literal["auto", "hub", "local", "embedded"]
 
 
+def toy_train_points(points: int) -> int:
+    """The MLP toy set's training split of `points` (the rest is the test set)."""
+    return int(points * TRAIN_FRACTION)
+
+
 class SweepSettings(BenchSettings):
     """f(x) = 0.2·x + sin(x) + cos(2x) applied loop_count times to an array, per length."""
 
@@ -50,8 +55,8 @@ class SweepSettings(BenchSettings):
         return int(self.total_items)
 
 
-class FlaxSettings(BenchSettings):
-    """One training epoch with the step jitted and not jitted (flax.nnx + optax)."""
+class JitTrainingSettings(BenchSettings):
+    """`jit flax`: one training epoch with the step jitted and not jitted (flax.nnx + optax)."""
 
     QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "points": 1000}
 
@@ -75,8 +80,8 @@ class FlaxSettings(BenchSettings):
     data_dir: Path = Field(Path("data"), description="cnn: directory of MNIST files and the decoded cache.")
 
     @model_validator(mode="after")
-    def _batch_fits(self) -> FlaxSettings:
-        train = int(self.points * TRAIN_FRACTION)
+    def _batch_fits(self) -> JitTrainingSettings:
+        train = toy_train_points(self.points)
         if self.model == "mlp" and self.drop_last and self.batch_size > train:
             raise OptionError(
                 "--batch-size",

@@ -1,16 +1,20 @@
-"""The sweep every `jit` backend runs: f applied loop_count times per array length.
+"""The sweep every `jit` backend declares: f applied loop_count times per array length.
 
-A backend supplies its f in one or more variants (eager, jit, compile) and
-how to move a NumPy array to and from its device; this module builds the
-same float32 input for everyone, times the whole loop through
-`src.core.timing.measure` and records one figure per (length, variant).
+A backend says how it runs f (one `SweepVariant` per way: eager, jit, compile) and how it moves a
+NumPy array to and from one device (`OnDevice`); `sweep_suite` turns that into one harness `Case`
+per (array length, variant), named `f_{length}_float32`. The core (`src.core.harness`) times the
+whole loop, records the figure and fails the run when a result is off. Every backend gets the same
+float32 input, built in NumPy, and is checked against NumPy's float64 f.
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
 from typing import Generic, TypeVar
 
 import numpy as np
@@ -19,8 +23,10 @@ from rich.markup import escape
 
 from src.core.devices import DeviceKind
 from src.core.errors import CheckFailed
+from src.core.harness import Case, Judgement, Suite, Target, Timed
 from src.core.results import Run, Scalar
-from src.core.timing import Measurement, Sync, measure
+from src.core.timing import Measurement, Sync
+from src.f.in_numpy import f as numpy_f
 from src.jit.settings import ARRAY_LENGTHS, SweepSettings
 
 A = TypeVar("A")
@@ -31,14 +37,8 @@ DTYPE = "float32"  # JAX's default; every backend computes in it, like for like
 TOLERANCE = 1e-4
 
 
-def f(x: NDArray[np.floating]) -> NDArray[np.floating]:
-    """The NumPy f: the baseline and the float64 reference the other backends are checked against."""
-    y: NDArray[np.floating] = 0.2 * x + np.sin(x) + np.cos(2 * x)
-    return y
-
-
 def x1() -> F32:
-    """The seed's probe: linspace(0, 4π, 6)."""
+    """The six points f is printed at before anything is timed: linspace(0, 4π, 6)."""
     return np.linspace(0.0, 4 * np.pi, 6, dtype=np.float32)
 
 
@@ -48,7 +48,7 @@ def sweep_input(length: int) -> F32:
 
 
 def reference(x: F32) -> NDArray[np.floating]:
-    return f(x.astype(np.float64))
+    return numpy_f(x.astype(np.float64))
 
 
 @dataclass(frozen=True)
@@ -89,29 +89,49 @@ def call_repeatedly(fn: Callable[[A], A], x: A, count: int) -> A:
 
 
 @dataclass(frozen=True)
-class Variant(Generic[A]):
-    """One way of running f: `name` is the record's variant (eager, jit, compile)."""
+class SweepVariant(Generic[A]):
+    """One way of running f: `name` is the record's variant (eager, jit, compile).
+
+    `build()` makes the function on first use, once per device (e.g. a fresh `jax.jit`, so its first
+    call, the compilation, is timed apart on every device); every array length then shares it.
+    """
 
     name: str
-    fn: Callable[[A], A]
-    compiled: bool = False
-    # Exceptions meaning "this variant cannot run here" (e.g. torch.compile without
-    # a working compiler): the variant is skipped with the reason, never faked.
+    build: Callable[[], Callable[[A], A]]
+    compiled: bool = False  # the first call per length traces and compiles
+    # Exceptions meaning "this variant cannot run here" (e.g. torch.compile without a working
+    # compiler): the variant is skipped with the reason, never faked.
     cannot_run: tuple[type[Exception], ...] = ()
 
 
-@dataclass
-class SweepTarget(Generic[A]):
-    """A backend on one device: how to move data there and back, and how to wait for it."""
+def no_context() -> AbstractContextManager[object]:
+    return contextlib.nullcontext()
 
-    backend: str
-    device: DeviceKind
+
+@dataclass(frozen=True)
+class OnDevice(Generic[A]):
+    """How a backend moves the NumPy input to one device and back, and how it waits for a result."""
+
     to_device: Callable[[F32], A]
     to_numpy: Callable[[A], NDArray[np.floating]]
     sync: Sync
-    variants: Sequence[Variant[A]]
-    checks: dict[str, float] = field(default_factory=dict)
-    params: dict[str, int | str] = field(default_factory=dict)  # e.g. the thread count
+    # Entered around each timed loop (PyTorch: inference mode, so no autograd bookkeeping is timed).
+    context: Callable[[], AbstractContextManager[object]] = no_context
+
+
+@dataclass
+class X1Agreement:
+    """f(x1) per implementation, printed and checked before anything is timed.
+
+    `check(run)` is a suite's `before`; its largest difference to NumPy float64 then goes into every
+    record of the backend as `x1_max_abs_err` (also on the devices after the first, checked once).
+    """
+
+    rows: Callable[[], dict[str, NDArray[np.floating]]]
+    worst: float | None = None
+
+    def check(self, run: Run) -> None:
+        self.worst = check_x1(run, self.rows())
 
 
 def log_skipped_lengths(run: Run, backend: str, settings: SweepSettings) -> None:
@@ -119,58 +139,58 @@ def log_skipped_lengths(run: Run, backend: str, settings: SweepSettings) -> None
         run.log(f"{backend}: skipped: {reason}")
 
 
-def run_sweep(run: Run, settings: SweepSettings, target: SweepTarget[A]) -> None:
-    """Time every variant at every length; record each figure, then check its result."""
-    points, _ = sweep_points(settings.items)
-    dead: dict[str, str] = {}  # variant -> why it cannot run on this device
-    for point in points:
-        x_host = sweep_input(point.array_length)
-        x = target.to_device(x_host)
-        expected = reference(x_host)
-        eager_median: float | None = None
-        for variant in target.variants:
-            label = f"{target.backend} {variant.name} @{target.device}, length {point.array_length:,}"
-            if variant.name in dead:
-                run.log(f"skipped: {escape(label)}: {escape(dead[variant.name])}")
-                continue
-            try:
-                m = time_loop(variant, x, point, target.sync, settings.repeats)
-            except variant.cannot_run as exc:
-                dead[variant.name] = f"{type(exc).__name__}: {first_line(exc)}"
-                run.log(f"skipped: {escape(label)}: {escape(dead[variant.name])}")
-                continue
-            if variant.name == "eager":
-                eager_median = m.median_s
-            error = float(np.max(np.abs(target.to_numpy(variant.fn(x)) - expected)))
-            record_figure(run, target, variant.name, point, m, error, eager_median, variant.compiled)
-            if not error <= TOLERANCE:
-                raise CheckFailed(f"{label}: max |f(x) - reference| = {error:.3g} > {TOLERANCE:g}")
+def sweep_suite(
+    backend: str, device: DeviceKind, settings: SweepSettings, on_device: Callable[[], OnDevice[A]],
+    variants: Sequence[SweepVariant[A]], x1_agreement: X1Agreement,
+    before: Callable[[Run], None] | None = None, params: Mapping[str, int | str] | None = None,
+) -> Suite:
+    """One backend on one device: a case per (array length, variant), lengths in order.
+
+    Nothing is built here: `on_device()` (e.g. finding the JAX device) and each variant's function
+    are made on first use, in a case's untimed `prepare`, and kept for the other lengths.
+    """
+    place = functools.cache(on_device)
+    built = {variant.name: functools.cache(variant.build) for variant in variants}
+    cases: list[Case[A]] = []
+    for point in sweep_points(settings.items)[0]:
+        for variant in variants:
+            cases.append(Case(
+                point.case,
+                prepare=functools.partial(prepare_loop, place, built[variant.name], point),
+                judge=functools.partial(judge_loop, place, point, x1_agreement),
+                variant=variant.name, dtype=DTYPE,
+                params={"array_length": point.array_length, "loop_count": point.loop_count,
+                        "total_items": point.items, **(params or {})},
+                compiled=variant.compiled, cannot_run=variant.cannot_run, speedup_over="eager",
+            ))
+    return Suite(Target(backend, device), cases, before=before)
 
 
-def record_figure(run: Run, target: SweepTarget[A], variant: str, point: SweepPoint, m: Measurement,
-                  error: float, eager_median: float | None, compiled: bool) -> None:
-    metrics: dict[str, Scalar] = {"items_per_s": point.items / m.median_s}
-    if variant != "eager" and eager_median is not None:
-        metrics["speedup"] = eager_median / m.median_s
-    run.record(
-        backend=target.backend, variant=variant, case=point.case, device=target.device,
-        measurement=m, dtype=DTYPE,
-        params={"array_length": point.array_length, "loop_count": point.loop_count,
-                "total_items": point.items, **target.params},
-        compile_s=m.compile_s if compiled else None,
-        metrics=metrics,
-        checks={"max_abs_err_vs_numpy_float64": error, **target.checks},
-    )
+def prepare_loop(place: Callable[[], OnDevice[A]], fn: Callable[[], Callable[[A], A]],
+                 point: SweepPoint) -> Timed[A]:
+    """Untimed: the input on the device; timed: the whole loop of loop_count calls."""
+    on_device = place()
+    x = on_device.to_device(sweep_input(point.array_length))
+    f = fn()
+
+    def loop() -> A:
+        with on_device.context():
+            return call_repeatedly(f, x, point.loop_count)
+
+    return Timed(loop, on_device.sync)
 
 
-def time_loop(variant: Variant[A], x: A, point: SweepPoint, sync: Sync, repeats: int) -> Measurement:
-    """One figure = the whole loop of loop_count calls; the first loop (compile) is timed apart."""
-    return measure(lambda: call_repeatedly(variant.fn, x, point.loop_count), sync, repeats=repeats)
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else "(no message)"
+def judge_loop(place: Callable[[], OnDevice[A]], point: SweepPoint, x1_agreement: X1Agreement,
+               result: A, measurement: Measurement) -> Judgement:
+    """items/s, and the loop's last result against NumPy float64 (a failure once recorded)."""
+    expected = reference(sweep_input(point.array_length))
+    error = float(np.max(np.abs(place().to_numpy(result) - expected)))
+    checks: dict[str, Scalar] = {"max_abs_err_vs_numpy_float64": error}
+    if x1_agreement.worst is not None:
+        checks["x1_max_abs_err"] = x1_agreement.worst
+    failures = [] if error <= TOLERANCE else [f"max |f(x) - reference| = {error:.3g} > {TOLERANCE:g}"]
+    return Judgement(checks=checks, metrics={"items_per_s": point.items / measurement.median_s},
+                     failures=failures)
 
 
 def format_row(label: str, values: NDArray[np.floating]) -> str:
@@ -178,7 +198,7 @@ def format_row(label: str, values: NDArray[np.floating]) -> str:
 
 
 def check_x1(run: Run, rows: dict[str, NDArray[np.floating]]) -> float:
-    """Print f(x1) per implementation, as the seed does; fail unless they all agree.
+    """Print f(x1) per implementation; fail unless they all agree.
 
     Returns the largest difference to the float64 NumPy reference. Nothing has
     been measured yet, so raising here loses no figure.
@@ -194,3 +214,4 @@ def check_x1(run: Run, rows: dict[str, NDArray[np.floating]]) -> float:
         raise CheckFailed(f"f(x1) implementations disagree: max |Δ| = {worst:.3g} > {TOLERANCE:g}")
     run.log(f"  agree with NumPy float64: max |Δ| = {worst:.2g} (tolerance {TOLERANCE:g})")
     return worst
+

@@ -146,3 +146,32 @@ def test_progress_travels_on_the_run(tmp_path: Path) -> None:
     run_cases(run, TARGET, [Case("a_1_x", lambda: Timed(lambda: 1)), Case("b_1_x", lambda: Timed(lambda: 1))],
               repeats=1)
     assert progress.events == ["start numpy @cpu 2", "advance a_1_x", "advance b_1_x", "stop"]
+
+
+def test_fixed_runs_time_each_run_with_untimed_preparation_before_it(tmp_path: Path) -> None:
+    """Training epochs: exactly `runs` calls, the first apart, `before_each` before every one."""
+    run, _ = run_in(tmp_path)
+    events: list[str] = []
+
+    def epoch() -> int:
+        events.append("run")
+        return events.count("run")
+
+    def prepare() -> Timed[int]:
+        return Timed(epoch, runs=3, before_each=lambda: events.append("prepare"))
+
+    measured = run_cases(run, TARGET, [Case("mlp_epoch_8x2_float32", prepare, compiled=True,
+                                            judge=lambda r, m: Judgement(metrics={"last": r}))], repeats=5)
+    assert events == ["prepare", "run"] * 3
+    m = measured["mlp_epoch_8x2_float32"]
+    assert m.repeats == 2 and m.first_call_s is not None and m.warmup == 0
+    [record] = run.records
+    assert record.metrics["last"] == 3 and record.compile_s is not None
+
+
+def test_a_single_fixed_run_is_one_sample_without_compile_time(tmp_path: Path) -> None:
+    run, _ = run_in(tmp_path)
+    measured = run_cases(run, TARGET, [Case("cnn_epoch_8x28x28x1_float32", lambda: Timed(lambda: 1, runs=1),
+                                            compiled=True)], repeats=5)
+    m = measured["cnn_epoch_8x28x28x1_float32"]
+    assert m.repeats == 1 and m.first_call_s is None and run.records[0].compile_s is None

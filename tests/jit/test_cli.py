@@ -98,7 +98,7 @@ def test_pytorch_eager_runs_and_a_failing_compile_is_skipped_not_faked(
     assert [(r["backend"], r["variant"]) for r in records] == [("pytorch", "eager")]
     assert records[0]["params"]["torch_threads"] >= 1
     assert records[0]["checks"]["max_abs_err_vs_numpy_float64"] < 1e-4
-    assert "skipped: pytorch compile @cpu, length 10,000: RuntimeError: inductor: no working C++ compiler" in (
+    assert "skipped: pytorch f_10000_float32 [compile] @cpu: RuntimeError: inductor: no working C++ compiler" in (
         " ".join(result.stdout.split())
     )
 
@@ -125,6 +125,17 @@ def test_all_prints_one_table_of_every_backend_and_mode(results_path: Path) -> N
     assert columns == {("numpy", "eager"), ("pytorch", "eager"), ("pytorch", "compile"),
                        ("jax", "eager"), ("jax", "jit")}
     assert "jit: numpy, pytorch, jax" in result.stdout
+
+
+def test_k_runs_only_the_selected_cases_after_the_x1_check(results_path: Path) -> None:
+    result = invoke("jit", "jax", "--total-items", "1e5", "--repeats", "1", "-k", "f_100000_float32 [jit]",
+                    "--results", str(results_path))
+    assert result.exit_code == 0, result.output
+    assert [(r["case"], r["variant"]) for r in read_jsonl(results_path)] == [("f_100000_float32", "jit")]
+    out = " ".join(result.stdout.split())
+    assert "agree with NumPy float64" in out  # the x1 check runs before any selection
+    for label in ("f_10000_float32 [eager]", "f_10000_float32 [jit]", "f_100000_float32 [eager]"):
+        assert f"skipped: jax {label}: not selected by -k" in out, label
 
 
 def test_gpu_request_without_gpu_is_refused() -> None:

@@ -11,10 +11,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from src.jit import data as training_data
 from src.jit import flax_backend
-from src.jit.data import Dataset, toy_dataset
-from src.jit.flax_backend import Batching, CacheTrace, ModeResult, check_results
-from src.jit.settings import FlaxSettings
+from src.jit.batching import Batching
+from src.jit.data import TrainingArrays, toy_dataset
+from src.jit.epochs import ModeTraining
+from src.jit.flax_report import check_results
+from src.jit.jit_cache import CacheTrace
+from src.jit.settings import JitTrainingSettings
 from tests.conftest import invoke, read_jsonl
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -81,10 +85,10 @@ def test_mlp_with_drop_last_compiles_once(results_path: Path) -> None:
     assert isinstance(jit["params"], dict) and jit["params"]["steps_per_epoch"] == 6
 
 
-def synthetic_images(train: int, test: int) -> Callable[..., Dataset]:
-    def load(_settings: FlaxSettings, _log: Callable[[str], None]) -> Dataset:
+def synthetic_images(train: int, test: int) -> Callable[..., TrainingArrays]:
+    def load(_settings: JitTrainingSettings, _log: Callable[[str], None]) -> TrainingArrays:
         rng = np.random.default_rng(0)
-        return Dataset(
+        return TrainingArrays(
             "synthetic 28×28 images",
             rng.normal(size=(train, 28, 28, 1)).astype(np.float32), rng.integers(0, 10, train).astype(np.int32),
             rng.normal(size=(test, 28, 28, 1)).astype(np.float32), rng.integers(0, 10, test).astype(np.int32),
@@ -96,7 +100,7 @@ def synthetic_images(train: int, test: int) -> Callable[..., Dataset]:
 def test_cnn_trains_with_and_without_jit_on_injected_images(
     results_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(flax_backend, "load_images", synthetic_images(32, 20))
+    monkeypatch.setattr(training_data, "load_images", synthetic_images(32, 20))
     result = invoke("jit", "flax", "--model", "cnn", "--batch-size", "16", "--epochs", "1",
                     "--results", str(results_path), "--json")
     assert result.exit_code == 0, result.stderr
@@ -119,8 +123,12 @@ def test_cnn_reads_the_embedded_mnist_digits(results_path: Path) -> None:
     assert "1,000 test examples" in " ".join(result.stdout.split())
 
 
-def mode(variant: str, losses: list[float], cache: CacheTrace | None = None) -> ModeResult:
-    return ModeResult(variant, [1.0] * len(losses), losses, state=None, cache=cache)  # type: ignore[arg-type]
+def mode(variant: str, losses: list[float], cache: CacheTrace | None = None) -> ModeTraining:
+    def no_batches(_epoch: int) -> list[tuple[object, object]]:
+        return []
+
+    return ModeTraining(variant, step=None, state=None, batches_of_epoch=no_batches,  # type: ignore[arg-type]
+                        cache=cache, losses=losses)
 
 
 def test_checks_catch_diverging_modes_and_unexpected_compilations() -> None:
@@ -132,3 +140,31 @@ def test_checks_catch_diverging_modes_and_unexpected_compilations() -> None:
     problems = check_results(wrong, eager, batching)
     assert len(problems) == 2
     assert "epoch 1 mean loss" in problems[0] and "compiled the step 3 time(s), expected 2" in problems[1]
+    # Without the eager mode (-k selected only jit) the compilations are still checked.
+    assert check_results(wrong, None, batching) == problems[1:]
+
+
+def test_suites_name_the_cases_without_training_or_building_the_toy_set(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def must_not_run(*_: object) -> object:
+        raise AssertionError("computed while building the suite")
+
+    monkeypatch.setattr(training_data, "toy_dataset", must_not_run)
+    monkeypatch.setattr(flax_backend, "build_state", must_not_run)
+    monkeypatch.setattr(flax_backend, "jax_device", must_not_run)
+    settings = JitTrainingSettings.model_validate(
+        {"points": 500, "batch_size": 64, "epochs": 3, "device": "cpu", "results": tmp_path / "r.jsonl"})
+    [suite] = flax_backend.suites(settings)
+    assert [(c.name, c.variant, c.compiled, c.speedup_over) for c in suite.cases] == [
+        ("mlp_epoch_400x2_float32", "eager", False, "eager"), ("mlp_epoch_400x2_float32", "jit", True, "eager")]
+    assert suite.cases[0].params["steps_per_epoch"] == 7 and "not_jitted" in suite.cases[0].params
+
+
+def test_k_selects_the_jitted_mode_alone(results_path: Path) -> None:
+    result = invoke("jit", "flax", *TINY, "--drop-last", "-k", "[jit]", "--results", str(results_path))
+    assert result.exit_code == 0, result.output
+    [jit] = read_jsonl(results_path)
+    assert (jit["variant"], jit["metrics"]["compilations"]) == ("jit", 1)
+    assert "speedup" not in jit["metrics"] and "epoch_1_loss_eager" not in jit["checks"]
+    assert "skipped: flax mlp_epoch_384x2_float32 [eager]" in " ".join(result.stdout.split())

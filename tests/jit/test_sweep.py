@@ -1,4 +1,4 @@
-"""The sweep's plan, its checks, and the sync assumption the timed loop relies on."""
+"""The sweep's plan, its cases on the harness, its checks, and the sync assumption the timed loop relies on."""
 
 from __future__ import annotations
 
@@ -10,11 +10,13 @@ import pytest
 from src.core import devices
 from src.core.devices import devices_to_time
 from src.core.errors import CheckFailed
+from src.core.harness import Suite, run_suite
 from src.core.results import Run
 from src.core.timing import no_sync
-from src.jit import sweep
+from src.f.in_numpy import f
+from src.jit import jax_backend, numpy_backend, pytorch_backend
 from src.jit.settings import SweepSettings
-from src.jit.sweep import F32, SweepTarget, Variant, check_x1, run_sweep, sweep_points
+from src.jit.sweep import F32, OnDevice, SweepVariant, X1Agreement, check_x1, sweep_input, sweep_points, sweep_suite, x1
 from tests.conftest import read_jsonl
 
 
@@ -43,9 +45,51 @@ def test_auto_is_the_gpu_when_visible_and_all_is_every_device(monkeypatch: pytes
     assert devices_to_time(sweep_settings(device="cpu", results=results).device) == ("cpu",)
 
 
-def numpy_target(*variants: Variant[F32]) -> SweepTarget[F32]:
-    return SweepTarget(backend="fake", device="cpu", to_device=np.array, to_numpy=np.asarray, sync=no_sync,
-                       variants=list(variants))
+def names(suites: list[Suite]) -> list[tuple[str, str, str | None]]:
+    return [(s.target.device, c.name, c.variant) for s in suites for c in s.cases]
+
+
+def test_suites_name_every_case_without_computing_anything(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building the suites only lists the cases: no input is made, no device found, nothing compiled."""
+    def must_not_run(*_: object) -> object:
+        raise AssertionError("computed while building the suites")
+
+    monkeypatch.setattr("src.jit.sweep.sweep_input", must_not_run)
+    monkeypatch.setattr(jax_backend, "on", must_not_run)
+    monkeypatch.setattr(jax_backend, "typed_jit", must_not_run)
+    monkeypatch.setattr(pytorch_backend, "on", must_not_run)
+    monkeypatch.setattr(pytorch_backend, "compiled_f", must_not_run)
+    settings = sweep_settings(total_items=1e6, device="cpu", results=tmp_path / "r.jsonl")
+    lengths = ("f_10000_float32", "f_100000_float32", "f_1000000_float32")
+    assert names(numpy_backend.suites(settings)) == [("cpu", n, "eager") for n in lengths]
+    assert names(jax_backend.suites(settings)) == [("cpu", n, v) for n in lengths for v in ("eager", "jit")]
+    torch_suites = pytorch_backend.suites(settings)
+    assert names(torch_suites) == [("cpu", n, v) for n in lengths for v in ("eager", "compile")]
+    case = torch_suites[0].cases[1]
+    assert (case.compiled, case.speedup_over, case.dtype) == (True, "eager", "float32")
+    assert case.params["loop_count"] == 100 and int(case.params["torch_threads"]) >= 1
+    assert RuntimeError in case.cannot_run
+
+
+def test_numpy_on_a_gpu_only_request_says_it_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(numpy_backend, "devices_to_time", lambda _request: ("gpu",))
+    [suite] = numpy_backend.suites(sweep_settings(results=tmp_path / "r.jsonl"))
+    logs: list[str] = []
+    run = Run("jit", tmp_path / "r.jsonl", log=logs.append)
+    run_suite(run, suite, repeats=1)
+    assert suite.cases == [] and run.records == []
+    assert logs == ["numpy: skipped: NumPy runs on the CPU only (--device gpu)"]
+
+
+def numpy_suite(run_dir: Path, total_items: float, *variants: SweepVariant[F32]) -> Suite:
+    settings = sweep_settings(total_items=total_items, repeats=1, results=run_dir / "r.jsonl")
+    agreement = X1Agreement(lambda: {"f(x1)": f(x1())})
+    on_cpu = OnDevice(to_device=np.array, to_numpy=np.asarray, sync=no_sync)
+    return sweep_suite("fake", "cpu", settings, lambda: on_cpu, list(variants), agreement, before=agreement.check)
+
+
+def eager_f(x: F32) -> F32:
+    return np.asarray(f(x), dtype=np.float32)
 
 
 def test_a_variant_that_cannot_run_is_skipped_with_its_reason(tmp_path: Path) -> None:
@@ -54,42 +98,63 @@ def test_a_variant_that_cannot_run_is_skipped_with_its_reason(tmp_path: Path) ->
 
     logs: list[str] = []
     run = Run("jit", tmp_path / "r.jsonl", log=logs.append)
-    settings = sweep_settings(total_items=1e5, repeats=1, results=tmp_path / "r.jsonl")
-    target = numpy_target(Variant("eager", sweep.f), Variant("compile", cannot_compile, True, (OSError,)))
-    run_sweep(run, settings, target)
+    suite = numpy_suite(tmp_path, 1e5, SweepVariant("eager", lambda: eager_f),
+                        SweepVariant("compile", lambda: cannot_compile, True, (OSError,)))
+    run_suite(run, suite, repeats=1)
     assert [(r.variant, r.params["array_length"]) for r in run.records] == [("eager", 10_000), ("eager", 100_000)]
+    x1_errors = [r.checks["x1_max_abs_err"] for r in run.records]  # from the suite's `before`
+    assert all(isinstance(e, float) and e < 1e-6 for e in x1_errors), x1_errors
     skipped = [line for line in logs if line.startswith("skipped:")]
     assert len(skipped) == 2 and all("OSError: no compiler" in line for line in skipped)
 
 
 def test_a_wrong_result_is_recorded_then_fails_the_check(tmp_path: Path) -> None:
     def wrong(x: F32) -> F32:
-        return np.asarray(sweep.f(x) + 0.01, dtype=np.float32)
+        return np.asarray(f(x) + 0.01, dtype=np.float32)
 
     run = Run("jit", tmp_path / "r.jsonl")
-    settings = sweep_settings(total_items=1e4, repeats=1, results=tmp_path / "r.jsonl")
     with pytest.raises(CheckFailed, match="max \\|f\\(x\\) - reference\\|"):
-        run_sweep(run, settings, numpy_target(Variant("eager", wrong)))
+        run_suite(run, numpy_suite(tmp_path, 1e4, SweepVariant("eager", lambda: wrong)), repeats=1)
     saved = read_jsonl(tmp_path / "r.jsonl")
     assert len(saved) == 1 and saved[0]["checks"]["max_abs_err_vs_numpy_float64"] == pytest.approx(0.01, rel=1e-3)
 
 
+def test_the_speedup_is_over_eager_of_the_same_length(tmp_path: Path) -> None:
+    run = Run("jit", tmp_path / "r.jsonl")
+    run_suite(run, numpy_suite(tmp_path, 1e5, SweepVariant("eager", lambda: eager_f),
+                               SweepVariant("jit", lambda: eager_f)), repeats=1)
+    by_key = {(r.params["array_length"], r.variant): r for r in run.records}
+    for length in (10_000, 100_000):
+        eager, other = by_key[(length, "eager")], by_key[(length, "jit")]
+        assert "speedup" not in eager.metrics
+        assert other.metrics["speedup"] == pytest.approx(eager.median_s / other.median_s)  # type: ignore[operator]
+
+
 def test_x1_comparison_fails_when_implementations_disagree(tmp_path: Path) -> None:
     run = Run("jit", tmp_path / "r.jsonl")
-    good = sweep.f(sweep.x1())
+    good = f(x1())
     assert check_x1(run, {"f(x1)": good}) < 1e-6
     with pytest.raises(CheckFailed, match="disagree"):
         check_x1(run, {"f(x1)": good, "broken(x1)": good + np.float32(1e-2)})
+
+
+def test_a_failing_x1_check_stops_the_suite_before_anything_is_measured(tmp_path: Path) -> None:
+    run = Run("jit", tmp_path / "r.jsonl")
+    suite = numpy_suite(tmp_path, 1e4, SweepVariant("eager", lambda: eager_f))
+    broken = X1Agreement(lambda: {"f(x1)": f(x1()) + 1.0})
+    with pytest.raises(CheckFailed, match="disagree"):
+        run_suite(run, Suite(suite.target, suite.cases, before=broken.check), repeats=1)
+    assert run.records == []
 
 
 def test_syncing_the_last_result_waits_for_every_dispatched_call() -> None:
     """The timed loop blocks on its last result only: the device must run calls in order."""
     import jax
 
-    from src.jit.jax_backend import f
+    from src.f.in_jax import f as jax_f
 
-    jitted = jax.jit(f)
-    x = jax.numpy.asarray(sweep.sweep_input(1_000_000))
+    jitted = jax.jit(jax_f)
+    x = jax.numpy.asarray(sweep_input(1_000_000))
     jitted(x).block_until_ready()
     results = [jitted(x) for _ in range(20)]
     results[-1].block_until_ready()
