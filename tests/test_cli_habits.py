@@ -60,10 +60,9 @@ def test_every_benchmark_group_has_smoke_commands_that_exist() -> None:
 
 # -------------------------------------------------------------------- --list ---
 
-def fake_module(name: str, suites: Any | None) -> types.ModuleType:
+def fake_module(name: str, suites: Any) -> types.ModuleType:
     module = types.ModuleType(name)
-    if suites is not None:
-        module.suites = suites  # type: ignore[attr-defined]
+    module.suites = suites  # type: ignore[attr-defined]
     return module
 
 
@@ -84,10 +83,8 @@ class FakeMultiDevice(BenchSettings):
 @pytest.fixture
 def fake_group(monkeypatch: pytest.MonkeyPatch) -> click.Group:
     monkeypatch.setitem(sys.modules, "fake_declared", fake_module("fake_declared", fake_suites))
-    monkeypatch.setitem(sys.modules, "fake_undeclared", fake_module("fake_undeclared", None))
     spec = GroupSpec(name="fake", help="A fake group.", backends={
         "declared": BackendSpec("fake_declared", "Declares its suites.", FakeMultiDevice),
-        "undeclared": BackendSpec("fake_undeclared", "Only run() (not converted yet).", FakeMultiDevice),
     }, all_settings=FakeMultiDevice)
     return build_group(spec)
 
@@ -102,7 +99,6 @@ def test_list_prints_target_cases_and_variants_without_computing(fake_group: cli
         "  op_10_float32 [eager]", "  op_10_float32 [jit]", "  op_100_float32 [eager]", "  op_100_float32 [jit]",
         "fake fake @gpu: 4 cases",
         "  op_10_float32 [eager]", "  op_10_float32 [jit]", "  op_100_float32 [eager]", "  op_100_float32 [jit]",
-        "fake undeclared: cases not declared (this backend has no suites() yet)",
     ]
     assert not results_path.exists() or results_path.read_text() == ""  # nothing recorded (preflight may create it)
 
@@ -127,9 +123,10 @@ def test_list_on_a_real_group_names_its_backends() -> None:
     result = invoke("scipy", "all", "--list", "--quick")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    # every backend appears: with its cases (a converted backend) or as not declared yet
+    # every backend appears with its two cases at --quick's array length
     for backend in ("numpy", "jax", "pytorch"):
-        assert any(line.startswith("scipy ") and backend in line for line in lines), lines
+        at = lines.index(f"scipy {backend} @cpu: 2 cases")
+        assert lines[at + 1 : at + 3] == ["  solve_1000_float64", "  loss_eval_1000_float64"], lines
 
 
 # ------------------------------------------------------------------- --quick ---

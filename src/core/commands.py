@@ -2,8 +2,9 @@
 
 Every group works the same way: settings are validated, each selected
 backend module is imported (only now: torch, jax and flax load lazily) and
-its `run(settings, run)` measures through the core and records; then the
-CLI prints the table and, with `--json`, the JSON array of the records.
+declares its suites (`suites(settings)`); the core harness (`src/core/harness.py`)
+prepares, times, checks and records each case; then the CLI prints the table and,
+with `--json`, the JSON array of the records.
 """
 
 from __future__ import annotations
@@ -94,11 +95,8 @@ def run_backend(module: BackendModule, settings: BenchSettings, run: Any) -> Non
     frameworks = [name for name in ("jax", "torch") if name in sys.modules]  # what the backend imported
     try:
         with applied(settings.precision, frameworks):
-            if hasattr(module, "suites"):
-                for suite in module.suites(settings):
-                    run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns)
-            else:  # TRANSITIONAL: a backend not yet declaring suites (removed once every group does)
-                module.run(settings, run)  # type: ignore[attr-defined]
+            for suite in module.suites(settings):
+                run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns)
     except Exception as exc:
         if is_out_of_memory(exc):
             raise OutOfMemory(exc) from None
@@ -173,11 +171,7 @@ def list_cases(group: GroupSpec, names: Sequence[str], settings: BenchSettings) 
 
     listed = declared_cases(group.name, [(name, load_backend(group.backends[name])) for name in names], settings)
     if settings.json_output:
-        click.echo(json.dumps([case.as_json() for backend in listed for case in backend.cases or ()
-                               if case.selected]))
-        for backend in listed:
-            if backend.cases is None:
-                click.echo(f"{group.name} {backend.command}: cases not declared", err=True)
+        click.echo(json.dumps([case.as_json() for backend in listed for case in backend.cases if case.selected]))
         return
     for line in case_lines(group.name, listed, settings.case_patterns):
         click.echo(line)

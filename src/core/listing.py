@@ -6,12 +6,15 @@ import only; nothing is prepared, timed or recorded. `-k/--case` applies as it w
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from src.core.harness import matches
 from src.core.settings import BenchSettings
+
+if TYPE_CHECKING:
+    from src.core.commands import BackendModule
 
 
 @dataclass(frozen=True)
@@ -31,21 +34,18 @@ class ListedCase:
 @dataclass(frozen=True)
 class BackendCases:
     command: str  # the backend subcommand (xla numpy, ...)
-    cases: list[ListedCase] | None  # None: the backend does not declare its cases (no suites())
+    cases: list[ListedCase]
 
 
-def declared_cases(group: str, modules: Sequence[tuple[str, Any]], settings: BenchSettings) -> list[BackendCases]:
+def declared_cases(group: str, modules: Sequence[tuple[str, BackendModule]], settings: BenchSettings
+                   ) -> list[BackendCases]:
     """Per backend subcommand (name, imported module), the cases its suites declare for `settings`."""
     listed: list[BackendCases] = []
     for name, module in modules:
-        suites: Callable[[Any], Any] | None = getattr(module, "suites", None)
-        if suites is None:
-            listed.append(BackendCases(name, None))
-            continue
         listed.append(BackendCases(name, [
             ListedCase(group, suite.target.backend, suite.target.device, case.name, case.variant, case.dtype,
                        matches(case, settings.case_patterns))
-            for suite in suites(settings) for case in suite.cases
+            for suite in module.suites(settings) for case in suite.cases
         ]))
     return listed
 
@@ -54,9 +54,6 @@ def case_lines(group: str, listed: Sequence[BackendCases], patterns: Sequence[st
     """Human lines: per target `backend @device`, its selected cases with their variants."""
     lines: list[str] = []
     for backend in listed:
-        if backend.cases is None:
-            lines.append(f"{group} {backend.command}: cases not declared (this backend has no suites() yet)")
-            continue
         targets: dict[tuple[str, str], list[ListedCase]] = {}
         for case in backend.cases:
             targets.setdefault((case.backend, case.device), []).append(case)
