@@ -30,6 +30,7 @@ from flax import nnx
 import click
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from src.core.flax_params import parameter_count
 from src.core.devices import jax_device
 from src.core.harness import Suite
 from src.core.rng import RNG_Provider
@@ -77,10 +78,6 @@ def max_pool_2x2(x: jax.Array) -> jax.Array:
     which `benchmarks/mnist_cpu.py` measures several times slower than this form's backward pass."""
     n, h, w, c = x.shape
     return x.reshape(n, h // 2, 2, w // 2, 2, c).max(axis=(2, 4))
-
-
-def parameter_count(model: nnx.Module) -> int:
-    return sum(int(np.prod(p.shape)) for p in jax.tree.leaves(nnx.state(model, nnx.Param)))
 
 
 def make_optimizer(settings: MnistSettings, total_steps: int) -> optax.GradientTransformation:

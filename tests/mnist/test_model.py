@@ -15,7 +15,7 @@ def test_parameter_counts_match_across_frameworks() -> None:
     from flax import nnx
 
     from src.mnist.flax_backend import CNN
-    from src.mnist.flax_backend import parameter_count as flax_count
+    from src.core.flax_params import parameter_count as flax_count
     from src.mnist.pytorch_backend import Net
     from src.mnist.pytorch_backend import parameter_count as torch_count
 
