@@ -13,13 +13,13 @@ from pydantic import Field, field_validator, model_validator
 
 from src.core.devices import MULTI_DEVICE
 from src.core.settings import BenchSettings, OptionError
+from src.mnist.names import DataSource
 
 # The array lengths of the sweep; each is run when --total-items reaches it.
 ARRAY_LENGTHS: tuple[int, ...] = (10_000, 100_000, 1_000_000, 10_000_000)
 TRAIN_FRACTION = 0.8  # 80/20 split of the MLP's toy data set
 
 Model = Literal["mlp", "cnn"]
-DataSource = Literal["auto", "hub", "local", "embedded"]
 
 
 def toy_train_points(points: int) -> int:
