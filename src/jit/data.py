@@ -17,7 +17,8 @@ from typing import NamedTuple
 import numpy as np
 from numpy.typing import NDArray
 
-from src.jit.settings import DataSource, JitTrainingSettings, toy_train_points
+from src.jit.settings import JitTrainingSettings, toy_train_points
+from src.mnist.names import DataSource
 
 BLOB_CENTERS = ((-3.0, -3.0), (3.0, 3.0))
 BLOB_STD = 0.7
