@@ -34,7 +34,7 @@ def test_a_product_faster_than_the_gpu_can_compute_fails(monkeypatch: pytest.Mon
     metrics, problems = workload.peak_figures(50_000.0, gpu_settings("float32"))
     assert metrics == {"peak_gflops": 67_000, "peak_share": pytest.approx(50_000 / 67_000)}
     assert problems == []
-    # 13× too fast, as the seed's unsynchronized timing reported: above IEEE float32's peak.
+    # 13× too fast, as unsynchronized timing of JAX's asynchronous dispatch reports: above IEEE float32's peak.
     metrics, problems = workload.peak_figures(13 * 50_000.0, gpu_settings("float32"))
     assert len(problems) == 1 and "above the GPU's peak" in problems[0]
     # The same figure under --precision tf32 is below the TF32 tensor-core peak.

@@ -99,7 +99,7 @@ def test_jax_workload_is_never_reported_faster_than_its_floor(kind: str) -> None
 
 @pytest.mark.parametrize("kind", DEVICES)
 def test_without_sync_async_dispatch_reports_impossible_times(kind: str) -> None:
-    """The trap the seed fell into: the clock is read before the result exists.
+    """The async-dispatch trap: the clock is read before the result exists.
 
     This is the control for the test above: it shows that the floor test
     would catch a measurement core that forgot to synchronize.

@@ -4,8 +4,9 @@ The reference is deliberately independent of the project's measurement core:
 a plain `timeit` loop of NumPy's matmul on the same size and dtype, in its own
 process, best of 7 calls, taken before and after the CLI run (the faster of
 the two, so a busy machine cannot flatter the ratio). Each backend's reported
-product time must be at least 0.8× that. The seed's JAX figure was 13× too
-fast because it read the clock before the asynchronous product existed.
+product time must be at least 0.8× that. A JAX figure taken without waiting
+for the result was 13× too fast: the clock was read before the asynchronous
+product existed.
 
     .venv/bin/pytest -m slow tests/xla/test_reference.py -s
 """
