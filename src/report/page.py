@@ -17,10 +17,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from src.core.results import Scalar
-from src.core.tables import format_value
+from src.core.tables import NOISY_NOTE, format_value
 from src.report.history import GroupHistory, history_cells, history_headers
 from src.report.render import (
-    CHANGE_HEADERS, NOISY_NOTE, baseline_summary, change_cells, cell_text, env_header,
+    CHANGE_HEADERS, baseline_summary, change_cells, cell_text, env_header,
 )
 from src.report.rows import ReportTable
 

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from src.core.environment import LIBRARIES
 from src.core.plots import new_figure, save_figure
 from src.core.results import Scalar
 from src.report.history import GroupHistory, quartiles
@@ -29,7 +30,6 @@ COMPILED_VARIANTS = frozenset({"jit", "jitted", "compiled", "compile", "torch.co
 LOG_SCALE_SPREAD = 20.0
 MAX_WIDTH = 30.0  # inches
 HISTORY_COLUMNS = 3  # panels per row of a history chart
-TITLE_LIBRARIES = ("python", "numpy", "jax", "jaxlib", "flax", "torch")
 
 
 def is_compiled(row: FigureRow) -> bool:
@@ -114,7 +114,7 @@ def time_axis(ax: Axes, log_scale: bool) -> None:
 def machine_title(env: dict[str, Scalar]) -> str:
     """'<CPU> (N cores) · GPU: <name> · jax 0.10.2 · torch 2.13.0 · ...': where and with what it ran."""
     cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
-    versions = [f"{lib} {env[lib]}" for lib in TITLE_LIBRARIES if env.get(lib)]
+    versions = [f"{lib} {env[lib]}" for lib in ("python", *LIBRARIES) if env.get(lib)]
     return " · ".join([f"{env.get('cpu') or 'unknown CPU'}{cores}", f"GPU: {env.get('gpu') or 'none'}", *versions])
 
 

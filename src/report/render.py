@@ -17,13 +17,12 @@ from rich.markup import escape
 from rich.table import Table
 
 from src.core.results import Scalar
-from src.core.tables import comparison_table, format_seconds, format_value
+from src.core.environment import LIBRARIES
+from src.core.tables import NOISY_NOTE, comparison_table, format_seconds, format_value, timing_cell
 from src.report.compare import Comparison
 from src.report.history import GroupHistory, history_cells, history_headers, history_rows
 from src.report.rows import FigureRow, ReportTable
 
-LIBRARIES = ("python", "numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch")
-NOISY_NOTE = "~ noisy: IQR above 10 % of the median"
 VERDICT_STYLE = {"slower": "red", "faster": "green", "unchanged": "dim", "too few samples": "yellow"}
 
 
@@ -33,7 +32,7 @@ def env_header(env: dict[str, Scalar]) -> str:
     """CPU, GPU and library versions of a run, on one line."""
     cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
     parts = [f"CPU: {env.get('cpu') or 'unknown'}{cores}", f"GPU: {env.get('gpu') or 'none'}"]
-    parts += [f"{lib} {env[lib]}" for lib in LIBRARIES if env.get(lib)]
+    parts += [f"{lib} {env[lib]}" for lib in ("python", *LIBRARIES) if env.get(lib)]
     if env.get("git_commit"):
         parts.append(f"git {env['git_commit']}")
     return " · ".join(parts)
@@ -45,14 +44,7 @@ def timing_text(median_s: float, iqr_s: float) -> str:
 
 def cell_text(row: FigureRow | None) -> str:
     """'1.2 ms ± 30 µs ×2.00 ~' like the rich table, without markup."""
-    if row is None or not row.record.median_s:
-        return "—"
-    text = timing_text(row.record.median_s, row.record.iqr_s or 0.0)
-    if row.ratio is not None:
-        text += " (fastest)" if row.fastest else f" ×{row.ratio:.2f}"
-    if row.record.noisy:
-        text += " ~"
-    return text
+    return "—" if row is None else timing_cell(row.record, row.ratio, markup=False)
 
 
 def test_text(comparison: Comparison) -> str:
@@ -195,7 +187,7 @@ def render_github_benchmark(tables: Sequence[ReportTable]) -> str:
             "value": row.record.median_s,
             "range": f"± {row.record.iqr_s or 0.0:.3g}",
             "extra": "\n".join([f"run {row.run_id} · {row.record.repeats} samples"
-                                + (" · noisy: IQR above 10 % of the median" if row.record.noisy else ""),
+                                + (" · " + NOISY_NOTE.removeprefix("~ ") if row.record.noisy else ""),
                                 env_header(row.record.env)]),
         }
         for table in tables for row in table.rows if row.record.median_s
