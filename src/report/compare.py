@@ -33,6 +33,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from src.core.results import Record
+from src.report.student_t import t_quantile, t_sf
 
 Verdict = Literal["faster", "slower", "unchanged", "too few samples"]
 Method = Literal["welch-rounds", "too-few-rounds"]
@@ -54,14 +55,14 @@ class LogRatio:
         """Confidence interval of the ratio (not its log)."""
         if self.se == 0:
             return math.exp(self.value), math.exp(self.value)
-        half = _t_quantile(0.5 + confidence / 2, self.df) * self.se
+        half = t_quantile(0.5 + confidence / 2, self.df) * self.se
         return math.exp(self.value - half), math.exp(self.value + half)
 
     def p_above(self, log_bound: float) -> float:
         """One-sided p-value of 'the log ratio is at most log_bound' (small: clearly above it)."""
         if self.se == 0:
             return 0.0 if self.value > log_bound else 1.0
-        return _t_sf((self.value - log_bound) / self.se, self.df)
+        return t_sf((self.value - log_bound) / self.se, self.df)
 
     def p_beyond(self, threshold_pct: float) -> float:
         """Two-sided p-value of 'the ratio lies within [1/(1+T), 1+T]' (T=0: 'the ratio is 1')."""
@@ -192,19 +193,3 @@ def is_regression(comparison: Comparison | None) -> bool:
 def _iqr(values: Sequence[float]) -> float:
     q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return q3 - q1
-
-
-def _t_sf(t: float, df: float) -> float:
-    """P(T > t) for Student's t with df (real, Welch's) degrees of freedom."""
-    # scipy.special, not scipy.stats: the same distribution functions, and its import costs a quarter of
-    # scipy.stats's (1 s here), which `report --baseline` on a large results file would pay. Lazy: keeps
-    # `report --help` fast. No scipy stubs are installed (ignore kept valid if they are).
-    from scipy.special import stdtr  # type: ignore[import-untyped, unused-ignore]
-
-    return float(stdtr(df, -t))
-
-
-def _t_quantile(probability: float, df: float) -> float:
-    from scipy.special import stdtrit
-
-    return float(stdtrit(df, probability))

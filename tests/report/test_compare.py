@@ -163,3 +163,33 @@ def test_untimed_figure_has_no_comparison() -> None:
     untimed = rounds_of([1.0])[0].model_copy(update={"median_s": None})
     assert compare([untimed], rounds_of([1.0])) is None
     assert not is_regression(None)
+
+
+# ------------------------------------------------- Student's t without scipy ---
+
+def test_student_t_agrees_with_scipy() -> None:
+    from scipy.special import stdtr, stdtrit
+
+    from src.report.student_t import t_quantile, t_sf
+
+    for df in (1, 1.5, 2, 2.7, 4.2, 8, 13.3, 30, 1000, 1e5):
+        for t in (-40, -2.5, -0.3, 0, 0.01, 1, 1.96, 3, 10, 300):
+            assert t_sf(t, df) == pytest.approx(float(stdtr(df, -t)), rel=1e-9, abs=1e-9)
+        for p in (0.01, 0.025, 0.5, 0.9, 0.975, 0.999):
+            assert t_quantile(p, df) == pytest.approx(float(stdtrit(df, p)), rel=1e-9, abs=1e-9)
+    assert t_sf(math.inf, 3) == 0.0 and t_sf(-math.inf, 3) == 1.0
+    assert math.isnan(t_sf(1.0, 0)) and math.isnan(t_quantile(1.0, 3))
+
+
+def test_verdicts_import_no_scipy() -> None:
+    # scipy.special's import cost `report --baseline` 0.3–0.6 s; the verdicts need only two t functions.
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = ("import sys; from src.report.compare import welch_log_ratio; "
+            "r = welch_log_ratio([2.0, 2.1, 2.2], [1.0, 1.1, 1.2]); r.interval(); r.p_beyond(10.0); "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'numpy')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.stdout.strip() == "[]"
