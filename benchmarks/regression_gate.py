@@ -5,7 +5,7 @@ Each trial runs the same command three times back to back, each with --rounds R 
   A' : the same command               (A/A: nothing changed; whatever differs is the machine)
   B  : the same command, made slower  (A/B: a real slowdown of matmul and inverse, same case names)
 then asks the gate A' vs A and B vs A' (so both pairs are equally far apart in time). Prints per trial
-the gate's exit codes and the real ratios of the per-round medians, then the gate's exit-0 rate on A/A,
+the gate's exit codes and the ratios it measured (B over A', A' over A) with the load average, then the gate's exit-0 rate on A/A,
 the share of figures called slower on A/A, the exit-1 rate on A/B with the figures it names, the command,
 and the wall time the extra rounds cost over a single run.
 
@@ -66,7 +66,7 @@ def gate(results: Path) -> tuple[int, list[dict[str, object]]]:
 
 
 def ratio(rows: list[dict[str, object]], case_prefix: str) -> float:
-    """current / baseline of the geometric means of the per-round medians (the gate's change)."""
+    """current / baseline as the gate measured it (its change: geometric means of the rounds' fastest samples)."""
     row = next(r for r in rows if str(r["case"]).startswith(case_prefix))
     return 1 + float(str(row["change_pct"])) / 100
 
@@ -121,7 +121,7 @@ def run(trials: int, rounds: int, slowdown: str, keep: Path | None) -> None:
     print(f"A/B: gate exit 1 in {ab_exit1}/{trials} trials (target ≥ {trials - trials // 20}); figures named: "
           + (", ".join(f"{case} {n}×" for case, n in named.most_common()) or "none"))
     for case, values in ab_ratios.items():
-        print(f"A/B real ratio of {case} (B over A', geometric means of the per-round medians): "
+        print(f"A/B ratio of {case} as the gate measured it (B over A', geometric means of the rounds' fastest samples): "
               f"median ×{statistics.median(values):.2f}, range ×{min(values):.2f}–×{max(values):.2f}")
     print(f"wall time: one run without --rounds {one:.1f} s; with --rounds {rounds} {per_run:.1f} s "
           f"(+{per_run - one:.1f} s, ×{per_run / one:.1f})")
@@ -129,5 +129,5 @@ def run(trials: int, rounds: int, slowdown: str, keep: Path | None) -> None:
 
 if __name__ == "__main__":
     argv = sys.argv[1:]
-    run(int(argv[0]) if argv else 20, int(argv[1]) if len(argv) > 1 else 5,
+    run(int(argv[0]) if argv else 20, int(argv[1]) if len(argv) > 1 else 10,
         argv[2] if len(argv) > 2 else "kernel", Path(argv[3]) if len(argv) > 3 else None)
