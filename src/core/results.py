@@ -323,15 +323,19 @@ def _exact_record(data: dict[str, Any]) -> Record | None:
         if type(mapping) is not dict or not SCALAR_TYPES.issuperset(map(type, mapping.values())):
             return None
     values = _with_defaults(data)
-    return _record_of({name: values[name] for name in FIELD_NAMES}, data)
+    return _record_of({name: values[name] for name in FIELD_NAMES}, _fields_set(data))
 
 
-def _record_of(fields: dict[str, Any], keys: Iterable[str]) -> Record:
-    """A Record from checked values: what pydantic's model_construct sets, without its per-field Python
-    loop. Records with the same keys share one fields-set (only read by model_dump(exclude_unset=...))."""
+def _fields_set(keys: Iterable[str]) -> set[str]:
+    """The one fields-set object shared by records with these keys (only read by model_dump(exclude_unset=...))."""
+    return _FIELD_SETS.setdefault(frozenset(keys), set(keys))
+
+
+def _record_of(fields: dict[str, Any], fields_set: set[str]) -> Record:
+    """A Record from checked values: what pydantic's model_construct sets, without its per-field Python loop."""
     record: Record = Record.__new__(Record)
     object.__setattr__(record, "__dict__", fields)
-    object.__setattr__(record, "__pydantic_fields_set__", _FIELD_SETS.setdefault(frozenset(keys), set(keys)))
+    object.__setattr__(record, "__pydantic_fields_set__", fields_set)
     object.__setattr__(record, "__pydantic_extra__", {})
     object.__setattr__(record, "__pydantic_private__", {"_source": None})
     return record
@@ -346,6 +350,7 @@ INDEX_HEAD = re.compile(
     rb'"backend":"([^"\\]*)",'
 )
 ENV_KEY = b',"env":'
+_INDEXED_SET = _fields_set(_INDEXED_FIELDS)
 
 
 class SkippedLines:
@@ -452,7 +457,7 @@ class Index:
             })
         except UnicodeDecodeError:
             return None
-        record = _record_of(fields, _INDEXED_FIELDS)
+        record = _record_of(fields, _INDEXED_SET)
         record._source = source
         return record
 

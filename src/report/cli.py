@@ -6,6 +6,7 @@ This module imports only click, pydantic and light `src` modules, so that
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -130,6 +131,9 @@ def report(settings: ReportSettings) -> None:
     skipped = SkippedLines()  # bad lines of every phase, reported once per file
     try:
         records = select.load(settings.results, warn, skipped)
+        # The index lives as long as the report: frozen, the cyclic collector stops rescanning its ~10⁵
+        # objects each time the report allocates more (grouping runs took twice as long with it).
+        gc.freeze()
         filters = Filters(run=settings.run, group=settings.group, backend=settings.backend)
         if settings.scaling:  # a view of its own: images/s by process count (the bad-line summary follows it)
             report_scaling(complete_records(
@@ -231,33 +235,25 @@ class Baselines:
 
         self.value = settings.baseline
         self.pool: list[Record] = []
+        self.history: select.RunHistory | None = None
         if self.value == PREVIOUS:
-            self.pool = select.apply_filters(records, filters.every_run())
+            self.history = select.RunHistory(select.apply_filters(records, filters.every_run()))
         elif self.value is not None:
             self.pool = select.baseline_records(self.value, records, filters, warn, skipped)
 
     def for_run(self, run: Sequence[Record]) -> tuple[list[Record] | None, str | None]:
         """(baseline records or None, the note printed under the table)."""
-        from src.report import select
-
         group = run[0].group
         if self.value is None:
             return None, None
-        if self.value == PREVIOUS:
+        if self.history is not None:
             from src.report.envdiff import same_machine
 
             now = run[-1].env
-            same: dict[str, bool] = {}  # per run id: every record of a run was measured on one machine
-
-            def on_this_machine(record: Record) -> bool:
-                if record.run_id not in same:
-                    same[record.run_id] = same_machine(record.env, now)
-                return same[record.run_id]
-
-            of_group = [r for r in self.pool if r.group == group]
-            base = select.previous_run([r for r in of_group if on_this_machine(r)], run)
+            # Every record of a run was measured on one machine: one test per earlier run, latest first.
+            base = self.history.previous(run, lambda earlier: same_machine(earlier[-1].env, now))
             if not base:
-                elsewhere = len(select.previous_run(of_group, run)) > 0
+                elsewhere = len(self.history.previous(run)) > 0
                 return None, f"no earlier {group} run on this machine to compare with" + (
                     " (there are runs from other machines: pass one's run id to compare anyway)" if elsewhere else "")
         else:

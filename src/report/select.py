@@ -6,7 +6,8 @@ the option (`--run`, `--baseline`, ...) and exit with code 2.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import bisect
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,25 +110,53 @@ def apply_filters(records: Sequence[Record], filters: Filters) -> list[Record]:
     return selected
 
 
+def group_runs(records: Iterable[Record]) -> dict[str, list[list[Record]]]:
+    """Per group, the records of each of its runs, in one pass over the records (runs in order of first record)."""
+    runs: dict[tuple[str, str], list[Record]] = {}
+    for record in records:
+        runs.setdefault((record.group, record.run_id), []).append(record)
+    groups: dict[str, list[list[Record]]] = {}
+    for (group, _), run in runs.items():
+        groups.setdefault(group, []).append(run)
+    return groups
+
+
 def latest_runs(records: Sequence[Record]) -> list[list[Record]]:
     """For each group, the records of its latest run."""
-    chosen = []
-    for group_records in by_group(records).values():
-        runs = by_run(group_records)
-        chosen.append(max(runs.values(), key=run_key))
-    return chosen
+    return [max(runs, key=run_key) for runs in group_runs(records).values()]
 
 
 def split_runs(records: Sequence[Record]) -> list[list[Record]]:
     """One list per (group, run): the unit a table shows."""
-    return [run for group_records in by_group(records).values() for run in by_run(group_records).values()]
+    return [run for runs in group_runs(records).values() for run in runs]
+
+
+class RunHistory:
+    """Every run of each group in time order, grouped once (a report asks for a previous run per table)."""
+
+    def __init__(self, records: Iterable[Record]) -> None:
+        self.runs: dict[str, list[list[Record]]] = {}
+        self.keys: dict[str, list[tuple[str, str]]] = {}
+        for group, runs in group_runs(records).items():
+            keyed = sorted(((run_key(run), run) for run in runs), key=lambda pair: pair[0])
+            self.keys[group] = [key for key, _ in keyed]
+            self.runs[group] = [run for _, run in keyed]
+
+    def earlier(self, current: Sequence[Record]) -> Iterator[list[Record]]:
+        """The runs of `current`'s group before it, latest first."""
+        group = current[0].group
+        before = bisect.bisect_left(self.keys.get(group, []), run_key(current))
+        return reversed(self.runs.get(group, [])[:before])
+
+    def previous(self, current: Sequence[Record], accept: Callable[[list[Record]], bool] = lambda _: True,
+                 ) -> list[Record]:
+        """The latest run of the same group before `current` that `accept`s (empty when there is none)."""
+        return next((run for run in self.earlier(current) if accept(run)), [])
 
 
 def previous_run(records: Sequence[Record], current: Sequence[Record]) -> list[Record]:
     """The run of the same group just before `current` (empty when there is none)."""
-    group, key = current[0].group, run_key(current)
-    earlier = [run for run in by_run(r for r in records if r.group == group).values() if run_key(run) < key]
-    return max(earlier, key=run_key) if earlier else []
+    return RunHistory(records).previous(current)
 
 
 def is_path_like(value: str) -> bool:

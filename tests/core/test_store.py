@@ -353,6 +353,20 @@ for i in range(50):
         assert [r.case for r in records if r.backend == f"writer{n}"] == [f"case_{i}" for i in range(50)]
 
 
+def _wait_until_reading(pid: int, path: Path, timeout_s: float = 60.0) -> None:
+    """Until process `pid` has `path` open: a fixed sleep raced the interpreter's start on a loaded machine
+    (the signal then landed in an import, before the CLI's handlers existed)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        try:
+            if any(Path(f"/proc/{pid}/fd/{fd}").resolve() == path.resolve() for fd in os.listdir(f"/proc/{pid}/fd")):
+                return
+        except OSError:  # a descriptor closed while we looked
+            pass
+        time.sleep(0.005)
+    raise AssertionError(f"process {pid} never opened {path}")
+
+
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGINT, 130), (signal.SIGTERM, 143)])
 def test_interrupted_report_ends_with_one_line(tmp_path: Path, signum: int, code: int) -> None:
     results = tmp_path / "results.jsonl"
@@ -362,7 +376,7 @@ def test_interrupted_report_ends_with_one_line(tmp_path: Path, signum: int, code
     child = subprocess.Popen([sys.executable, *AS_IN_A_TERMINAL, str(REPO / "main.py"), "report",
                               "--results", str(results)],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
-    time.sleep(0.3)  # the report needs well over 0.3 s to start and read 60,000 lines
+    _wait_until_reading(child.pid, results)  # the handlers are in place before `report` opens the file
     child.send_signal(signum)
     _, stderr = child.communicate(timeout=60)
     assert child.returncode == code, stderr

@@ -204,7 +204,7 @@ def test_baseline_table_and_markdown_show_the_verdicts(rounds_results: Path) -> 
     table = report("--results", str(rounds_results), "--baseline", XLA_OLD)
     assert table.exit_code == 0, table.stderr
     assert "change against the baseline" in table.stdout and "slower" in table.stdout
-    assert "5 vs 5 round(s), ratio 95 % CI" in table.stdout
+    assert "5 vs 5 round(s), fastest-sample ratio 95 % CI" in table.stdout
     md = report("--results", str(rounds_results), "--baseline", XLA_OLD, "--markdown").stdout
     assert "| case | backend | baseline | now | change | verdict | test |" in md
     assert any(line.startswith("| matmul_100x100_float64 | numpy |") and "| slower |" in line
