@@ -114,6 +114,9 @@ def thread_state() -> dict[str, Scalar]:
         "blas": "; ".join(
             f"{p.get('internal_api')} {p.get('version')}"
             + (f" ({p['threading_layer']})" if p.get("threading_layer") else "")
+            # The kernel family OpenBLAS picked for this CPU (OPENBLAS_CORETYPE can force an older one):
+            # the same library runs a matmul 2-3x slower on Nehalem kernels than on SkylakeX ones.
+            + (f" {p['architecture']} kernels" if p.get("architecture") else "")
             for p in blas
         ) or None,
         "blas_threads": blas[0]["num_threads"] if blas else None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ from src.core.rounds import ROUND_FIELDS, spreads
 from src.core.settings import command_line, parse_settings
 from src.core.threads import framework_environment, merged_xla_flags
 from tests.conftest import invoke, read_jsonl
+
+REPO = Path(__file__).resolve().parents[2]
 
 MAIN = Path(__file__).resolve().parents[2] / "main.py"
 
@@ -120,3 +123,16 @@ def test_round_options_are_hidden_and_checked(results_path: Path) -> None:
     assert result.exit_code == 2 and "--round-index needs --run-id" in result.stderr
     result = invoke("xla", "numpy", "--rounds", "0", "--results", str(results_path))
     assert result.exit_code == 2 and "--rounds" in result.stderr
+
+
+def test_the_blas_kernel_family_is_part_of_the_environment() -> None:
+    """OPENBLAS_CORETYPE forces older kernels (2-3x slower matmuls): two runs that differ only in it
+    must differ in their recorded environment, so `report --baseline` names the cause."""
+    script = "import numpy; from src.core.threads import thread_state; print(thread_state()['blas'])"
+    default = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+                             cwd=REPO).stdout.strip()
+    forced = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO,
+                            env={**os.environ, "OPENBLAS_CORETYPE": "Nehalem"}).stdout.strip()
+    if "openblas" not in default:
+        pytest.skip(f"NumPy's BLAS is not OpenBLAS here: {default}")
+    assert "Nehalem kernels" in forced and default != forced
