@@ -4,8 +4,9 @@ from __future__ import annotations
 
 
 def relative_error(value: float, reference: float) -> float:
-    """|value − reference| / |reference|: how far a result is from what it should be."""
-    return abs(value - reference) / abs(reference)
+    """|value − reference| / |reference|: how far a result is from what it should be (a zero reference
+    counts as 1e-12, so the ratio stays finite)."""
+    return abs(value - reference) / max(abs(reference), 1e-12)
 
 
 def relative_difference(a: float, b: float) -> float:

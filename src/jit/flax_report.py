@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from src.core.harness import Judgement
+from src.core.relative import relative_error
 from src.core.results import Scalar
 from src.core.tables import format_seconds
 from src.jit.batching import Batching
@@ -40,10 +41,6 @@ def case_params(settings: JitTrainingSettings, shape: DataShape, batching: Batch
     }
 
 
-def relative_difference(a: float, b: float) -> float:
-    return abs(a - b) / max(abs(b), 1e-12)
-
-
 def epoch_lines(mode: ModeTraining) -> list[str]:
     assert mode.measurement is not None
     lines = []
@@ -60,7 +57,7 @@ def check_results(jitted: ModeTraining, eager: ModeTraining | None, batching: Ba
     """What went wrong, if anything: the modes' first epochs disagree, or jit compiled unexpectedly."""
     problems = []
     if eager is not None:
-        diff = relative_difference(jitted.losses[0], eager.losses[0])
+        diff = relative_error(jitted.losses[0], eager.losses[0])
         if not diff <= LOSS_RTOL:
             problems.append(
                 f"epoch 1 mean loss jit {jitted.losses[0]:.6g} vs eager {eager.losses[0]:.6g}: "
@@ -89,7 +86,7 @@ def judgement(mode: ModeTraining, eager: ModeTraining | None, batching: Batching
         if eager is not None:
             checks["epoch_1_loss"] = mode.losses[0]
             checks["epoch_1_loss_eager"] = eager.losses[0]
-            checks["epoch_1_loss_rel_diff_vs_eager"] = relative_difference(mode.losses[0], eager.losses[0])
+            checks["epoch_1_loss_rel_diff_vs_eager"] = relative_error(mode.losses[0], eager.losses[0])
             checks["final_loss_eager"] = eager.losses[-1]
         metrics.update(
             cache_before=mode.cache.before,

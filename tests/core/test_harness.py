@@ -175,3 +175,12 @@ def test_a_single_fixed_run_is_one_sample_without_compile_time(tmp_path: Path) -
                                             compiled=True)], repeats=5)
     m = measured["cnn_epoch_8x28x28x1_float32"]
     assert m.repeats == 1 and m.first_call_s is None and run.records[0].compile_s is None
+
+
+def test_relative_error_and_difference() -> None:
+    from src.core.relative import relative_difference, relative_error
+
+    assert relative_error(1.1, 1.0) == pytest.approx(0.1)
+    assert relative_error(0.9, -1.0) == pytest.approx(1.9)
+    assert relative_error(1e-3, 0.0) == pytest.approx(1e9)  # a zero reference stays finite
+    assert relative_difference(1.0, 2.0) == relative_difference(2.0, 1.0) == pytest.approx(0.5)
