@@ -9,7 +9,8 @@ JAX is timed twice:
 * "independent": here, with the frameworks' own tools and none of src/core/timing.py:
   PyTorch through `torch.utils.benchmark.Timer.blocked_autorange` (which synchronizes CUDA) and, on a
   GPU, CUDA events around a loop; JAX through a plain loop that calls `block_until_ready` on every result.
-The precision policy is set directly with each framework's own API, as the CLI sets it.
+The precision policy is set directly with each framework's own API, as the CLI sets it; on a CPU, so are
+the XLA flags `mnist flax` sets (convolutions on XLA's own kernels) and PyTorch's thread count.
 A figure passes when cli / independent lies within 1 ± 0.15; the script exits 1 otherwise.
 On a GPU it also prints the product's share of the datasheet peak (src/core/peaks.py).
 """
@@ -34,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from src.core.devices import gpu_name, resolve_device  # noqa: E402
 from src.core.gpu_policy import JAX_PRECISION, TORCH_PRECISION  # noqa: E402
 from src.core.peaks import datasheet_peak  # noqa: E402
+from src.mnist import xla_flags  # noqa: E402
 
 TOLERANCE = 0.15
 MNIST_BATCH = 128
@@ -56,6 +58,12 @@ def cli_median(args: list[str], case: str, backend: str) -> float:
     return median
 
 
+def cpu_xla_flags(existing: str) -> str:
+    """`existing` XLA_FLAGS with what `mnist flax` sets on a CPU by default (one XLA device, convolutions on
+    XLA's own kernels: src/mnist/xla_flags.py), so that the independent Flax step runs the same kernels."""
+    return xla_flags.merged(existing, xla_flags.cpu_flags(1, "xla"))
+
+
 def loop_median(call: Callable[[], Any], wait: Callable[[Any], Any], seconds: float = 1.0) -> float:
     """A plain loop: call, wait for the result, read the clock; median of the per-call times."""
     for _ in range(3):
@@ -74,8 +82,10 @@ def torch_independent(fn: Callable[[], Any], device: Any) -> dict[str, float]:
     import torch
     import torch.utils.benchmark as tb
 
-    figures = {"torch.utils.benchmark": tb.Timer(stmt="fn()", globals={"fn": fn}).blocked_autorange(
-        min_run_time=1.0).median}
+    # Timer runs stmt on one thread unless told otherwise (num_threads=1 is its default): give it the
+    # process's intra-op pool, the one the CLI's figure used.
+    timer = tb.Timer(stmt="fn()", globals={"fn": fn}, num_threads=torch.get_num_threads())
+    figures = {"torch.utils.benchmark": timer.blocked_autorange(min_run_time=1.0).median}
     if device.type == "cuda":
         for _ in range(3):
             fn()
@@ -162,6 +172,8 @@ def main() -> int:
     n = options.matrix_size or (8192 if kind == "gpu" else 1024)
     common = ["--device", kind, "--precision", options.precision]
 
+    if kind == "cpu":  # before JAX loads: XLA reads its flags once
+        os.environ["XLA_FLAGS"] = cpu_xla_flags(os.environ.get("XLA_FLAGS", ""))
     import jax
     import torch
 

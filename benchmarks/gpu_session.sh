@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Everything the README shows from a GPU machine, in stages that each fit a 10-minute command:
-#   benchmarks/gpu_session.sh tests      pytest -m installation, then the default suite
-#   benchmarks/gpu_session.sh commands   every group with --device gpu and --device auto
-#   benchmarks/gpu_session.sh crosscheck benchmarks/crosscheck.py with both precision policies
+# Everything the README shows from a GPU machine, in stages; one call runs one or more of them within one
+# time budget (BUDGET seconds, default 570, so that a call fits a 10-minute command):
+#   installation   pytest -m installation (JAX and PyTorch compute on the GPU, the precision policy holds)
+#   gpu            every group with --device gpu, mnist flax/pytorch alone, --devices all, a refused size
+#   auto           every group with --device auto
+#   crosscheck     benchmarks/crosscheck.py with both precision policies
+#   suite          the default test suite
+# e.g. benchmarks/gpu_session.sh installation gpu
 # Logs go to $OUT (default /tmp/gpu_out): versions.txt, <stage>.log, results.jsonl.
-# On a machine whose Python already has the frameworks, wheels for the other dependencies may be carried in .whl/.
+# On a machine whose Python already has the frameworks, wheels for the other dependencies may be carried in
+# .whl/ (tools/gpu_wheels.sh downloads them); they are installed into /tmp/site first.
 set -u
-STAGE="${1:?usage: gpu_session.sh tests|commands|crosscheck}"
+[ $# -ge 1 ] || { echo "usage: gpu_session.sh STAGE... (installation gpu auto crosscheck suite)" >&2; exit 2; }
 OUT="${OUT:-/tmp/gpu_out}"; mkdir -p "$OUT"
 PY="${PY:-python3}"
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 COLUMNS=150
@@ -14,11 +19,11 @@ if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
     && export PYTHONPATH=/tmp/site
 fi
-LOG="$OUT/$STAGE.log"
 BUDGET="${BUDGET:-570}"
-step() {  # step TIMEOUT_S CMD...: run with a time limit inside the stage's budget, log output and exit code
+LOG=/dev/null
+step() {  # step TIMEOUT_S CMD...: run with a time limit inside the budget, log output and exit code
   local t="$1"; shift; local left=$((BUDGET - SECONDS))
-  if [ "$left" -lt 10 ]; then echo "=== skipped (stage budget spent): $*" | tee -a "$LOG"; return; fi
+  if [ "$left" -lt 10 ]; then echo "=== skipped (budget spent): $*" | tee -a "$LOG"; return; fi
   [ "$t" -gt "$left" ] && t=$left
   echo "=== \$ $*" | tee -a "$LOG"; local start=$SECONDS
   timeout "$t" "$@" >>"$LOG" 2>&1; echo "=== rc=$? wall=$((SECONDS - start))s" | tee -a "$LOG"
@@ -28,27 +33,34 @@ step() {  # step TIMEOUT_S CMD...: run with a time limit inside the stage's budg
   "$PY" -c "import jax, torch, flax, optax, numpy; print('jax', jax.__version__, 'torch', torch.__version__, 'flax', flax.__version__, 'optax', optax.__version__, 'numpy', numpy.__version__); print(jax.devices()); print(torch.cuda.get_device_name(0), 'CUDA', torch.version.cuda, 'cuDNN', torch.backends.cudnn.version())"
 } > "$OUT/versions.txt" 2>&1
 R="$OUT/results.jsonl"
-case "$STAGE" in
-  tests)
-    step 120 "$PY" -m pytest -p no:cacheprovider -m installation -q -rs
-    step 450 "$PY" -m pytest -p no:cacheprovider -q -rs ;;
-  commands)
-    for dev in gpu auto; do
-      step 120 "$PY" main.py xla all --device $dev --results "$R"
-      step 60 "$PY" main.py xla all --device $dev --dtype float32 --results "$R"
-      step 60 "$PY" main.py jit all --device $dev --results "$R"
-      step 30 "$PY" main.py autograd all --device $dev --results "$R"
-      step 30 "$PY" main.py scipy all --device $dev --results "$R"
-      step 60 "$PY" main.py mnist all --device $dev --num-epochs 2 --results "$R"
-    done
-    step 40 "$PY" main.py mnist flax --device gpu --num-epochs 2 --results "$R"
-    step 40 "$PY" main.py mnist pytorch --device gpu --num-epochs 2 --results "$R"
-    step 40 "$PY" main.py mnist flax --device gpu --devices all --num-epochs 1 --results "$R"
-    step 40 "$PY" main.py mnist pytorch --device gpu --devices all --num-epochs 1 --results "$R"
-    step 30 "$PY" main.py xla jax --device gpu --matrix-size 200000 --results "$R" ;;  # must refuse: exit 2
-  crosscheck)
-    step 250 "$PY" benchmarks/crosscheck.py --device gpu --precision float32
-    step 250 "$PY" benchmarks/crosscheck.py --device gpu --precision tf32 ;;
-  *) echo "unknown stage $STAGE" >&2; exit 2 ;;
-esac
-grep "^===" "$LOG"
+groups() {  # groups DEVICE: every group's `all` on DEVICE
+  local dev="$1"
+  step 120 "$PY" main.py xla all --device "$dev" --results "$R"
+  step 60 "$PY" main.py xla all --device "$dev" --dtype float32 --results "$R"
+  step 90 "$PY" main.py jit all --device "$dev" --results "$R"
+  step 40 "$PY" main.py autograd all --device "$dev" --results "$R"
+  step 40 "$PY" main.py scipy all --device "$dev" --results "$R"
+  step 90 "$PY" main.py mnist all --device "$dev" --num-epochs 2 --results "$R"
+}
+for STAGE in "$@"; do
+  LOG="$OUT/$STAGE.log"
+  case "$STAGE" in
+    installation)
+      step 120 "$PY" -m pytest -p no:cacheprovider -m installation -v -rs ;;
+    gpu)
+      groups gpu
+      step 60 "$PY" main.py mnist flax --device gpu --num-epochs 2 --results "$R"
+      step 60 "$PY" main.py mnist pytorch --device gpu --num-epochs 2 --results "$R"
+      step 60 "$PY" main.py mnist flax --device gpu --devices all --num-epochs 1 --results "$R"
+      step 60 "$PY" main.py mnist pytorch --device gpu --devices all --num-epochs 1 --results "$R"
+      step 30 "$PY" main.py xla jax --device gpu --matrix-size 200000 --results "$R" ;;  # must refuse: exit 2
+    auto)
+      groups auto ;;
+    crosscheck)
+      step 250 "$PY" benchmarks/crosscheck.py --device gpu --precision float32
+      step 250 "$PY" benchmarks/crosscheck.py --device gpu --precision tf32 ;;
+    suite)
+      step 560 "$PY" -m pytest -p no:cacheprovider -q -rs ;;
+    *) echo "unknown stage $STAGE (installation gpu auto crosscheck suite)" >&2; exit 2 ;;
+  esac
+done
