@@ -123,9 +123,11 @@ def test_list_on_a_real_group_names_its_backends() -> None:
     result = invoke("scipy", "all", "--list", "--quick")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    # every backend appears with its two cases at --quick's array length
+    # every backend appears with its two cases at --quick's array length; --device auto: the GPU where one is
+    # visible, except for NumPy, which runs on the CPU only
     for backend in ("numpy", "jax", "pytorch"):
-        at = lines.index(f"scipy {backend} @cpu: 2 cases")
+        device = "cpu" if backend == "numpy" else devices.resolve_device("auto")
+        at = lines.index(f"scipy {backend} @{device}: 2 cases")
         assert lines[at + 1 : at + 3] == ["  solve_1000_float64", "  loss_eval_1000_float64"], lines
 
 

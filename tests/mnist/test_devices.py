@@ -1,4 +1,8 @@
-"""`--devices`: data-parallel Flax over host devices, PyTorch DDP over processes."""
+"""`--devices`: data-parallel Flax over host devices, PyTorch DDP over processes.
+
+Every run here is on the CPU (`--device cpu`), on a GPU machine too: host devices, XLA:CPU's convolution
+kernels and gloo exist only there, and `auto` would pick a GPU machine's GPU, which has its own count.
+"""
 
 from __future__ import annotations
 
@@ -32,7 +36,7 @@ data = synthetic_data()
 out = {}
 for devices in sys.argv[1:]:
     settings = MnistSettings.model_validate(
-        {"devices": devices, "dry_run": True, "num_epochs": 1, "train_batch_size": 16, "comet": "off"}
+        {"device": "cpu", "devices": devices, "dry_run": True, "num_epochs": 1, "train_batch_size": 16, "comet": "off"}
     )
     trainer = FlaxTrainer(settings, data, RNG_Provider(0))
     result = trainer.read_epoch(trainer.train_epoch(3, lambda: None))
@@ -91,7 +95,7 @@ def run_flax_fresh(tmp_path: Path, xla_flags: str | None, *args: str) -> tuple[s
         "from tests.mnist.conftest import synthetic_data\n"
         "cases.read_data = lambda settings, log: synthetic_data()\n"
         "from src.cli import main\n"
-        f"main(['mnist', 'flax', *{[*args, *TINY]!r}, '--results', 'r.jsonl', '--comet', 'off'])\n"
+        f"main(['mnist', 'flax', '--device', 'cpu', *{[*args, *TINY]!r}, '--results', 'r.jsonl', '--comet', 'off'])\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | {"PYTHONPATH": str(REPO)}
     if xla_flags is not None:
@@ -124,7 +128,7 @@ def test_flax_with_ynnpack_convolutions_says_so_in_its_records(tmp_path: Path) -
 
 @needs_two_cores
 def test_pytorch_ddp_two_processes_runs_a_dry_run_epoch(results_path: Path) -> None:
-    result = invoke("mnist", "pytorch", "--devices", "2", *TINY, "--results", str(results_path))
+    result = invoke("mnist", "pytorch", "--device", "cpu", "--devices", "2", *TINY, "--results", str(results_path))
     assert result.exit_code == 0, result.output
     assert "DistributedDataParallel: 2 processes (gloo)" in result.stdout
     records = read_jsonl(results_path)
@@ -136,7 +140,7 @@ def test_pytorch_ddp_two_processes_runs_a_dry_run_epoch(results_path: Path) -> N
 
 
 def test_batch_must_split_over_the_devices() -> None:
-    result = invoke("mnist", "flax", "--devices", "2", "--train-batch-size", "15")
+    result = invoke("mnist", "flax", "--device", "cpu", "--devices", "2", "--train-batch-size", "15")
     if cpu_count() < 2:
         assert "--devices" in result.stderr
     else:

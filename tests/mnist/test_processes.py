@@ -1,7 +1,9 @@
 """Multi-process jobs: options, launchers' environments, the local supervisor, and real 2-process runs.
 
 The real runs start fresh interpreters (JAX's runtime is joined once per process) on tiny IDX files
-(tests/mnist/fixtures.py) in the test's own folder.
+(tests/mnist/fixtures.py) in the test's own folder, on the CPU on any machine (`--device cpu`): two
+processes share one machine's cores over gloo, where on a one-GPU machine NCCL would refuse two ranks on
+the same GPU.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from tests.conftest import invoke, read_jsonl
 from tests.mnist.fixtures import tiny_raw, write_idx
 
 REPO = Path(__file__).resolve().parents[2]
-TINY = ("--data-source", "local", "--dry-run", "--train-batch-size", "16", "--test-batch-size", "32",
+TINY = ("--device", "cpu", "--data-source", "local", "--dry-run", "--train-batch-size", "16", "--test-batch-size", "32",
         "--repeats", "1", "--comet", "off")
 LOAD, STEP = "load_mnist_28x28_uint8", "train_step_16x28x28_float32"
 EPOCH, VALIDATION = "train_epoch_16x28x28_float32", "validation_32x28x28_float32"
@@ -229,7 +231,7 @@ from tests.mnist.conftest import synthetic_data
 
 count, process, port = map(int, sys.argv[1:])
 settings = MnistSettings.model_validate({
-    "num_processes": count, "process_id": process, "coordinator": f"127.0.0.1:{port}", "dry_run": True,
+    "device": "cpu", "num_processes": count, "process_id": process, "coordinator": f"127.0.0.1:{port}", "dry_run": True,
     "num_epochs": 2, "train_batch_size": 16, "comet": "off", "dist_timeout": 120})
 if count == 1:
     trainer = TorchTrainer(settings, synthetic_data(), RNG_Provider(0))

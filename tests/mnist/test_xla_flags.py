@@ -38,8 +38,8 @@ def test_settings_say_the_kernels_in_effect_when_jax_was_already_loaded(monkeypa
 
     monkeypatch.setitem(sys.modules, "jax", sys.modules.get("jax", object()))  # type: ignore[arg-type]
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")  # no YNNPACK flag: jaxlib's default
-    settings = set_xla_flags(FlaxSettings(xla_cpu_conv="xla", comet="off"))
+    settings = set_xla_flags(FlaxSettings(device="cpu", xla_cpu_conv="xla", comet="off"))  # XLA:CPU flags
     assert settings.xla_cpu_conv == "ynnpack"
     assert os.environ["XLA_FLAGS"] == "--xla_cpu_enable_fast_math=false"  # left as it was
     monkeypatch.setenv("XLA_FLAGS", merged("", cpu_flags(1, "xla")))
-    assert set_xla_flags(FlaxSettings(xla_cpu_conv="ynnpack", comet="off")).xla_cpu_conv == "xla"
+    assert set_xla_flags(FlaxSettings(device="cpu", xla_cpu_conv="ynnpack", comet="off")).xla_cpu_conv == "xla"
