@@ -11,7 +11,11 @@
 # On a machine whose Python already has the frameworks, wheels for the other dependencies may be carried in
 # .whl/ (tools/gpu_wheels.sh downloads them); they are installed into /tmp/site first.
 set -u
-[ $# -ge 1 ] || { echo "usage: gpu_session.sh STAGE... (installation gpu auto crosscheck suite)" >&2; exit 2; }
+STAGES="installation gpu auto crosscheck suite"
+[ $# -ge 1 ] || { echo "usage: gpu_session.sh STAGE... ($STAGES)" >&2; exit 2; }
+for STAGE in "$@"; do  # every name checked before any device time is spent
+  case " $STAGES " in *" $STAGE "*) ;; *) echo "unknown stage $STAGE ($STAGES)" >&2; exit 2 ;; esac
+done
 OUT="${OUT:-/tmp/gpu_out}"; mkdir -p "$OUT"
 PY="${PY:-python3}"
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 COLUMNS=150
@@ -61,6 +65,5 @@ for STAGE in "$@"; do
       step 250 "$PY" benchmarks/crosscheck.py --device gpu --precision tf32 ;;
     suite)
       step 560 "$PY" -m pytest -p no:cacheprovider -q -rs ;;
-    *) echo "unknown stage $STAGE (installation gpu auto crosscheck suite)" >&2; exit 2 ;;
   esac
 done
