@@ -22,7 +22,7 @@ from tests.mnist.conftest import EPOCH, TINY
 
 
 REPO = Path(__file__).resolve().parents[2]
-needs_two_cores = pytest.mark.skipif(cpu_count() < 2, reason="--devices 2 needs 2 cores on a CPU-only machine")
+needs_two_cores = pytest.mark.skipif(cpu_count() < 2, reason="--devices 2 on the CPU needs 2 cores")
 
 # Runs in a fresh interpreter: XLA_FLAGS must be set before JAX is imported.
 EQUIVALENCE = """
