@@ -29,6 +29,13 @@ class _Entry(click.Command):
         sys.exit(run_cli(cli, list(args or ())))
 
 
+def auto_device(backend: str) -> str:
+    """Where a backend runs under `--device auto`: the GPU where one is visible, except NumPy (CPU only)."""
+    from src.core.devices import resolve_device
+
+    return "cpu" if backend == "numpy" else resolve_device("auto")
+
+
 def invoke(*args: str) -> Result:
     """`python main.py *args`, in process; result.stdout / result.stderr are separate."""
     return CliRunner().invoke(_Entry("main"), list(args))

@@ -19,7 +19,7 @@ from src.core.commands import BackendSpec, GroupSpec, build_group
 from src.core.harness import Case, Suite, Target, Timed
 from src.core.settings import BenchSettings, command_line, parse_settings, settings_options
 from src.groups import BENCHMARK_GROUPS, COMMANDS, GROUPS, TOOLS
-from tests.conftest import invoke, read_jsonl
+from tests.conftest import auto_device, invoke, read_jsonl
 from tests.help_probe import probe
 
 REPO = Path(__file__).resolve().parents[1]
@@ -123,11 +123,9 @@ def test_list_on_a_real_group_names_its_backends() -> None:
     result = invoke("scipy", "all", "--list", "--quick")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
-    # every backend appears with its two cases at --quick's array length; --device auto: the GPU where one is
-    # visible, except for NumPy, which runs on the CPU only
+    # every backend appears with its two cases at --quick's array length, on its --device auto device
     for backend in ("numpy", "jax", "pytorch"):
-        device = "cpu" if backend == "numpy" else devices.resolve_device("auto")
-        at = lines.index(f"scipy {backend} @{device}: 2 cases")
+        at = lines.index(f"scipy {backend} @{auto_device(backend)}: 2 cases")
         assert lines[at + 1 : at + 3] == ["  solve_1000_float64", "  loss_eval_1000_float64"], lines
 
 

@@ -36,7 +36,8 @@ data = synthetic_data()
 out = {}
 for devices in sys.argv[1:]:
     settings = MnistSettings.model_validate(
-        {"device": "cpu", "devices": devices, "dry_run": True, "num_epochs": 1, "train_batch_size": 16, "comet": "off"}
+        {"device": "cpu", "devices": devices, "dry_run": True, "num_epochs": 1, "train_batch_size": 16,
+         "comet": "off"}
     )
     trainer = FlaxTrainer(settings, data, RNG_Provider(0))
     result = trainer.read_epoch(trainer.train_epoch(3, lambda: None))

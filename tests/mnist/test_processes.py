@@ -27,8 +27,8 @@ from tests.conftest import invoke, read_jsonl
 from tests.mnist.fixtures import tiny_raw, write_idx
 
 REPO = Path(__file__).resolve().parents[2]
-TINY = ("--device", "cpu", "--data-source", "local", "--dry-run", "--train-batch-size", "16", "--test-batch-size", "32",
-        "--repeats", "1", "--comet", "off")
+TINY = ("--device", "cpu", "--data-source", "local", "--dry-run", "--train-batch-size", "16",
+        "--test-batch-size", "32", "--repeats", "1", "--comet", "off")
 LOAD, STEP = "load_mnist_28x28_uint8", "train_step_16x28x28_float32"
 EPOCH, VALIDATION = "train_epoch_16x28x28_float32", "validation_32x28x28_float32"
 
@@ -231,8 +231,8 @@ from tests.mnist.conftest import synthetic_data
 
 count, process, port = map(int, sys.argv[1:])
 settings = MnistSettings.model_validate({
-    "device": "cpu", "num_processes": count, "process_id": process, "coordinator": f"127.0.0.1:{port}", "dry_run": True,
-    "num_epochs": 2, "train_batch_size": 16, "comet": "off", "dist_timeout": 120})
+    "device": "cpu", "num_processes": count, "process_id": process, "coordinator": f"127.0.0.1:{port}",
+    "dry_run": True, "num_epochs": 2, "train_batch_size": 16, "comet": "off", "dist_timeout": 120})
 if count == 1:
     trainer = TorchTrainer(settings, synthetic_data(), RNG_Provider(0))
 else:

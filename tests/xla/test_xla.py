@@ -9,13 +9,12 @@ from typing import Any
 
 import pytest
 
-from src.core.devices import resolve_device
 from src.core.errors import CheckFailed
 from src.core.results import Run
 from src.xla import checks, memory
 from src.xla.settings import XlaSettings
 from tests.help_probe import probe
-from tests.conftest import invoke, read_jsonl
+from tests.conftest import auto_device, invoke, read_jsonl
 
 BACKENDS = ("numpy", "pytorch", "jax")
 DTYPES = ("float64", "float32")
@@ -48,8 +47,7 @@ def test_backend_records_checked_values(backend: str, dtype: str, results_path: 
     records = read_jsonl(results_path)
     assert {r["case"] for r in records} == expected_cases(N, dtype)
     assert len(records) == 6
-    # --device auto: the GPU where one is visible, except for NumPy, which runs on the CPU only.
-    device = "cpu" if backend == "numpy" else resolve_device("auto")
+    device = auto_device(backend)
     assert all(r["backend"] == backend and r["dtype"] == dtype and r["device"] == device for r in records)
     assert all(r["env"]["precision"] == "float32" for r in records)
     assert all(r["median_s"] > 0 and r["repeats"] >= 1 for r in records)
