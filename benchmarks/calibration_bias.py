@@ -9,9 +9,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from src.scipy.data import exact_minimiser, make_sensor_data  # noqa: E402
+from jax_benchmarks.scipy.data import exact_minimiser, make_sensor_data  # noqa: E402
 
 N = 1_000_000
 CASES: dict[str, dict[str, float]] = {

@@ -6,13 +6,13 @@ For the xla product (float32, N×N) and the mnist training step (one batch of 12
 JAX is timed twice:
 * "cli": the real command (`main.py xla <backend> --json`, `main.py mnist <backend> --dry-run --json`)
   in a fresh process, its recorded median;
-* "independent": here, with the frameworks' own tools and none of src/core/timing.py:
+* "independent": here, with the frameworks' own tools and none of src/jax_benchmarks/measure/timing.py:
   PyTorch through `torch.utils.benchmark.Timer.blocked_autorange` (which synchronizes CUDA) and, on a
   GPU, CUDA events around a loop; JAX through a plain loop that calls `block_until_ready` on every result.
 The precision policy is set directly with each framework's own API, as the CLI sets it; on a CPU, so are
 the XLA flags `mnist flax` sets (convolutions on XLA's own kernels) and PyTorch's thread count.
 A figure passes when cli / independent lies within 1 ± 0.15; the script exits 1 otherwise.
-On a GPU it also prints the product's share of the datasheet peak (src/core/peaks.py).
+On a GPU it also prints the product's share of the datasheet peak (src/jax_benchmarks/hardware/peaks.py).
 """
 
 from __future__ import annotations
@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "src"))
 
-from src.core.devices import gpu_name, resolve_device  # noqa: E402
-from src.core.gpu_policy import JAX_PRECISION, TORCH_PRECISION  # noqa: E402
-from src.core.peaks import datasheet_peak  # noqa: E402
-from src.mnist import xla_flags  # noqa: E402
+from jax_benchmarks.hardware.devices import gpu_name, resolve_device  # noqa: E402
+from jax_benchmarks.hardware.gpu_policy import JAX_PRECISION, TORCH_PRECISION  # noqa: E402
+from jax_benchmarks.hardware.peaks import datasheet_peak  # noqa: E402
+from jax_benchmarks.mnist import xla_flags  # noqa: E402
 
 TOLERANCE = 0.15
 MNIST_BATCH = 128
@@ -60,7 +60,7 @@ def cli_median(args: list[str], case: str, backend: str) -> float:
 
 def cpu_xla_flags(existing: str) -> str:
     """`existing` XLA_FLAGS with what `mnist flax` sets on a CPU by default (one XLA device, convolutions on
-    XLA's own kernels: src/mnist/xla_flags.py), so that the independent Flax step runs the same kernels."""
+    XLA's own kernels: src/jax_benchmarks/mnist/xla_flags.py), so that the independent Flax step runs the same kernels."""
     return xla_flags.merged(existing, xla_flags.cpu_flags(1, "xla"))
 
 
@@ -125,21 +125,21 @@ def xla_jax(n: int, kind: str) -> dict[str, float]:
 # ---------------------------------------------------------------- mnist ---
 
 def mnist_settings(kind: str) -> Any:
-    from src.mnist.settings import FlaxSettings
+    from jax_benchmarks.mnist.settings import FlaxSettings
 
     return FlaxSettings(device=kind, data_source="embedded", comet="off", num_epochs=1,
                         train_batch_size=MNIST_BATCH, results=Path(tempfile.mkdtemp()) / "unused.jsonl")
 
 
 def mnist_data() -> Any:
-    from src.mnist.data import load_data
+    from jax_benchmarks.mnist.data import load_data
 
     return load_data("mnist", "embedded", Path(tempfile.mkdtemp()), log=lambda _: None)
 
 
 def mnist_pytorch(kind: str) -> dict[str, float]:
-    from src.core.rng import RNG_Provider
-    from src.mnist.pytorch_backend import TorchTrainer
+    from jax_benchmarks.frameworks.rng import RNG_Provider
+    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
 
     trainer = TorchTrainer(mnist_settings(kind), mnist_data(), RNG_Provider(0))
     trainer.model.train()
@@ -151,8 +151,8 @@ def mnist_flax(kind: str) -> dict[str, float]:
     import jax
     import jax.numpy as jnp
 
-    from src.core.rng import RNG_Provider
-    from src.mnist.flax_backend import FlaxTrainer
+    from jax_benchmarks.frameworks.rng import RNG_Provider
+    from jax_benchmarks.mnist.flax_backend import FlaxTrainer
 
     trainer = FlaxTrainer(mnist_settings(kind), mnist_data(), RNG_Provider(0))
     order = jax.device_put(jnp.arange(trainer.x_train.shape[0]), trainer.placement)

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "src"))
 
-from src.core.timing import measure  # noqa: E402
+from jax_benchmarks.measure.timing import measure  # noqa: E402
 
 
 def main() -> None:

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "src"))
 
 CONFIGS = {
     "pytorch (1 process)": ["pytorch"],
@@ -66,8 +66,8 @@ def pool_backward() -> None:
     import jax.numpy as jnp
     from flax import nnx
 
-    from src.core.timing import jax_sync, measure
-    from src.mnist.flax_backend import max_pool_2x2
+    from jax_benchmarks.measure.timing import jax_sync, measure
+    from jax_benchmarks.mnist.flax_backend import max_pool_2x2
 
     x = jax.random.normal(jax.random.key(0), (128, 24, 24, 64))
     def flax_pool(v: jax.Array) -> jax.Array:

@@ -23,15 +23,15 @@ class _Entry(click.Command):
     """Runs the real entry point (one-line errors, exit codes) under CliRunner."""
 
     def main(self, args: Sequence[str] | None = None, *_: Any, **__: Any) -> Any:
-        from src.cli import cli
-        from src.core.errors import run_cli
+        from jax_benchmarks.cli.root import cli
+        from jax_benchmarks.errors import run_cli
 
         sys.exit(run_cli(cli, list(args or ())))
 
 
 def auto_device(backend: str) -> str:
     """Where a backend runs under `--device auto`: the GPU where one is visible, except NumPy (CPU only)."""
-    from src.core.devices import resolve_device
+    from jax_benchmarks.hardware.devices import resolve_device
 
     return "cpu" if backend == "numpy" else resolve_device("auto")
 

@@ -16,8 +16,8 @@ HEAVY = ("torch", "jax", "flax", "comet_ml", "optax", "tensorflow")
 
 
 def one(watch: list[str], args: list[str]) -> None:
-    from src.cli import cli
-    from src.core.errors import run_cli
+    from jax_benchmarks.cli.root import cli
+    from jax_benchmarks.errors import run_cli
 
     with contextlib.redirect_stdout(io.StringIO()) as out:
         code = run_cli(cli, [*args, "--help"])
@@ -38,7 +38,7 @@ def probe(args: list[str], watch: tuple[str, ...] = HEAVY) -> dict[str, object]:
 def main() -> None:
     import click
 
-    from src.cli import GROUPS, cli
+    from jax_benchmarks.cli.root import GROUPS, cli
 
     results = {"": probe([])}
     for group in GROUPS:
@@ -51,7 +51,7 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).resolve().parents[1] / "src"))
     if sys.argv[1:2] == ["--one"]:
         one(sys.argv[2].split(","), sys.argv[3:])
     else:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from src.cli import GROUPS
+from jax_benchmarks.cli.root import GROUPS
 from tests.conftest import invoke
 
 REPO = Path(__file__).resolve().parents[1]
@@ -71,7 +71,7 @@ def test_bad_input_is_one_line_exit_2(args: list[str], fragment: str) -> None:
 
 
 def test_gpu_requested_without_gpu_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
-    from src.core import devices
+    from jax_benchmarks.hardware import devices
 
     monkeypatch.setattr(devices, "gpu_names", lambda: ())
     result = invoke("xla", "numpy", "--device", "gpu")
@@ -114,14 +114,14 @@ def test_entry_point_is_declared() -> None:
     import tomllib
 
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
-    assert project["scripts"] == {"jax-benchmarks": "src.cli:main"}
+    assert project["scripts"] == {"jax-benchmarks": "jax_benchmarks.cli.root:main"}
 
 
 def test_shell_completion_completes_groups_and_backends() -> None:
     """What `eval "$(_JAX_BENCHMARKS_COMPLETE=bash_source jax-benchmarks)"` asks the CLI for."""
     def complete(words: str, cword: int) -> list[str]:
         env = {"_JAX_BENCHMARKS_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": str(cword)}
-        code = "import sys; sys.argv[0] = 'jax-benchmarks'; from src.cli import main; main()"
+        code = "import sys; sys.argv[0] = 'jax-benchmarks'; from jax_benchmarks.cli.root import main; main()"
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
                              env={**__import__("os").environ, **env}, timeout=120)
         assert res.returncode == 0, res.stderr

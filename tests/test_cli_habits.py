@@ -14,11 +14,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from src.core import devices
-from src.core.commands import BackendSpec, GroupSpec, build_group
-from src.core.harness import Case, Suite, Target, Timed
-from src.core.settings import BenchSettings, command_line, parse_settings, settings_options
-from src.groups import BENCHMARK_GROUPS, COMMANDS, GROUPS, TOOLS
+from jax_benchmarks.hardware import devices
+from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
+from jax_benchmarks.measure.harness import Case, Suite, Target, Timed
+from jax_benchmarks.settings import BenchSettings, command_line, parse_settings, settings_options
+from jax_benchmarks.groups import BENCHMARK_GROUPS, COMMANDS, GROUPS, TOOLS
 from tests.conftest import auto_device, invoke, read_jsonl
 from tests.help_probe import probe
 
@@ -28,14 +28,14 @@ REPO = Path(__file__).resolve().parents[1]
 # ------------------------------------------------------------ one group list ---
 
 def test_cli_and_report_read_the_one_group_list() -> None:
-    import src.cli
-    from src.groups import BenchmarkGroup
-    from src.report.cli import GroupName
+    import jax_benchmarks.cli.root
+    from jax_benchmarks.groups import BenchmarkGroup
+    from jax_benchmarks.report.cli import GroupName
 
-    assert src.cli.GROUPS is GROUPS
+    assert jax_benchmarks.cli.root.GROUPS is GROUPS
     assert tuple(GROUPS) == (*BENCHMARK_GROUPS, "report")
     assert GroupName is BenchmarkGroup
-    # report --group takes exactly the benchmark groups (GroupName is src.groups.BenchmarkGroup)
+    # report --group takes exactly the benchmark groups (GroupName is jax_benchmarks.groups.BenchmarkGroup)
     result = invoke("report", "--group", "nope")
     assert result.exit_code == 2
     assert f"one of {', '.join(BENCHMARK_GROUPS)}" in result.stderr.replace("'", "")
@@ -146,8 +146,8 @@ def parsed(model: type[BenchSettings], *args: str) -> BenchSettings:
 
 
 def test_quick_sets_the_groups_preset_and_explicit_options_win(results_path: Path) -> None:
-    from src.mnist.settings import MnistSettings
-    from src.xla.settings import XlaSettings
+    from jax_benchmarks.mnist.settings import MnistSettings
+    from jax_benchmarks.xla.settings import XlaSettings
 
     r = ("--results", str(results_path))
     quick = parsed(XlaSettings, "--quick", *r)
@@ -161,7 +161,7 @@ def test_quick_sets_the_groups_preset_and_explicit_options_win(results_path: Pat
 
 
 def test_quick_is_not_passed_on_but_its_values_are(results_path: Path) -> None:
-    from src.xla.settings import XlaSettings
+    from jax_benchmarks.xla.settings import XlaSettings
 
     quick = parsed(XlaSettings, "--quick", "--repeats", "5", "--results", str(results_path))
     args = command_line(quick)
@@ -207,8 +207,8 @@ def test_device_all_is_refused_where_a_command_times_one_device(args: list[str])
 
 
 def test_device_all_is_offered_where_a_command_times_several(results_path: Path) -> None:
-    from src.autograd.settings import AutogradSettings
-    from src.jit.settings import SweepSettings
+    from jax_benchmarks.autograd.settings import AutogradSettings
+    from jax_benchmarks.jit.settings import SweepSettings
 
     for model in (SweepSettings, AutogradSettings):
         assert parsed(model, "--device", "all", "--results", str(results_path)).device == "all"
@@ -220,7 +220,7 @@ def test_device_all_is_offered_where_a_command_times_several(results_path: Path)
 
 def test_completion_script_is_produced_for_the_console_script() -> None:
     """`eval "$(_JAX_BENCHMARKS_COMPLETE=bash_source jax-benchmarks)"` (README)."""
-    code = "import sys; sys.argv[0] = 'jax-benchmarks'; from src.cli import main; main()"
+    code = "import sys; sys.argv[0] = 'jax-benchmarks'; from jax_benchmarks.cli.root import main; main()"
     for shell, marker in (("bash", "complete -o nosort -F _jax_benchmarks_completion jax-benchmarks"),
                           ("zsh", "#compdef jax-benchmarks"), ("fish", "complete --no-files --command jax-benchmarks")):
         res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, timeout=120,
@@ -232,9 +232,9 @@ def test_the_project_is_an_installable_package() -> None:
     import tomllib
 
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
-    assert pyproject["project"]["scripts"] == {"jax-benchmarks": "src.cli:main"}
+    assert pyproject["project"]["scripts"] == {"jax-benchmarks": "jax_benchmarks.cli.root:main"}
     assert pyproject["tool"]["poetry"].get("package-mode", True) is True
-    assert {"include": "src"} in pyproject["tool"]["poetry"]["packages"]
+    assert {"include": "jax_benchmarks", "from": "src"} in pyproject["tool"]["poetry"]["packages"]
     assert 'pip install --no-deps -e "$ROOT"' in (REPO / "cli.sh").read_text()
 
 

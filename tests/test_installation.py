@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from src.core.devices import gpu_names
+from jax_benchmarks.hardware.devices import gpu_names
 
 pytestmark = pytest.mark.installation
 
@@ -67,7 +67,7 @@ def relative_error_of_float32_product(framework: str, precision: str) -> float:
     """‖A·B − ref‖ / ‖ref‖ of a 1024² float32 product on the GPU under the run's policy, ref in float64."""
     import numpy as np
 
-    from src.core.gpu_policy import applied
+    from jax_benchmarks.hardware.gpu_policy import applied
 
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((2, 1024, 1024))

@@ -7,14 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from src.autograd import numpy_backend
-from src.autograd.cases import Arrays, gradient_suite
-from src.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, X1, Evaluation, Floats, df_exact, f_exact
-from src.autograd.settings import AutogradSettings, EngineSettings
-from src.core.errors import CheckFailed
-from src.core.harness import run_suite
-from src.core.results import Run, read_records
-from src.f.in_numpy import f
+from jax_benchmarks.autograd import numpy_backend
+from jax_benchmarks.autograd.cases import Arrays, gradient_suite
+from jax_benchmarks.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, X1, Evaluation, Floats, df_exact, f_exact
+from jax_benchmarks.autograd.settings import AutogradSettings, EngineSettings
+from jax_benchmarks.errors import CheckFailed
+from jax_benchmarks.measure.harness import run_suite
+from jax_benchmarks.store.results import Run, read_records
+from jax_benchmarks.example_function.in_numpy import f
 
 SETTINGS = AutogradSettings(points=16, dtype="float64", device="cpu")
 

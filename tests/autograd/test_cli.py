@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from src.autograd.parity import check_parity
-from src.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, Evaluation, Points, df_exact, f_exact
-from src.core.errors import CheckFailed
-from src.core.results import Output, Run
+from jax_benchmarks.autograd.parity import check_parity
+from jax_benchmarks.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, Evaluation, Points, df_exact, f_exact
+from jax_benchmarks.errors import CheckFailed
+from jax_benchmarks.store.results import Output, Run
 from tests.help_probe import probe
 from tests.conftest import invoke, read_jsonl
 
@@ -153,8 +153,8 @@ def test_k_selects_variants_and_parity_compares_only_what_ran(results_path: Path
 def test_suites_are_declared_without_computing(monkeypatch: pytest.MonkeyPatch) -> None:
     """Building the suites names every case (a `list` command prints them) but makes no points and
     calls no gradient."""
-    from src.autograd import jax_backend, numpy_backend, pytorch_backend, reference
-    from src.autograd.settings import EngineSettings
+    from jax_benchmarks.autograd import jax_backend, numpy_backend, pytorch_backend, reference
+    from jax_benchmarks.autograd.settings import EngineSettings
 
     def no_points(*_: object) -> Points:
         raise AssertionError("points were made while declaring the suites")

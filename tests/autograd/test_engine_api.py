@@ -10,12 +10,12 @@ from typing import Any
 import numpy as np
 import pytest
 
-from src.autograd import engine as en
-from src.autograd.engine import nodes
-from src.autograd.engine.operable import Operable
-from src.autograd.engine.ops.methods import METHODS
+from jax_benchmarks import autodiff as en
+from jax_benchmarks.autodiff import nodes
+from jax_benchmarks.autodiff.operable import Operable
+from jax_benchmarks.autodiff.ops.methods import METHODS
 
-ENGINE = Path(__file__).resolve().parents[2] / "src" / "autograd" / "engine"
+ENGINE = Path(__file__).resolve().parents[2] / "src" / "jax_benchmarks" / "autodiff"
 
 
 def test_numpy_array_on_the_left_builds_a_node() -> None:

@@ -8,8 +8,8 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from src.autograd import engine as en
-from src.autograd.engine.backprop import graph_nodes
+from jax_benchmarks import autodiff as en
+from jax_benchmarks.autodiff.backprop import graph_nodes
 from tests.autograd.zkynet import CASES, INPUTS, NoSharingTwoInputs, Simple
 
 pytestmark = pytest.mark.usefixtures("x64")

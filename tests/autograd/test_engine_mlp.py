@@ -7,7 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from src.autograd import engine as en
+from jax_benchmarks import autodiff as en
 
 pytestmark = pytest.mark.usefixtures("x64")
 

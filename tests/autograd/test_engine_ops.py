@@ -10,10 +10,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from src.autograd import engine as en
-from src.autograd.engine.backprop import graph_nodes
-from src.autograd.numpy_backend import loop_grad, make_function, vectorised_grad
-from src.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, df_exact
+from jax_benchmarks import autodiff as en
+from jax_benchmarks.autodiff.backprop import graph_nodes
+from jax_benchmarks.autograd.numpy_backend import loop_grad, make_function, vectorised_grad
+from jax_benchmarks.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, df_exact
 
 pytestmark = pytest.mark.usefixtures("x64")
 

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 import torch
 
-from src.autograd import engine as en
+from jax_benchmarks import autodiff as en
 from tests.autograd.zkynet import CASES as ZKYNET, INPUTS as ZKYNET_INPUTS
 
 TOL = 1e-6

@@ -7,10 +7,10 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from src.autograd import engine as en
-from src.autograd.engine.layout import layered_layout
-from src.autograd.engine.plot import node_text, plot_graph
-from src.autograd.numpy_backend import make_function
+from jax_benchmarks import autodiff as en
+from jax_benchmarks.autodiff.layout import layered_layout
+from jax_benchmarks.autodiff.plot import node_text, plot_graph
+from jax_benchmarks.autograd.numpy_backend import make_function
 
 
 def test_every_operator_sits_above_its_inputs_and_the_output_on_top() -> None:

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from src.autograd import engine as en
+from jax_benchmarks import autodiff as en
 
 
 class Simple(en.Module):

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from src.core import gpu_policy
-from src.core.errors import OutOfMemory, is_out_of_memory
+from jax_benchmarks.hardware import gpu_policy
+from jax_benchmarks.errors import OutOfMemory, is_out_of_memory
 from tests.conftest import invoke, read_jsonl
 
 
@@ -85,8 +85,8 @@ def test_out_of_memory_is_recognised_by_name_and_status() -> None:
 
 
 def test_device_out_of_memory_mid_run_is_one_line_exit_2(results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import src.xla.numpy_backend as numpy_backend
-    from src.core.harness import Case, Suite, Target, Timed
+    import jax_benchmarks.xla.numpy_backend as numpy_backend
+    from jax_benchmarks.measure.harness import Case, Suite, Target, Timed
 
     real_suites = numpy_backend.suites
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from src.core.errors import CheckFailed
-from src.core.harness import Case, Judgement, Target, Timed, matches, run_cases
-from src.core.results import Run, read_records
+from jax_benchmarks.errors import CheckFailed
+from jax_benchmarks.measure.harness import Case, Judgement, Target, Timed, matches, run_cases
+from jax_benchmarks.store.results import Run, read_records
 
 TARGET = Target("numpy", "cpu")
 
@@ -178,7 +178,7 @@ def test_a_single_fixed_run_is_one_sample_without_compile_time(tmp_path: Path) -
 
 
 def test_relative_error_and_difference() -> None:
-    from src.core.relative import relative_difference, relative_error
+    from jax_benchmarks.measure.relative import relative_difference, relative_error
 
     assert relative_error(1.1, 1.0) == pytest.approx(0.1)
     assert relative_error(0.9, -1.0) == pytest.approx(1.9)

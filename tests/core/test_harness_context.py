@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from src.core.errors import CheckFailed
-from src.core.harness import Case, Judgement, Suite, Target, Timed, run_suite
-from src.core.results import Run
+from jax_benchmarks.errors import CheckFailed
+from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed, run_suite
+from jax_benchmarks.store.results import Run
 
 
 class Mode:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from src.core.peaks import datasheet_peak, peak_kind
-from src.xla import workload
-from src.xla.settings import XlaSettings
+from jax_benchmarks.hardware.peaks import datasheet_peak, peak_kind
+from jax_benchmarks.xla import workload
+from jax_benchmarks.xla.settings import XlaSettings
 
 
 def test_peaks_by_gpu_dtype_and_precision() -> None:
@@ -27,7 +27,7 @@ def gpu_settings(precision: str) -> XlaSettings:
 
 
 def test_a_product_faster_than_the_gpu_can_compute_fails(monkeypatch: pytest.MonkeyPatch) -> None:
-    from src.core import devices
+    from jax_benchmarks.hardware import devices
 
     monkeypatch.setattr(devices, "gpu_names", lambda: ("NVIDIA H100 80GB HBM3",))
     monkeypatch.setattr(workload, "gpu_name", lambda: "NVIDIA H100 80GB HBM3")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from src.core.results import Record, Run, read_records
-from src.core.timing import Measurement
+from jax_benchmarks.store.results import Record, Run, read_records
+from jax_benchmarks.measure.timing import Measurement
 
 from tests.conftest import read_jsonl
 
@@ -61,7 +61,7 @@ def test_corrupt_and_truncated_lines_are_skipped_with_their_number(results_path:
 
 
 def test_format_seconds_picks_the_unit_after_rounding() -> None:
-    from src.core.tables import format_seconds
+    from jax_benchmarks.cli.tables import format_seconds
 
     assert format_seconds(9.997e-7) == "1 µs"  # not "1e+03 ns"
     assert format_seconds(0.0123) == "12.3 ms"

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from src.core.rng import RNG_Provider
+from jax_benchmarks.frameworks.rng import RNG_Provider
 
 
 def test_get_returns_a_fresh_key_each_call_and_is_reproducible() -> None:

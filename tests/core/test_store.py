@@ -17,10 +17,10 @@ from typing import Any
 
 import pytest
 
-from src.core import results as store
-from src.core.errors import ResultsWriteError
-from src.core.results import Record, Run, append_record, check_results_path, read_records
-from src.core.timing import Measurement
+from jax_benchmarks.store import results as store
+from jax_benchmarks.errors import ResultsWriteError
+from jax_benchmarks.store.results import Record, Run, append_record, check_results_path, read_records
+from jax_benchmarks.measure.timing import Measurement
 from tests.conftest import invoke, read_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
@@ -133,9 +133,9 @@ def test_a_real_short_write_at_the_file_size_limit_is_undone(tmp_path: Path) -> 
 import resource, signal, sys
 sys.path.insert(0, {str(REPO)!r})
 from pathlib import Path
-from src.core.errors import ResultsWriteError
-from src.core.results import Run
-from src.core.timing import Measurement
+from jax_benchmarks.errors import ResultsWriteError
+from jax_benchmarks.store.results import Run
+from jax_benchmarks.measure.timing import Measurement
 run = Run("xla", Path({str(results)!r}))
 run.record(backend="numpy", case="a", device="cpu", measurement=Measurement((0.1,)))
 size = Path({str(results)!r}).stat().st_size
@@ -271,7 +271,7 @@ def test_an_interrupt_swallowed_by_a_gc_callback_still_ends_the_run_with_130(tmp
     backend = tmp_path / "gc_swallow_backend.py"
     backend.write_text(
         "import gc, os, signal\n"
-        "from src.core.harness import Case, Suite, Target, Timed\n"
+        "from jax_benchmarks.measure.harness import Case, Suite, Target, Timed\n"
         "def nothing():\n"
         "    return Timed(lambda: None)\n"
         "def interrupt_in_a_gc_callback():\n"
@@ -290,9 +290,9 @@ def test_an_interrupt_swallowed_by_a_gc_callback_still_ends_the_run_with_130(tmp
     script = f"""
 import sys
 sys.path[:0] = [{str(REPO)!r}, {str(tmp_path)!r}]
-from src.core.commands import BackendSpec, GroupSpec, build_group
-from src.core.errors import run_cli
-from src.core.settings import BenchSettings
+from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
+from jax_benchmarks.errors import run_cli
+from jax_benchmarks.settings import BenchSettings
 group = build_group(GroupSpec("xla", "", {{"fake": BackendSpec("gc_swallow_backend", "", BenchSettings)}}))
 sys.exit(run_cli(group, ["fake", "--results", {str(results)!r}]))
 """
@@ -338,8 +338,8 @@ def test_concurrent_writers_processes_never_mix_lines(results_path: Path) -> Non
 import sys
 sys.path.insert(0, {str(REPO)!r})
 from pathlib import Path
-from src.core.results import Run
-from src.core.timing import Measurement
+from jax_benchmarks.store.results import Run
+from jax_benchmarks.measure.timing import Measurement
 run = Run("xla", Path({str(results_path)!r}))
 for i in range(50):
     run.record(backend=sys.argv[1], case=f"case_{{i}}", device="cpu", measurement=Measurement((0.1,) * 50))
@@ -386,7 +386,7 @@ def test_interrupted_report_ends_with_one_line(tmp_path: Path, signum: int, code
 
 
 def test_a_signal_ignored_at_start_stays_ignored() -> None:
-    from src.core.errors import handling
+    from jax_benchmarks.errors import handling
 
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:

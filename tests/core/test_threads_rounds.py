@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from src.cli import GROUPS
-from src.core.devices import cpu_count
-from src.core.environment import environment
-from src.core.rounds import ROUND_FIELDS, spreads
-from src.core.settings import command_line, parse_settings
-from src.core.threads import framework_environment, merged_xla_flags
+from jax_benchmarks.cli.root import GROUPS
+from jax_benchmarks.hardware.devices import cpu_count
+from jax_benchmarks.hardware.environment import environment
+from jax_benchmarks.measure.rounds import ROUND_FIELDS, spreads
+from jax_benchmarks.settings import command_line, parse_settings
+from jax_benchmarks.hardware.threads import framework_environment, merged_xla_flags
 from tests.conftest import invoke, read_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,7 +71,7 @@ def test_framework_environment_for_one_and_two_threads() -> None:
 
 
 def test_environment_does_not_import_frameworks() -> None:
-    code = ("import sys; from src.core.environment import environment; environment(); "
+    code = ("import sys; from jax_benchmarks.hardware.environment import environment; environment(); "
             "print([m for m in ('torch', 'jax', 'flax') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], cwd=MAIN.parent, capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -110,7 +110,7 @@ def test_rounds_run_fresh_processes_under_one_run_id(results_path: Path) -> None
     assert len({r["run_id"] for r in records}) == 1
     assert sorted({r["round_index"] for r in records}) == [0, 1, 2] and {r["rounds"] for r in records} == {3}
     assert {r["env"]["threads"] for r in records} == {1}
-    from src.core.results import Record
+    from jax_benchmarks.store.results import Record
     figures = spreads([Record.model_validate(r) for r in records])
     assert len(figures) == 6 and all(len(f.round_medians) == 3 for f in figures)
 
@@ -128,7 +128,7 @@ def test_round_options_are_hidden_and_checked(results_path: Path) -> None:
 def test_the_blas_kernel_family_is_part_of_the_environment() -> None:
     """OPENBLAS_CORETYPE forces older kernels (2-3x slower matmuls): two runs that differ only in it
     must differ in their recorded environment, so `report --baseline` names the cause."""
-    script = "import numpy; from src.core.threads import thread_state; print(thread_state()['blas'])"
+    script = "import numpy; from jax_benchmarks.hardware.threads import thread_state; print(thread_state()['blas'])"
     default = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
                              cwd=REPO).stdout.strip()
     forced = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, cwd=REPO,

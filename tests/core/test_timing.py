@@ -6,8 +6,8 @@ import time
 
 import pytest
 
-from src.core.devices import gpu_names
-from src.core.timing import Measurement, jax_sync, measure, no_sync, single, time_call
+from jax_benchmarks.hardware.devices import gpu_names
+from jax_benchmarks.measure.timing import Measurement, jax_sync, measure, no_sync, single, time_call
 
 
 def test_statistics_of_known_samples() -> None:
@@ -62,7 +62,7 @@ def test_invalid_arguments_are_refused() -> None:
 # FLOP/cycle (two AVX-512 FMA units). Nothing this machine has can beat it,
 # so FLOPs / (cores x this) is a physical floor for the matmul's duration.
 # On a GPU the floor comes from its datasheet peak for IEEE float32 products
-# (src/core/peaks.py), the precision the product is computed in here.
+# (src/jax_benchmarks/hardware/peaks.py), the precision the product is computed in here.
 MAX_FLOPS_PER_CORE = 5e9 * 64
 N = 3000
 DEVICES = ["cpu", pytest.param("gpu", marks=pytest.mark.skipif(not gpu_names(), reason="no NVIDIA GPU visible"))]
@@ -72,8 +72,8 @@ def _matmul_and_floor(kind: str):  # type: ignore[no-untyped-def]
     import jax
     import jax.numpy as jnp
 
-    from src.core.devices import cpu_count, gpu_name, jax_device
-    from src.core.peaks import datasheet_peak
+    from jax_benchmarks.hardware.devices import cpu_count, gpu_name, jax_device
+    from jax_benchmarks.hardware.peaks import datasheet_peak
 
     flops = 2 * N**3
     if kind == "cpu":
@@ -81,7 +81,7 @@ def _matmul_and_floor(kind: str):  # type: ignore[no-untyped-def]
     else:
         peak = datasheet_peak(gpu_name(), "float32", "float32")
         if peak is None:
-            pytest.skip(f"no datasheet peak for {gpu_name()} in src/core/peaks.py")
+            pytest.skip(f"no datasheet peak for {gpu_name()} in src/jax_benchmarks/hardware/peaks.py")
         floor = flops / (peak.gflops * 1e9)
     # Committed to the device, so the product runs there (the CPU floor means nothing for a GPU product).
     a = jax.device_put(jax.random.uniform(jax.random.key(0), (N, N), dtype=jnp.float32), jax_device(kind))

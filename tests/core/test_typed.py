@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from src.core.typed import typed_grad, typed_jit
+from jax_benchmarks.frameworks.typed import typed_grad, typed_jit
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,7 @@ SNIPPET = textwrap.dedent(
     """
     import jax
     import jax.numpy as jnp
-    from src.core.typed import typed_grad, typed_jit
+    from jax_benchmarks.frameworks.typed import typed_grad, typed_jit
 
     def scale(x: jax.Array, factor: float) -> jax.Array:
         return x * factor

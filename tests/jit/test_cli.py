@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from src.jit import pytorch_backend
+from jax_benchmarks.jit import pytorch_backend
 from tests.help_probe import probe
 from tests.conftest import invoke, read_jsonl
 
@@ -141,7 +141,7 @@ def test_k_runs_only_the_selected_cases_after_the_x1_check(results_path: Path) -
 
 
 def test_gpu_request_without_gpu_is_refused() -> None:
-    from src.core.devices import gpu_names
+    from jax_benchmarks.hardware.devices import gpu_names
 
     if gpu_names():
         pytest.skip("a GPU is visible on this machine")

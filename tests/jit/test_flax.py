@@ -11,14 +11,14 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from src.jit import data as training_data
-from src.jit import flax_backend
-from src.jit.batching import Batching
-from src.jit.data import TrainingArrays, toy_dataset
-from src.jit.epochs import ModeTraining
-from src.jit.flax_report import check_results
-from src.jit.jit_cache import CacheTrace
-from src.jit.settings import JitTrainingSettings
+from jax_benchmarks.jit import data as training_data
+from jax_benchmarks.jit import flax_backend
+from jax_benchmarks.jit.batching import Batching
+from jax_benchmarks.jit.data import TrainingArrays, toy_dataset
+from jax_benchmarks.jit.epochs import ModeTraining
+from jax_benchmarks.jit.flax_report import check_results
+from jax_benchmarks.jit.jit_cache import CacheTrace
+from jax_benchmarks.jit.settings import JitTrainingSettings
 from tests.conftest import invoke, read_jsonl
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -111,8 +111,8 @@ def test_cnn_trains_with_and_without_jit_on_injected_images(
     assert records["jit"]["repeats"] == 1  # one epoch: a single figure, compilation included
 
 
-@pytest.mark.skipif(importlib.util.find_spec("src.mnist.data") is None,
-                    reason="src.mnist.data (the mnist group's loader) is not in this checkout yet")
+@pytest.mark.skipif(importlib.util.find_spec("jax_benchmarks.mnist.data") is None,
+                    reason="jax_benchmarks.mnist.data (the mnist group's loader) is not in this checkout yet")
 def test_cnn_reads_the_embedded_mnist_digits(results_path: Path) -> None:
     result = invoke("jit", "flax", "--model", "cnn", "--data-source", "embedded", "--train-images", "128",
                     "--batch-size", "64", "--epochs", "1", "--results", str(results_path))

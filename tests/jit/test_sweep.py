@@ -7,16 +7,16 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from src.core import devices
-from src.core.devices import devices_to_time
-from src.core.errors import CheckFailed
-from src.core.harness import Suite, run_suite
-from src.core.results import Run
-from src.core.timing import no_sync
-from src.f.in_numpy import f
-from src.jit import jax_backend, numpy_backend, pytorch_backend
-from src.jit.settings import SweepSettings
-from src.jit.sweep import F32, OnDevice, SweepVariant, X1Agreement, check_x1, sweep_input, sweep_points, sweep_suite, x1
+from jax_benchmarks.hardware import devices
+from jax_benchmarks.hardware.devices import devices_to_time
+from jax_benchmarks.errors import CheckFailed
+from jax_benchmarks.measure.harness import Suite, run_suite
+from jax_benchmarks.store.results import Run
+from jax_benchmarks.measure.timing import no_sync
+from jax_benchmarks.example_function.in_numpy import f
+from jax_benchmarks.jit import jax_backend, numpy_backend, pytorch_backend
+from jax_benchmarks.jit.settings import SweepSettings
+from jax_benchmarks.jit.sweep import F32, OnDevice, SweepVariant, X1Agreement, check_x1, sweep_input, sweep_points, sweep_suite, x1
 from tests.conftest import read_jsonl
 
 
@@ -54,7 +54,7 @@ def test_suites_name_every_case_without_computing_anything(tmp_path: Path, monke
     def must_not_run(*_: object) -> object:
         raise AssertionError("computed while building the suites")
 
-    monkeypatch.setattr("src.jit.sweep.sweep_input", must_not_run)
+    monkeypatch.setattr("jax_benchmarks.jit.sweep.sweep_input", must_not_run)
     monkeypatch.setattr(jax_backend, "on", must_not_run)
     monkeypatch.setattr(jax_backend, "typed_jit", must_not_run)
     monkeypatch.setattr(pytorch_backend, "on", must_not_run)
@@ -151,7 +151,7 @@ def test_syncing_the_last_result_waits_for_every_dispatched_call() -> None:
     """The timed loop blocks on its last result only: the device must run calls in order."""
     import jax
 
-    from src.f.in_jax import f as jax_f
+    from jax_benchmarks.example_function.in_jax import f as jax_f
 
     jitted = jax.jit(jax_f)
     x = jax.numpy.asarray(sweep_input(1_000_000))

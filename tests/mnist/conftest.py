@@ -8,11 +8,11 @@ from typing import Any, NamedTuple
 import numpy as np
 import pytest
 
-from src.core.devices import resolve_device
+from jax_benchmarks.hardware.devices import resolve_device
 
 # A dry run (3 steps of 16 images), one epoch, validation on 32-image batches, one timed repeat.
 TINY = ("--dry-run", "--num-epochs", "1", "--train-batch-size", "16", "--test-batch-size", "32", "--repeats", "1")
-# The case names those options give (`{op}_{shape}_{dtype}`, src/mnist/cases.py).
+# The case names those options give (`{op}_{shape}_{dtype}`, src/jax_benchmarks/mnist/cases.py).
 LOAD, PEAK = "load_mnist_28x28_uint8", "matmul_peak_2048x2048_float32"
 STEP, EPOCH, VALIDATION = "train_step_16x28x28_float32", "train_epoch_16x28x28_float32", "validation_32x28x28_float32"
 
@@ -61,7 +61,7 @@ def synthetic_data(n_train: int = 96, n_test: int = 40, seed: int = 0) -> FakeDa
 @pytest.fixture(autouse=True)
 def _synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
     """Training runs read the synthetic data (96 train, 40 test images); no comet.ml key is set."""
-    monkeypatch.setattr("src.mnist.cases.read_data", lambda settings, log: synthetic_data())
+    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", lambda settings, log: synthetic_data())
     monkeypatch.delenv("COMET_API_KEY", raising=False)
 
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from src.core.devices import resolve_device
-from src.mnist.settings import FlaxSettings, MnistSettings
+from jax_benchmarks.hardware.devices import resolve_device
+from jax_benchmarks.mnist.settings import FlaxSettings, MnistSettings
 from tests.conftest import invoke, read_jsonl
 from tests.mnist.conftest import EPOCH, LOAD, STEP, TINY, VALIDATION, auto_cases_with_peak
 
@@ -18,13 +18,13 @@ def refuse_to_read(settings: object, log: object) -> None:
 
 @pytest.mark.parametrize("backend", ["pytorch", "flax"])
 def test_suites_name_every_case_without_reading_data(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("src.mnist.cases.read_data", refuse_to_read)
+    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", refuse_to_read)
     if backend == "flax":
-        from src.mnist.flax_backend import suites
+        from jax_benchmarks.mnist.flax_backend import suites
 
         (suite,) = suites(FlaxSettings(num_epochs=2, train_batch_size=64, test_batch_size=500, comet="off"))
     else:
-        from src.mnist.pytorch_backend import suites as torch_suites
+        from jax_benchmarks.mnist.pytorch_backend import suites as torch_suites
 
         (suite,) = torch_suites(MnistSettings(num_epochs=2, train_batch_size=64, test_batch_size=500, comet="off"))
     step, epoch, validation = "train_step_64x28x28_float32", "train_epoch_64x28x28_float32", "validation_500x28x28_float32"
@@ -35,9 +35,9 @@ def test_suites_name_every_case_without_reading_data(backend: str, monkeypatch: 
 
 
 def test_evaluate_and_preprocess_suites_read_no_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("src.mnist.cases.read_data", refuse_to_read)
-    from src.mnist.preprocess import suites as data_suites
-    from src.mnist.pytorch_backend import suites
+    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", refuse_to_read)
+    from jax_benchmarks.mnist.preprocess import suites as data_suites
+    from jax_benchmarks.mnist.pytorch_backend import suites
 
     (evaluate,) = suites(MnistSettings(mode="evaluate", comet="off"))
     assert [(c.name, c.variant) for c in evaluate.cases] == [
@@ -82,8 +82,8 @@ def test_a_run_stopped_mid_training_still_closes_its_experiment(
     results_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Ctrl-C during an epoch: the comet.ml experiment is ended once (an offline archive is completed)."""
-    from src.core.tracking import Tracker
-    from src.mnist.pytorch_backend import TorchTrainer
+    from jax_benchmarks.tracking import Tracker
+    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
 
     ended: list[str] = []
 
@@ -95,7 +95,7 @@ def test_a_run_stopped_mid_training_still_closes_its_experiment(
     def interrupted(*_: object, **__: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("src.mnist.cases.start_tracking", lambda *_, **__: Recording())
+    monkeypatch.setattr("jax_benchmarks.mnist.cases.start_tracking", lambda *_, **__: Recording())
     monkeypatch.setattr(TorchTrainer, "train_epoch", interrupted)
     result = invoke("mnist", "pytorch", *TINY, "--results", str(results_path))
     assert result.exit_code == 130, result.output

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from src.core.devices import cpu_count
-from src.mnist.xla_flags import DOTS_ONLY, HOST_DEVICES, YNNPACK_OPS, cpu_flags, merged
+from jax_benchmarks.hardware.devices import cpu_count
+from jax_benchmarks.mnist.xla_flags import DOTS_ONLY, HOST_DEVICES, YNNPACK_OPS, cpu_flags, merged
 from tests.conftest import invoke, read_jsonl
 from tests.mnist.conftest import EPOCH, TINY
 
@@ -27,9 +27,9 @@ needs_two_cores = pytest.mark.skipif(cpu_count() < 2, reason="--devices 2 on the
 # Runs in a fresh interpreter: XLA_FLAGS must be set before JAX is imported.
 EQUIVALENCE = """
 import json, sys
-from src.core.rng import RNG_Provider
-from src.mnist.flax_backend import FlaxTrainer
-from src.mnist.settings import MnistSettings
+from jax_benchmarks.frameworks.rng import RNG_Provider
+from jax_benchmarks.mnist.flax_backend import FlaxTrainer
+from jax_benchmarks.mnist.settings import MnistSettings
 from tests.mnist.conftest import synthetic_data
 
 data = synthetic_data()
@@ -92,10 +92,10 @@ def run_flax_fresh(tmp_path: Path, xla_flags: str | None, *args: str) -> tuple[s
     """`mnist flax ARGS` on synthetic data in a fresh interpreter (the CLI sets XLA_FLAGS before JAX starts);
     returns its stdout and its first train_epoch record."""
     script = (
-        "import src.mnist.cases as cases\n"
+        "import jax_benchmarks.mnist.cases as cases\n"
         "from tests.mnist.conftest import synthetic_data\n"
         "cases.read_data = lambda settings, log: synthetic_data()\n"
-        "from src.cli import main\n"
+        "from jax_benchmarks.cli.root import main\n"
         f"main(['mnist', 'flax', '--device', 'cpu', *{[*args, *TINY]!r}, '--results', 'r.jsonl', '--comet', 'off'])\n"
     )
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"} | {"PYTHONPATH": str(REPO)}

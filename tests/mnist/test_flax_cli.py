@@ -30,7 +30,7 @@ sys.path.insert(0, {repo!r})
 from pathlib import Path
 import jax.numpy as jnp
 import orbax.checkpoint as ocp
-from src.mnist.checkpoints import save_atomically
+from jax_benchmarks.mnist.checkpoints import save_atomically
 
 class OrbaxTrainer:
     backend = "flax"

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from src.mnist.checkpoints import save_atomically, write_atomically
-from src.mnist.trainer import EpochResult
+from jax_benchmarks.mnist.checkpoints import save_atomically, write_atomically
+from jax_benchmarks.mnist.trainer import EpochResult
 from tests.conftest import invoke, read_jsonl
 from tests.mnist.conftest import EPOCH, TINY, VALIDATION
 
@@ -27,7 +27,7 @@ def test_adam_momentum_1_is_refused_before_any_work(backend: str, results_path: 
 
 
 def test_sgd_momentum_1_is_still_valid() -> None:
-    from src.mnist.settings import MnistSettings
+    from jax_benchmarks.mnist.settings import MnistSettings
 
     assert MnistSettings(optimizer="sgd", momentum=1.0).momentum == 1.0
 
@@ -56,7 +56,7 @@ def test_report_plot_checks_the_plot_folder_first(results_path: Path) -> None:
 
 def test_nan_loss_stops_training_exit_1_and_saves_nothing(results_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from src.mnist.pytorch_backend import TorchTrainer
+    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
 
     real = TorchTrainer.read_epoch
 

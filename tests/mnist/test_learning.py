@@ -7,27 +7,27 @@ from typing import Any
 
 import pytest
 
-from src.core.rng import RNG_Provider
-from src.mnist.data import MnistData
-from src.mnist.settings import MnistSettings
-from src.mnist.trainer import Trainer, plan
+from jax_benchmarks.frameworks.rng import RNG_Provider
+from jax_benchmarks.mnist.data import MnistData
+from jax_benchmarks.mnist.settings import MnistSettings
+from jax_benchmarks.mnist.trainer import Trainer, plan
 
 TRAIN_IMAGES = 640  # 20 steps of 32: seconds, not minutes, on a shared 2-core machine
 
 
 def make_trainer(backend: str, settings: MnistSettings, data: MnistData) -> Trainer[Any, Any]:
     if backend == "flax":
-        from src.mnist.flax_backend import FlaxTrainer
+        from jax_benchmarks.mnist.flax_backend import FlaxTrainer
 
         return FlaxTrainer(settings, data, RNG_Provider(0))
-    from src.mnist.pytorch_backend import TorchTrainer
+    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
 
     return TorchTrainer(settings, data, RNG_Provider(0))
 
 
 @pytest.mark.parametrize("backend", ["flax", "pytorch"])
 def test_one_short_epoch_is_far_above_chance(backend: str, results_path: Path) -> None:
-    from src.mnist.data import load_data
+    from jax_benchmarks.mnist.data import load_data
 
     data = load_data("mnist", "embedded", Path("data"), log=lambda _: None)
     data = data._replace(images_train=data.images_train[:TRAIN_IMAGES], y_train=data.y_train[:TRAIN_IMAGES])

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from src.mnist.throughput import gpu_peak
+from jax_benchmarks.mnist.throughput import gpu_peak
 from tests.conftest import invoke, read_jsonl
 from tests.help_probe import probe
 from tests.mnist.conftest import EPOCH, LOAD, PEAK, STEP, TINY, VALIDATION, auto_cases_with_peak, by_case
@@ -28,7 +28,7 @@ def check_dry_run_and_round_trip(backend: str, results_path: Path) -> None:
     assert epoch["params"]["steps_per_epoch"] == 3 and epoch["params"]["epoch"] == 1  # dry run: a few batches
     assert epoch["params"]["source"] == "synthetic" and epoch["params"]["train_images"] == 96
     # The share of peak is of the peak this run measured on a CPU (the peak case's figure reaches the later
-    # cases), of the datasheet's on a GPU (none for a GPU not in src/core/peaks.py).
+    # cases), of the datasheet's on a GPU (none for a GPU not in src/jax_benchmarks/hardware/peaks.py).
     peak = cases[PEAK][0]["metrics"]["gflops"] if PEAK in cases else gpu_peak("float32")[0]
     for metric in ("images_per_s", "gflops", "loss", "accuracy", "loop_overhead", *(["peak_share"] if peak else [])):
         assert isinstance(epoch["metrics"][metric], float), metric

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from src.core.settings import command_line
-from src.mnist import cluster
-from src.mnist.settings import FlaxSettings
-from src.mnist.trainer import devices_variant
+from jax_benchmarks.settings import command_line
+from jax_benchmarks.mnist import cluster
+from jax_benchmarks.mnist.settings import FlaxSettings
+from jax_benchmarks.mnist.trainer import devices_variant
 from tests.conftest import invoke, read_jsonl
 from tests.mnist.fixtures import tiny_raw, write_idx
 
@@ -221,12 +221,12 @@ def test_flax_two_processes_reach_the_one_process_loss_curve(tiny_idx: Path) -> 
 # to compare everything else (the global batches, DDP's gradient average, Adam, the schedule).
 TORCH_PROBE = """
 import json, sys
-from src.mnist import model_spec
+from jax_benchmarks.mnist import model_spec
 model_spec.DROPOUT_CONV = model_spec.DROPOUT_DENSE = 0.0
-from src.core.rng import RNG_Provider
-from src.mnist.distributed import join_torch, leave
-from src.mnist.pytorch_backend import DDPTrainer, TorchTrainer
-from src.mnist.settings import MnistSettings
+from jax_benchmarks.frameworks.rng import RNG_Provider
+from jax_benchmarks.mnist.distributed import join_torch, leave
+from jax_benchmarks.mnist.pytorch_backend import DDPTrainer, TorchTrainer
+from jax_benchmarks.mnist.settings import MnistSettings
 from tests.mnist.conftest import synthetic_data
 
 count, process, port = map(int, sys.argv[1:])

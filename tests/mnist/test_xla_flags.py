@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from src.mnist.xla_flags import CONVOLUTIONS, DOTS_ONLY, HOST_DEVICES, YNNPACK_OPS, conv_in_effect, cpu_flags, merged
+from jax_benchmarks.mnist.xla_flags import CONVOLUTIONS, DOTS_ONLY, HOST_DEVICES, YNNPACK_OPS, conv_in_effect, cpu_flags, merged
 
 
 def test_cpu_flags_for_devices_and_convolution_kernels() -> None:
@@ -33,8 +33,8 @@ def test_conv_in_effect_reads_the_flags_back() -> None:
 def test_settings_say_the_kernels_in_effect_when_jax_was_already_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
     """XLA reads XLA_FLAGS once: a second command in a process where JAX is loaded cannot change them, so its
     settings (which label the records) are made to say what the flags in effect run."""
-    from src.mnist.cli import set_xla_flags
-    from src.mnist.settings import FlaxSettings
+    from jax_benchmarks.mnist.cli import set_xla_flags
+    from jax_benchmarks.mnist.settings import FlaxSettings
 
     monkeypatch.setitem(sys.modules, "jax", sys.modules.get("jax", object()))  # type: ignore[arg-type]
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")  # no YNNPACK flag: jaxlib's default

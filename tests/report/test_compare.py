@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from src.core.results import Record
-from src.report.compare import (
+from jax_benchmarks.store.results import Record
+from jax_benchmarks.report.compare import (
     ALPHA, MIN_ROUNDS, Comparison, LogRatio, benjamini_hochberg, compare, is_regression, judge, round_fastest,
     round_medians,
     welch_log_ratio,
@@ -171,7 +171,7 @@ def test_untimed_figure_has_no_comparison() -> None:
 def test_student_t_agrees_with_scipy() -> None:
     from scipy.special import stdtr, stdtrit
 
-    from src.report.student_t import t_quantile, t_sf
+    from jax_benchmarks.report.student_t import t_quantile, t_sf
 
     for df in (1, 1.5, 2, 2.7, 4.2, 8, 13.3, 30, 1000, 1e5):
         for t in (-40, -2.5, -0.3, 0, 0.01, 1, 1.96, 3, 10, 300):
@@ -188,7 +188,7 @@ def test_verdicts_import_no_scipy() -> None:
     import sys
     from pathlib import Path
 
-    code = ("import sys; from src.report.compare import welch_log_ratio; "
+    code = ("import sys; from jax_benchmarks.report.compare import welch_log_ratio; "
             "r = welch_log_ratio([2.0, 2.1, 2.2], [1.0, 1.1, 1.2]); r.interval(); r.p_beyond(10.0); "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('scipy', 'numpy')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from src.core.results import Record
-from src.report.history import build_histories, group_history
+from jax_benchmarks.store.results import Record
+from jax_benchmarks.report.history import build_histories, group_history
 from tests.conftest import invoke
 from tests.report.fixtures import XLA_NEW, XLA_OLD, all_records, write_results, xla_run
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from src.report.history import quartiles
-from src.report.plot import error_bar, panels, plot_spread, plot_table, spread_figure, table_figure
-from src.report.rows import build_table
+from jax_benchmarks.report.history import quartiles
+from jax_benchmarks.report.plot import error_bar, panels, plot_spread, plot_table, spread_figure, table_figure
+from jax_benchmarks.report.rows import build_table
 from tests.report.fixtures import XLA_NEW, jit_run, record, samples, xla_run
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

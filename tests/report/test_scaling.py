@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from src.core.results import Record, append_record
-from src.report.scaling import scaling_rows
+from jax_benchmarks.store.results import Record, append_record
+from jax_benchmarks.report.scaling import scaling_rows
 from tests.conftest import invoke
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from src.core.results import Record
-from src.report.select import RunHistory, group_runs, latest_runs, previous_run, split_runs
+from jax_benchmarks.store.results import Record
+from jax_benchmarks.report.select import RunHistory, group_runs, latest_runs, previous_run, split_runs
 from tests.report.fixtures import ENV, record, samples
 
 

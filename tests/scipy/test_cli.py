@@ -83,9 +83,9 @@ def test_jax_compiles_once_per_shape(jax_records: list[dict[str, Any]]) -> None:
 def test_jax_cache_size_counts_compilations() -> None:
     import jax.numpy as jnp
 
-    from src.core.typed import jit_cache_size as cache_size
-    from src.core.typed import typed_jit
-    from src.scipy.jax_backend import calibration_loss, fresh_jitted_loss
+    from jax_benchmarks.frameworks.typed import jit_cache_size as cache_size
+    from jax_benchmarks.frameworks.typed import typed_jit
+    from jax_benchmarks.scipy.jax_backend import calibration_loss, fresh_jitted_loss
 
     # The cache belongs to the Python function: every jit wrapper of it shares it.
     typed_jit(calibration_loss)(jnp.array([1.0, 0.0]), jnp.ones(7), jnp.ones(7))
@@ -176,15 +176,15 @@ def test_k_runs_only_the_selected_cases(backend: str, pattern: str, cases: list[
 def test_suites_declare_both_cases_without_making_data(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import importlib
 
-    from src.scipy import cases
-    from src.scipy.settings import ScipySettings
+    from jax_benchmarks.scipy import cases
+    from jax_benchmarks.scipy.settings import ScipySettings
 
     def no_data(*_: object) -> None:
         raise AssertionError("building a suite made the sensor data")
 
     monkeypatch.setattr(cases, "make_sensor_data", no_data)
     settings = ScipySettings.model_validate({"array_length": 10_000_000, "device": "cpu"})
-    (suite,) = importlib.import_module(f"src.scipy.{backend}_backend").suites(settings)
+    (suite,) = importlib.import_module(f"jax_benchmarks.scipy.{backend}_backend").suites(settings)
     assert [c.name for c in suite.cases] == ["solve_10000000_float64", "loss_eval_10000000_float64"]
     assert (suite.target.backend, suite.target.device) == (backend, "cpu")
     assert all(c.params["array_length"] == 10_000_000 and c.compiled == (backend == "jax") for c in suite.cases)

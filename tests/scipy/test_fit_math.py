@@ -9,17 +9,17 @@ import numpy as np
 import pytest
 import scipy.optimize  # type: ignore[import-untyped]
 
-from src.core.errors import CheckFailed
-from src.core.results import Run
-from src.scipy.agreement import check_agreement
-from src.scipy.data import exact_minimiser, make_sensor_data
-from src.scipy.fit import Fit, largest_disagreement, recovery_checks, recovery_failure
-from src.scipy.numpy_backend import calibration_loss, calibration_loss_and_grad
+from jax_benchmarks.errors import CheckFailed
+from jax_benchmarks.store.results import Run
+from jax_benchmarks.scipy.agreement import check_agreement
+from jax_benchmarks.scipy.data import exact_minimiser, make_sensor_data
+from jax_benchmarks.scipy.fit import Fit, largest_disagreement, recovery_checks, recovery_failure
+from jax_benchmarks.scipy.numpy_backend import calibration_loss, calibration_loss_and_grad
 from tests.conftest import read_jsonl
 
 
 def test_the_real_scipy_is_imported_not_the_group_package() -> None:
-    import src.scipy.numpy_backend as backend
+    import jax_benchmarks.scipy.numpy_backend as backend
 
     # What the backend's `import scipy.optimize` bound, and what `scipy` means afterwards.
     assert "site-packages" in str(getattr(backend, "scipy").optimize.__file__)

@@ -9,10 +9,10 @@ from typing import Any
 
 import pytest
 
-from src.core.errors import CheckFailed
-from src.core.results import Run
-from src.xla import checks, memory
-from src.xla.settings import XlaSettings
+from jax_benchmarks.errors import CheckFailed
+from jax_benchmarks.store.results import Run
+from jax_benchmarks.xla import checks, memory
+from jax_benchmarks.xla.settings import XlaSettings
 from tests.help_probe import probe
 from tests.conftest import auto_device, invoke, read_jsonl
 
@@ -149,7 +149,7 @@ def test_free_memory_parsers() -> None:
 def test_one_nvidia_smi_query_serves_names_free_memory_and_driver(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from src.core import devices, environment
+    from jax_benchmarks.hardware import devices, environment
 
     fake = tmp_path / "nvidia-smi"  # answers like nvidia-smi for two GPUs, logs how it was asked
     fake.write_text(
@@ -208,14 +208,14 @@ def test_product_mean_sigma_matches_simulation() -> None:
 
 
 def run_numpy_ops(ops: Any, settings: XlaSettings, results_path: Path, *patterns: str) -> None:
-    from src.core.harness import run_suite
-    from src.xla.workload import workload_suite
+    from jax_benchmarks.measure.harness import run_suite
+    from jax_benchmarks.xla.workload import workload_suite
 
     run_suite(Run("xla", results_path), workload_suite(ops, settings), repeats=1, patterns=patterns)
 
 
 def test_broken_product_is_recorded_then_fails(results_path: Path) -> None:
-    from src.xla.numpy_backend import Matrix, NumpyOps
+    from jax_benchmarks.xla.numpy_backend import Matrix, NumpyOps
 
     class WrongProduct(NumpyOps):
         def matmul(self, a: Matrix, b: Matrix) -> Matrix:
@@ -234,7 +234,7 @@ def test_broken_product_is_recorded_then_fails(results_path: Path) -> None:
 def test_float64_silently_computed_in_float32_fails(results_path: Path) -> None:
     import numpy as np
 
-    from src.xla.numpy_backend import Matrix, NumpyOps
+    from jax_benchmarks.xla.numpy_backend import Matrix, NumpyOps
 
     class Truncating(NumpyOps):
         def matmul(self, a: Matrix, b: Matrix) -> Matrix:
@@ -297,7 +297,7 @@ def test_suites_declare_six_cases_without_allocating(backend: str, monkeypatch: 
     monkeypatch.setattr(memory, "gpu_free_bytes", lambda: 2**62)
     n = 1_000_000
     settings = make_settings(matrix_size=n, device="cpu")
-    (suite,) = importlib.import_module(f"src.xla.{backend}_backend").suites(settings)
+    (suite,) = importlib.import_module(f"jax_benchmarks.xla.{backend}_backend").suites(settings)
     assert [c.name for c in suite.cases] == [
         f"uniform_2x{n}x{n}_float64", f"mean_2x{n}x{n}_float64", f"sum_2x{n}x{n}_float64",
         f"matmul_{n}x{n}_float64", f"inverse_{n}x{n}_float64", f"residual_{n}x{n}_float64",
@@ -308,9 +308,9 @@ def test_suites_declare_six_cases_without_allocating(backend: str, monkeypatch: 
 
 
 def test_numpy_on_gpu_only_is_skipped_with_the_reason(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    from src.core import devices
-    from src.core.harness import run_suite
-    from src.xla import numpy_backend
+    from jax_benchmarks.hardware import devices
+    from jax_benchmarks.measure.harness import run_suite
+    from jax_benchmarks.xla import numpy_backend
 
     monkeypatch.setattr(devices, "gpu_names", lambda: ("Some GPU",))
     monkeypatch.setattr(memory, "gpu_free_bytes", lambda: 2**40)

@@ -1,0 +1,48 @@
+"""`autograd`: gradients of f(x) = 0.2·x + sin(x) + cos(2x) in JAX, PyTorch and the project's own engine.
+
+Imports only click-side modules: the backends (and jax/torch) load when a command runs.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from jax_benchmarks.autograd.settings import AutogradSettings, EngineSettings
+from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
+
+
+def check_parity(run: Any, console: Any) -> None:
+    """After the table: compare f and f′ across backends (only when several ran)."""
+    from jax_benchmarks.autograd.parity import check_parity as compare
+
+    compare(run, console.print)
+
+
+SPEC = GroupSpec(
+    name="autograd",
+    help=(
+        "Gradients of f(x) = 0.2·x + sin(x) + cos(2x): prints f and f′ at 3.0 and at linspace(0, 4π, 20), "
+        "times f′ at N points (linspace(0, 10π, N)). --device all times on every visible device "
+        "(CPU, and the GPU when one is visible). Example: python main.py autograd all --plot-graph"
+    ),
+    backends={
+        "jax": BackendSpec(
+            "jax_benchmarks.autograd.jax_backend", "JAX: typed_grad + vmap, with and without jit.", AutogradSettings
+        ),
+        "pytorch": BackendSpec(
+            "jax_benchmarks.autograd.pytorch_backend",
+            "PyTorch: backward() loop; func.vmap(func.grad).",
+            AutogradSettings,
+        ),
+        "numpy": BackendSpec(
+            "jax_benchmarks.autograd.numpy_backend",
+            "Our reverse-mode engine on NumPy arrays.",
+            EngineSettings,
+        ),
+    },
+    all_settings=EngineSettings,
+    metric_rows=("first_call_s",),
+    after=check_parity,
+)
+
+cli = build_group(SPEC)

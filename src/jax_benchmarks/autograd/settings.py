@@ -1,0 +1,34 @@
+"""Options of the autograd commands (validated here, turned into click options by the core)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field
+
+from jax_benchmarks.hardware.devices import MULTI_DEVICE
+from jax_benchmarks.settings import BenchSettings
+
+Dtype = Literal["float32", "float64"]
+
+
+class AutogradSettings(BenchSettings):
+    """`autograd jax` / `autograd pytorch`."""
+
+    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "points": 100}
+    CHOICES: ClassVar[dict[str, Sequence[str]]] = {**BenchSettings.CHOICES, "device": MULTI_DEVICE}
+
+    dtype: Dtype = Field("float32", description="Floating-point type of the points and the gradients.")
+    points: int = Field(
+        1000, ge=2, le=100_000,
+        description="Points of linspace(0, 10π, N) whose gradient is timed (the loop variants take one call per point).",
+    )
+
+
+class EngineSettings(AutogradSettings):
+    """`autograd numpy` and `autograd all`: the engine can also draw its graph."""
+
+    plot_graph: bool = Field(
+        False, description="Write the engine's computational graph of its last call as a PNG under data/plots/."
+    )

@@ -1,0 +1,226 @@
+"""Builds the click group of an experiment: one subcommand per backend, plus `all`.
+
+Every group works the same way: settings are validated, each selected
+backend module is imported (only now: torch, jax and flax load lazily) and
+declares its suites (`suites(settings)`); the core harness (`src/jax_benchmarks/measure/harness.py`)
+prepares, times, checks and records each case; then the CLI prints the table and,
+with `--json`, the JSON array of the records.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import signal
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import click
+
+from jax_benchmarks.hardware.devices import gpu_names
+from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted, is_out_of_memory
+from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
+from jax_benchmarks.measure.harness import Suite, run_suite
+from jax_benchmarks.settings import BenchSettings, parse_settings, settings_options
+
+
+class BackendModule(Protocol):
+    """What a `<framework>_backend.py` module provides: its suites (one per target device) for the
+    settings, in order. Building a suite builds no data: `list` prints the case names from it, and the
+    core (`jax_benchmarks.measure.harness.run_suite`) prepares, times, checks and records each case."""
+
+    def suites(self, settings: Any) -> Sequence[Suite]: ...
+
+
+@dataclass(frozen=True)
+class BackendSpec:
+    module: str
+    help: str
+    settings: type[BenchSettings]
+    in_all: bool = True
+
+
+@dataclass(frozen=True)
+class GroupSpec:
+    name: str
+    help: str
+    backends: dict[str, BackendSpec]
+    all_settings: type[BenchSettings] | None = None  # None: no `all` subcommand
+    metric_rows: Sequence[str] = ()
+    # Called after the table, e.g. to print a cross-backend parity summary.
+    after: Callable[[Any, Any], None] | None = field(default=None)
+    # Builds the callback of a backend (or `all`) command from its name, the backends it runs and its
+    # settings model; None: parse the options, then `execute`. A group that must do more around `execute`
+    # (mnist: join a multi-process job, set XLA flags before JAX loads) gives its own.
+    command: Callable[[str, list[str], type[BenchSettings]], Callable[..., None]] | None = None
+
+
+class BackendGroup(click.Group):
+    """Lists its backends first; an unknown backend names the allowed ones."""
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = click.utils.make_str(args[0])
+        if not name.startswith("-") and name not in self.commands:
+            raise click.UsageError(
+                f"Invalid value for 'BACKEND': {name!r} is not one of {', '.join(self.commands)}.", ctx
+            )
+        return super().resolve_command(ctx, args)
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return list(self.commands)  # keep declaration order: backends, all, extras
+
+
+def load_backend(spec: BackendSpec) -> BackendModule:
+    module: BackendModule = importlib.import_module(spec.module)
+    return module
+
+
+def gpu_policy_for(settings: BenchSettings) -> GpuPolicy:
+    """The run's GPU policy; on a GPU machine JAX is told, before it loads, to allocate on demand.
+
+    JAX starts its GPU client whenever a GPU is visible, also for `--device cpu`,
+    so the memory setting is made whenever nvidia-smi lists a GPU.
+    """
+    memory = prepare_jax_gpu_memory(os.environ) if gpu_names() else "no GPU"
+    return GpuPolicy(precision=settings.precision, jax_gpu_memory=memory)
+
+
+def run_backend(module: BackendModule, settings: BenchSettings, run: Any) -> None:
+    """One backend's run under the GPU policy, with a GPU out-of-memory error turned into one line."""
+    frameworks = [name for name in ("jax", "torch") if name in sys.modules]  # what the backend imported
+    try:
+        with applied(settings.precision, frameworks):
+            for suite in module.suites(settings):
+                run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns)
+    except Exception as exc:
+        if is_out_of_memory(exc):
+            raise OutOfMemory(exc) from None
+        raise
+
+
+def execute(
+    group: GroupSpec, names: Sequence[str], settings: BenchSettings, command: str | None = None, *,
+    run_id: str | None = None, show: bool = True,
+) -> None:
+    """Run the selected backends into one run; print the table and the JSON.
+
+    `command` is the subcommand that was invoked (a backend or `all`): with
+    --rounds N it is started again in N fresh processes (`execute_rounds`).
+    `run_id` joins a run another process started (a multi-process job records under one id; a round of
+    --rounds passes its parent's id as `settings.run_id`); `show=False` records without printing anything
+    (the job's other processes).
+    """
+    if settings.list_cases:
+        list_cases(group, names, settings)
+        return
+    if settings.rounds > 1 and not settings.is_round:
+        execute_rounds(group, command or (names[0] if len(names) == 1 else "all"), settings)
+        return
+    from jax_benchmarks.cli.console import RichProgress, make_console, print_run_header
+    from jax_benchmarks.store.results import Run
+    from jax_benchmarks.cli.tables import comparison_table
+    from jax_benchmarks.hardware.threads import pin_loaded, set_before_import
+
+    console = make_console(settings.json_output)
+    console.quiet = not show
+    policy = gpu_policy_for(settings)
+    run = Run(group.name, settings.results, log=console.print, run_id=run_id or settings.run_id,
+              round_index=settings.round_index, rounds=settings.rounds if settings.is_round else None,
+              settings_env={"threads": settings.threads, **policy.record()},
+              # Bars only on a terminal: rich draws nothing useful into a pipe or file, only blank lines.
+              progress=RichProgress(console) if show and console.is_terminal else None)
+    print_run_header(console, run, settings)
+    if settings.threads is not None:
+        for note in set_before_import(settings.threads):
+            console.print(f"--threads: {note}")
+    try:
+        with handling(signal.SIGINT, lambda signum, _: run.stop(signum)), \
+                handling(signal.SIGTERM, lambda signum, _: run.stop(signum)):
+            for name in names:
+                console.rule(f"{group.name} {name}")
+                backend = load_backend(group.backends[name])
+                if settings.threads is not None:  # after the import: the backend's framework is loaded now
+                    for note in pin_loaded(settings.threads):
+                        console.print(f"--threads: {note}")
+                run_backend(backend, settings, run)
+            run.raise_if_stopped()
+            if group.after is not None and run.records:
+                group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated): say what is saved, no traceback
+        raise interrupted(
+            f"Interrupted: {len(run.records)} records of run {run.run_id} are saved in {settings.results}",
+            interrupt_signal(exc),
+        ) from None
+    finally:
+        # Whatever happened, show and hand out what was measured: it is already on disk.
+        if run.records and show:
+            console.print(comparison_table(run.records, f"{group.name}: {', '.join(names)}", group.metric_rows))
+            console.print(f"{len(run.records)} records appended to {settings.results} (run {run.run_id})")
+        if settings.json_output and show:
+            click.echo(json.dumps([r.model_dump() for r in run.records]))
+
+
+def list_cases(group: GroupSpec, names: Sequence[str], settings: BenchSettings) -> None:
+    """--list: the cases each backend declares for these settings (its suites), without running any."""
+    from jax_benchmarks.cli.listing import case_lines, declared_cases
+
+    listed = declared_cases(group.name, [(name, load_backend(group.backends[name])) for name in names], settings)
+    if settings.json_output:
+        click.echo(json.dumps([case.as_json() for backend in listed for case in backend.cases if case.selected]))
+        return
+    for line in case_lines(group.name, listed, settings.case_patterns):
+        click.echo(line)
+
+
+def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> None:
+    """--rounds N: the command in N fresh processes under one run id; print each figure's spread."""
+    from rich.table import Table
+
+    from jax_benchmarks.cli.console import make_console
+    from jax_benchmarks.store.results import new_run_id
+    from jax_benchmarks.measure.rounds import run_rounds, spreads
+    from jax_benchmarks.cli.tables import format_seconds
+
+    console = make_console(settings.json_output)
+    run_id = new_run_id()
+    console.print(f"run {run_id} · {settings.rounds} rounds of `{group.name} {command}`, each in a fresh process")
+    outcome = None
+    try:
+        outcome = run_rounds(group.name, command, settings, run_id)
+    finally:
+        if outcome is not None:
+            table = Table(title=f"{group.name} {command}: {settings.rounds} rounds", title_justify="left")
+            for header in ("case", "backend", "median of round medians", "round spread"):
+                table.add_column(header, justify="left" if header in ("case", "backend") else "right")
+            for figure in spreads(outcome.records):
+                table.add_row(figure.case, figure.column, format_seconds(figure.median_s),
+                              f"{figure.spread_pct:.1f} %")
+            console.print(table)
+            per_round = ", ".join(f"{w:.1f}" for w in outcome.round_wall_s)
+            console.print(f"{len(outcome.records)} records appended to {settings.results} (run {run_id}); "
+                          f"{settings.rounds} rounds took {outcome.wall_s:.1f} s ({per_round} s)")
+            if settings.json_output:
+                click.echo(json.dumps([r.model_dump() for r in outcome.records]))
+
+
+def _command(group: GroupSpec, name: str, names: list[str], model: type[BenchSettings], help_: str) -> click.Command:
+    def run(**values: Any) -> None:
+        execute(group, names, parse_settings(model, values), command=name)
+
+    callback = settings_options(model)(group.command(name, names, model) if group.command is not None else run)
+    return click.Command(name, callback=callback, params=callback.__click_params__, help=help_)  # type: ignore[attr-defined]
+
+
+def build_group(group: GroupSpec) -> BackendGroup:
+    cli = BackendGroup(group.name, help=group.help, context_settings={"help_option_names": ["-h", "--help"]})
+    for name, spec in group.backends.items():
+        cli.add_command(_command(group, name, [name], spec.settings, spec.help))
+    if group.all_settings is not None:
+        in_all = [n for n, s in group.backends.items() if s.in_all]
+        cli.add_command(_command(group, "all", in_all, group.all_settings, f"Run {', '.join(in_all)} side by side."))
+    return cli

@@ -1,0 +1,67 @@
+"""`python main.py smoke [GROUP ...]`: every benchmark group with --quick, each command in a fresh process.
+
+A fast end-to-end check that every group still installs, runs, checks and records (not a measurement:
+the quick sizes are too small to compare frameworks). Each command runs in its own interpreter, as a
+user would start it: `mnist flax` sets XLA flags before JAX loads, which one shared process could not do.
+The commands and their order come from `jax_benchmarks.groups.GROUPS` (`smoke`).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
+from jax_benchmarks.cli.relaunch import self_command
+
+# Quick figures are not comparable with real runs: by default they go to a file of their own.
+SMOKE_RESULTS = Path("data/results/smoke.jsonl")
+
+
+class SmokeFailed(click.ClickException):
+    """A command of the smoke run failed: the others still ran; exit 1."""
+
+    exit_code = 1
+
+
+def smoke_commands(groups: tuple[str, ...]) -> list[tuple[str, str]]:
+    chosen = groups or BENCHMARK_GROUPS
+    return [(group, command) for group in chosen for command in GROUPS[group].smoke]
+
+
+@click.command("smoke", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("groups", nargs=-1, type=click.Choice(BENCHMARK_GROUPS))
+@click.option("--results", type=click.Path(path_type=Path, dir_okay=False), default=SMOKE_RESULTS,
+              show_default=True, help="JSON-lines file the quick records are appended to.")
+def cli(groups: tuple[str, ...], results: Path) -> None:
+    """Run GROUP's commands (default: every group) with --quick, one fresh process each; print each
+    command's wall time. Exit 1 when any failed (the others still run).
+
+    Example: python main.py smoke xla scipy
+    """
+    from jax_benchmarks.settings import writable_file
+
+    try:
+        writable_file(results)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--results'") from None
+    walls: list[tuple[str, float, int]] = []
+    start = time.perf_counter()
+    for group, command in smoke_commands(groups):
+        line = f"{group} {command} --quick"
+        click.echo(f"== smoke: {line}", err=True)
+        began = time.perf_counter()
+        done = subprocess.run([*self_command(), group, command, "--quick", "--results", str(results)],
+                              check=False)
+        walls.append((line, time.perf_counter() - began, done.returncode))
+    click.echo("smoke summary:")
+    for line, wall, code in walls:
+        click.echo(f"  {line:<28} {wall:6.1f} s  {'ok' if code == 0 else f'FAILED (exit {code})'}")
+    click.echo(f"  {'total':<28} {time.perf_counter() - start:6.1f} s; records in {results}")
+    failed = [line for line, _, code in walls if code != 0]
+    if failed:
+        raise SmokeFailed(f"{len(failed)} of {len(walls)} smoke commands failed: {', '.join(failed)}")

@@ -1,0 +1,126 @@
+"""Rich tables of records: rows = cases, columns = backends (one code path for all groups)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rich.table import Table
+
+from jax_benchmarks.store.results import Record
+
+
+def format_seconds(seconds: float) -> str:
+    """Three significant digits in the largest unit that keeps the number ≥ 1."""
+    if seconds == 0:
+        return "0"
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
+        # 0.9995 rather than 1: a value that rounds up to 1.00 belongs to this unit.
+        if seconds >= 0.9995 * scale:
+            return f"{seconds / scale:.3g} {unit}"
+    return f"{seconds / 1e-9:.3g} ns"
+
+
+NOISY_NOTE = "~ noisy: IQR above 10 % of the median"
+
+
+def timing_cell(record: Record, ratio: float | None, *, markup: bool) -> str:
+    """One figure's cell, the same in every table: '1.2 ms ± 30 µs ×2.00 ~' (median ± IQR, the ratio to the
+    case's fastest figure or '(fastest)', '~' when noisy); `markup` adds rich's colours for the terminal."""
+    if not record.median_s:
+        return "—"
+    text = f"{format_seconds(record.median_s)} ± {format_seconds(record.iqr_s or 0.0)}"
+    if ratio is not None:
+        fastest = "(fastest)"
+        text += f" [bold green]{fastest}[/]" if markup and ratio == 1.0 else (
+            f" {fastest}" if ratio == 1.0 else f" ×{ratio:.2f}")
+    if record.noisy:
+        text += " [yellow]~[/]" if markup else " ~"
+    return text
+
+
+def format_value(value: object) -> str:
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def column_of(record: Record, show_device: bool) -> str:
+    """Column label: backend, its variant (e.g. jit/eager) and, when mixed, the device."""
+    label = record.backend
+    if record.variant:
+        label += f" {record.variant}"
+    if show_device:
+        label += f" @{record.device}"
+    return label
+
+
+@dataclass(frozen=True)
+class Grid:
+    """Records laid out as rows = cases and columns = backend [variant] [@device].
+
+    The one layout every rendering uses (the rich table here, the report's
+    markdown, CSV, JSON and charts): a later record of the same cell wins, and
+    the device joins the label only when timed figures come from several.
+    """
+
+    cases: list[str]
+    columns: list[str]
+    cells: dict[tuple[str, str], Record]
+
+    def ratio(self, case: str, column: str) -> float | None:
+        """Median over the case's fastest median; None unless two or more figures are timed."""
+        record = self.cells.get((case, column))
+        timed = [r.median_s for (c, _), r in self.cells.items() if c == case and r.median_s]
+        if record is None or not record.median_s or len(timed) < 2:
+            return None
+        return record.median_s / min(timed)
+
+
+def grid(records: Sequence[Record]) -> Grid:
+    show_device = len({r.device for r in records if r.median_s is not None}) > 1
+    cells: dict[tuple[str, str], Record] = {}
+    for record in records:
+        cells[(record.case, column_of(record, show_device))] = record  # a later record wins
+    return Grid(
+        cases=list(dict.fromkeys(case for case, _ in cells)),
+        columns=list(dict.fromkeys(column for _, column in cells)),
+        cells=cells,
+    )
+
+
+def comparison_table(
+    records: Sequence[Record],
+    title: str,
+    metric_rows: Sequence[str] = (),
+) -> Table:
+    """Median ± IQR per case and backend, the ratio to the row's fastest, and metric rows."""
+    # A record with nothing to show in a cell (e.g. a parity record: its figures
+    # are in `checks`) gets no column.
+    layout = grid([r for r in records if r.median_s is not None or any(m in r.metrics for m in metric_rows)])
+    cells = layout.cells
+
+    table = Table(title=title, title_justify="left")
+    table.add_column("case")
+    for col in layout.columns:
+        table.add_column(col, justify="right")
+
+    noisy_seen = False
+    for case in layout.cases:
+        if any(r.median_s for (c, _), r in cells.items() if c == case):
+            row = [case]
+            for col in layout.columns:
+                rec = cells.get((case, col))
+                if rec is None:
+                    row.append("—")
+                    continue
+                row.append(timing_cell(rec, layout.ratio(case, col), markup=True))
+                noisy_seen = noisy_seen or (bool(rec.median_s) and rec.noisy)
+            table.add_row(*row)
+        for metric in metric_rows:
+            values = [cells[(case, c)].metrics.get(metric) if (case, c) in cells else None for c in layout.columns]
+            if any(v is not None for v in values):
+                table.add_row(f"{case} · {metric}", *("—" if v is None else format_value(v) for v in values))
+    if noisy_seen:
+        table.caption = NOISY_NOTE
+    return table

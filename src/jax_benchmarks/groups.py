@@ -1,0 +1,34 @@
+"""The CLI's groups: name -> the module holding its click command, a one-line help, and the commands a
+smoke test runs. Framework-free and import-free, so that `--help` (src/jax_benchmarks/cli/root.py) and `report` (which orders
+its tables by group) read the one list without loading any group."""
+
+from __future__ import annotations
+
+from typing import Literal, NamedTuple, get_args
+
+# The groups whose commands measure and record; `report` reads their records.
+BenchmarkGroup = Literal["xla", "jit", "autograd", "scipy", "mnist"]
+BENCHMARK_GROUPS: tuple[BenchmarkGroup, ...] = get_args(BenchmarkGroup)
+
+
+class GroupEntry(NamedTuple):
+    module: str  # holds a click command called `cli`
+    help: str
+    # Subcommands `smoke` runs with --quick, one fresh process each (every case of the group between them).
+    smoke: tuple[str, ...] = ()
+
+
+GROUPS: dict[str, GroupEntry] = {
+    "xla": GroupEntry("jax_benchmarks.xla.cli", "Linear algebra (random matrices, matmul, inverse) per backend.", ("all",)),
+    "jit": GroupEntry("jax_benchmarks.jit.cli", "Compiled vs eager execution; training with and without jit.", ("all", "flax")),
+    "autograd": GroupEntry("jax_benchmarks.autograd.cli", "Gradients: JAX, PyTorch and the project's own engine.", ("all",)),
+    "scipy": GroupEntry("jax_benchmarks.scipy.cli", "Sensor-calibration fit: SciPy, JAX and PyTorch optimizers.", ("all",)),
+    "mnist": GroupEntry("jax_benchmarks.mnist.cli", "CNN training on MNIST in Flax and PyTorch.", ("all",)),
+    "report": GroupEntry("jax_benchmarks.report.cli", "Tables, regressions and charts from the results file."),
+}
+
+# Root commands that are not groups, loaded the same lazy way.
+TOOLS: dict[str, GroupEntry] = {
+    "smoke": GroupEntry("jax_benchmarks.cli.smoke", "Every group with --quick, each in a fresh process: a fast end-to-end check."),
+}
+COMMANDS: dict[str, GroupEntry] = {**GROUPS, **TOOLS}

@@ -1,0 +1,37 @@
+"""`jit`: compiled vs eager execution across array sizes, and training with and without jit.
+
+Imports only click, pydantic and framework-free modules: NumPy, PyTorch, JAX
+and Flax are imported when their backend runs.
+"""
+
+from __future__ import annotations
+
+from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
+from jax_benchmarks.jit.settings import JitTrainingSettings, SweepSettings
+
+SWEEP = "f(x) = 0.2·x + sin(x) + cos(2x) over array lengths 1e4…1e7, total_items / length calls per loop"
+
+SPEC = GroupSpec(
+    name="jit",
+    help=(
+        "Compiled vs eager: the same function swept over array lengths in NumPy, PyTorch "
+        "(eager, torch.compile) and JAX (eager, jax.jit); and a Flax training epoch with and without jit."
+    ),
+    backends={
+        "numpy": BackendSpec("jax_benchmarks.jit.numpy_backend", f"NumPy eager, the baseline: {SWEEP}.", SweepSettings),
+        "pytorch": BackendSpec("jax_benchmarks.jit.pytorch_backend", f"PyTorch eager vs torch.compile: {SWEEP}.", SweepSettings),
+        "jax": BackendSpec("jax_benchmarks.jit.jax_backend", f"JAX eager vs jax.jit: {SWEEP}.", SweepSettings),
+        "flax": BackendSpec(
+            "jax_benchmarks.jit.flax_backend",
+            "One training epoch (flax.nnx + optax) with the train step jitted and not jitted; "
+            "the jit cache size shows the recompilation for the last, smaller batch. "
+            "--epochs sets the samples (--repeats is not used).",
+            JitTrainingSettings,
+            in_all=False,
+        ),
+    },
+    all_settings=SweepSettings,
+    metric_rows=("items_per_s", "speedup", "test_accuracy"),
+)
+
+cli = build_group(SPEC)

@@ -1,0 +1,93 @@
+"""`jit pytorch`: PyTorch eager vs `torch.compile` (inductor) on every device.
+
+On the CPU, inductor generates C++ and needs a working compiler; when
+torch.compile cannot run, the compile variant is skipped with the reason.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+
+import numpy as np
+import torch
+from numpy.typing import NDArray
+
+from jax_benchmarks.hardware.devices import DeviceKind, devices_to_time, torch_device
+from jax_benchmarks.measure.harness import Suite
+from jax_benchmarks.store.results import Run
+from jax_benchmarks.frameworks.rng import RNG_Provider
+from jax_benchmarks.measure.timing import torch_sync
+from jax_benchmarks.example_function.in_torch import f
+from jax_benchmarks.jit.settings import SweepSettings
+from jax_benchmarks.jit.sweep import F32, OnDevice, SweepVariant, X1Agreement, log_skipped_lengths, sweep_suite, x1
+
+BACKEND = "pytorch"
+
+
+def to_numpy(x: torch.Tensor) -> NDArray[np.floating]:
+    return x.detach().cpu().numpy()
+
+
+def compiled_f() -> Callable[[torch.Tensor], torch.Tensor]:
+    """torch.compile(f), specialized per shape like jax.jit (no dynamic-shape graph)."""
+    compiled: Callable[[torch.Tensor], torch.Tensor] = torch.compile(f, dynamic=False)
+    return compiled
+
+
+def compile_failures() -> tuple[type[Exception], ...]:
+    """What torch.compile raises when it cannot build code here (compiler missing, ...)."""
+    import torch._dynamo.exc as dynamo_exc
+
+    # RuntimeError/OSError: inductor's C++ build or a missing toolchain surface as these.
+    return (dynamo_exc.TorchDynamoException, RuntimeError, OSError)
+
+
+def inference() -> AbstractContextManager[object]:
+    return torch.inference_mode()
+
+
+def on(kind: DeviceKind) -> OnDevice[torch.Tensor]:
+    device = torch_device(kind)
+
+    def to_device(x: F32) -> torch.Tensor:
+        with torch.inference_mode():
+            return torch.from_numpy(x).to(device)
+
+    return OnDevice(to_device=to_device, to_numpy=to_numpy, sync=torch_sync(device), context=inference)
+
+
+def variants() -> list[SweepVariant[torch.Tensor]]:
+    # `compiled_f` is looked up when the case first runs (tests replace it with a failing compiler).
+    return [
+        SweepVariant("eager", lambda: f),
+        SweepVariant("compile", lambda: compiled_f(), compiled=True, cannot_run=compile_failures()),
+    ]
+
+
+def suites(settings: SweepSettings) -> list[Suite]:
+    kinds = devices_to_time(settings.device)
+    agreement = X1Agreement(lambda: {"f(x1)": to_numpy(f(torch.from_numpy(x1())))})
+
+    def before(run: Run) -> None:
+        RNG_Provider(settings.seed).seed_torch()
+        # Start cold: compilations cached in this process by an earlier run (tests) would
+        # otherwise be counted as free. Inductor's on-disk cache still applies.
+        torch._dynamo.reset()
+        run.log("f(x) = 0.2·x + sin(x) + cos(2x) in PyTorch, float32:")
+        agreement.check(run)
+        log_skipped_lengths(run, BACKEND, settings)
+        run.log(f"pytorch: torch.compile (inductor) on {', '.join(kinds)}; "
+                f"its first call per length is the compile time, reported apart")
+
+    return [
+        sweep_suite(
+            BACKEND, kind, settings, functools.partial(on, kind), variants(), agreement,
+            before=before if i == 0 else None,
+            # PyTorch splits even small element-wise ops over its intra-op threads; on a busy
+            # machine that costs a lot, so the count is part of the figure.
+            params={"torch_threads": torch.get_num_threads()},
+        )
+        for i, kind in enumerate(kinds)
+    ]

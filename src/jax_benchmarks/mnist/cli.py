@@ -1,0 +1,161 @@
+"""`mnist flax|pytorch|all`, `mnist evaluate <backend>`, `mnist preprocess-images`.
+
+This module imports only click, pydantic and framework-free parts of the
+project: torch, jax and flax load when a backend runs. It is the only place
+that sets XLA_FLAGS (`--devices`, `--xla-cpu-conv`), which must happen before
+JAX is imported; the backend learns the kernels and device count from the
+settings, never from the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group, execute
+from jax_benchmarks.settings import BenchSettings, command_line, parse_settings, settings_options
+from jax_benchmarks.cli.relaunch import self_command
+from jax_benchmarks.mnist import cluster, xla_flags
+from jax_benchmarks.mnist.settings import DataSettings, FlaxSettings, MnistSettings
+
+METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accuracy", "loss")
+
+FLAG_REASONS = {
+    xla_flags.HOST_DEVICES: "the CPU is split into {value} XLA devices (one per core) for data-parallel training",
+    xla_flags.YNNPACK_OPS: "YNNPACK runs dot products only, convolutions run on XLA's own kernels "
+    "(--xla-cpu-conv ynnpack: jaxlib's default)",
+}
+
+
+def set_xla_flags(settings: FlaxSettings) -> FlaxSettings:
+    """Set the XLA flags of a Flax run on CPU (host devices, convolution kernels) and return the settings of
+    what is in effect. XLA reads XLA_FLAGS once, when JAX starts, so this runs before the flax backend is
+    imported; if JAX is already loaded (a second command in one process) the flags in effect stay as they
+    are, and the settings are made to say which kernels those run the convolutions on."""
+    if settings.device_kind != "cpu":
+        return settings
+    if "jax" in sys.modules:
+        in_effect = xla_flags.conv_in_effect(os.environ.get("XLA_FLAGS", ""))
+        return settings.model_copy(update={"xla_cpu_conv": in_effect})
+    flags = xla_flags.cpu_flags(settings.device_count, settings.xla_cpu_conv)
+    os.environ["XLA_FLAGS"] = xla_flags.merged(os.environ.get("XLA_FLAGS", ""), flags)
+    for name, value in flags.items():
+        if value is not None:
+            click.echo(
+                f"XLA_FLAGS={name}={value} set before importing JAX: {FLAG_REASONS[name].format(value=value)}",
+                err=settings.json_output,
+            )
+    return settings
+
+
+def train_command(name: str, names: list[str], model: type[BenchSettings]) -> Callable[..., None]:
+    """`mnist flax|pytorch|all`: one process, a process of a multi-process job (explicit options, torchrun
+    or srun), or `--launch-local N`; host devices split and convolution kernels chosen for JAX first."""
+    uses_jax = issubclass(model, FlaxSettings)
+
+    def callback(**values: Any) -> None:
+        values = cluster.from_launcher(values, os.environ, "jax" if uses_jax else "torch")
+        settings = parse_settings(model, values)
+        assert isinstance(settings, MnistSettings)
+        if settings.launch_local is not None:
+            launch_local(name, settings)
+            return
+        if settings.multi_process and len(names) > 1:
+            raise click.UsageError("a multi-process job trains one backend: run `mnist flax` and `mnist pytorch` apart")
+        if settings.multi_process and name == "pytorch" and settings.device_count > 1:
+            raise click.BadParameter(
+                "PyTorch runs one device per process in a multi-process job; leave it at 1", param_hint="'--devices'"
+            )
+        if isinstance(settings, FlaxSettings):
+            settings = set_xla_flags(settings)
+        if not settings.multi_process:
+            execute(SPEC, names, settings, command=name)
+            return
+        from jax_benchmarks.mnist.distributed import joined
+
+        with joined(settings, "jax" if uses_jax else "torch") as run_id:
+            execute(SPEC, names, settings, command=name, run_id=run_id, show=settings.lead)
+
+    return callback
+
+
+SPEC = GroupSpec(
+    name="mnist",
+    help="Train the same CNN on MNIST in Flax and PyTorch; report accuracy and speed.\n\n"
+    "Example: python main.py mnist flax --epochs 3",
+    backends={
+        "flax": BackendSpec("jax_benchmarks.mnist.flax_backend", "Train the CNN with flax.nnx (one jitted step).", FlaxSettings),
+        "pytorch": BackendSpec("jax_benchmarks.mnist.pytorch_backend", "Train the CNN with PyTorch.", MnistSettings),
+    },
+    all_settings=FlaxSettings,
+    metric_rows=METRIC_ROWS,
+    command=train_command,
+)
+
+PREPROCESS = GroupSpec(
+    name="mnist",
+    help="",
+    backends={"data": BackendSpec("jax_benchmarks.mnist.preprocess", "Load and normalize the data set.", DataSettings)},
+    metric_rows=("train_images", "test_images", "mean", "std"),
+)
+
+
+def launch_local(name: str, settings: MnistSettings) -> None:
+    """`--launch-local N`: this command N times on this host as one job; the first failure ends it (exit 1)."""
+    from jax_benchmarks.hardware.devices import cpu_count
+    from jax_benchmarks.store.results import new_run_id
+
+    count = settings.launch_local
+    assert count is not None
+    run_id = settings.run_id or new_run_id()
+    base = [*self_command(), "mnist", name,
+            # From the parsed settings, not the raw values: an old option name (e.g. --num-epochs) reaches the
+            # processes under the field's current one.
+            *command_line(settings, skip=("launch_local", "run_id"))]
+    commands = cluster.process_commands(base, count, run_id, cluster.free_port())
+    click.echo(f"launching {count} local processes of `mnist {name}` (run {run_id}); process 0 reports",
+               err=settings.json_output)
+    result = cluster.supervise(commands, cluster.child_environment(os.environ, count, cpu_count()))
+    if not result.ok:
+        raise click.ClickException(
+            f"run {run_id}: {result.message}; the records written before stay in {settings.results}"
+        )
+
+
+def build_cli() -> click.Group:
+    group = build_group(SPEC)
+    group.add_command(evaluate_command())
+    group.add_command(preprocess_command())
+    return group
+
+
+def evaluate_command() -> click.Command:
+    skip = ("mode", "dry_run", "num_epochs", "optimizer", "learning_rate", "momentum", "schedule", "comet", "devices",
+            *sorted(cluster.ProcessSettings.model_fields.keys() - BenchSettings.model_fields.keys()))
+
+    @click.command("evaluate")
+    @click.argument("backend", type=click.Choice(list(SPEC.backends)))
+    @settings_options(MnistSettings, exclude=skip)
+    def evaluate(backend: str, **values: Any) -> None:
+        """Reload a backend's checkpoint from data/checkpoints/ and report its test accuracy."""
+        settings = parse_settings(MnistSettings, {**values, "mode": "evaluate", "comet": "off"})
+        execute(SPEC, [backend], settings)
+
+    return evaluate
+
+
+def preprocess_command() -> click.Command:
+    @click.command("preprocess-images")
+    @settings_options(DataSettings)
+    def preprocess(**values: Any) -> None:
+        """Load the data set, print its source, sizes and normalization (mean/std)."""
+        execute(PREPROCESS, ["data"], parse_settings(DataSettings, values))
+
+    return preprocess
+
+
+cli = build_cli()

@@ -1,0 +1,245 @@
+"""Several processes, one training job: the options, the launchers' environments, `--launch-local`.
+
+Framework-free (imported by the CLI before torch or JAX): the runtimes
+themselves are joined in `src/jax_benchmarks/mnist/distributed.py`.
+
+- `--num-processes N --process-id I --coordinator HOST:PORT` name this
+  process's place in a job explicitly (one command per process, on any host).
+- Under `torchrun` the same command reads torchrun's environment (RANK,
+  WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT); under Slurm's `srun` it
+  reads SLURM_NTASKS / SLURM_PROCID / SLURM_LOCALID, and JAX finds its
+  coordinator itself. Options given on the command line win.
+- `--launch-local N` starts N processes of this same command on this host and
+  supervises them: the first process that fails ends the job.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import IO, Any
+
+from pydantic import BaseModel, Field, model_validator
+
+from jax_benchmarks.settings import BenchSettings, OptionError
+
+RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
+POLL_S = 0.2
+STOP_GRACE_S = 5.0
+
+
+class ProcessSettings(BenchSettings):
+    """Where this process stands in a multi-process job (1 process: a plain single-process run)."""
+
+    num_processes: int = Field(
+        1, ge=1, le=4096,
+        description="Processes in the job, over all hosts (under torchrun / srun: read from their environment).",
+    )
+    process_id: int = Field(0, ge=0, le=4095, description="This process's index in the job; 0 prints the tables.")
+    coordinator: str | None = Field(
+        None, description="HOST:PORT of process 0: JAX's coordinator, PyTorch's TCP store (not needed under torchrun).",
+    )
+    local_rank: int | None = Field(
+        None, ge=0, le=1023, description="This process's index on its host: picks its GPU (torchrun's LOCAL_RANK).",
+    )
+    launch_local: int | None = Field(
+        None, ge=1, le=64, description="Start this many processes of this command on this host and supervise them.",
+    )
+    run_id: str | None = Field(
+        None, description="Record under this run id (process 0's id reaches the others through the runtime).",
+    )
+    dist_timeout: int = Field(
+        120, ge=5, le=3600,
+        description="Seconds to wait for the rendezvous, a collective or a silent process before the job fails.",
+    )
+
+    @model_validator(mode="after")
+    def _check_processes(self) -> ProcessSettings:
+        if self.process_id >= self.num_processes:
+            raise OptionError(
+                "--process-id",
+                f"{self.process_id} is not a process of a {self.num_processes}-process job; "
+                f"allowed: 0–{self.num_processes - 1}",
+            )
+        if self.coordinator is not None:
+            host, _, port = self.coordinator.rpartition(":")
+            if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+                raise OptionError("--coordinator", f"{self.coordinator!r} is not HOST:PORT with a port 1–65535")
+        if self.run_id is not None and not re.fullmatch(RUN_ID_PATTERN, self.run_id):
+            raise OptionError("--run-id", f"{self.run_id!r}: letters, digits, '_', '.', '-' (at most 64)")
+        if self.launch_local is not None and (self.num_processes > 1 or self.coordinator is not None):
+            raise OptionError(
+                "--launch-local", "starts its own processes; leave out --num-processes, --process-id and --coordinator"
+            )
+        return self
+
+    @property
+    def lead(self) -> bool:
+        """Process 0 prints, tracks, validates into the records and writes the checkpoint's metadata."""
+        return self.process_id == 0
+
+    @property
+    def multi_process(self) -> bool:
+        return self.num_processes > 1
+
+
+def process_params(settings: BaseModel) -> dict[str, int]:
+    """The fields every mnist record carries: this process's index and the job's process count."""
+    if isinstance(settings, ProcessSettings):
+        return {"process_index": settings.process_id, "world_size": settings.num_processes}
+    return {"process_index": 0, "world_size": 1}
+
+
+# ------------------------------------------------------- launchers' environment ---
+
+def from_launcher(values: dict[str, Any], environ: Mapping[str, str], framework: str) -> dict[str, Any]:
+    """Fill the process options from torchrun's or Slurm's environment when the command line left them out.
+
+    torchrun: its rendezvous store already listens on MASTER_PORT, so PyTorch joins it through env://
+    (coordinator left empty) and JAX's coordinator takes the next port on MASTER_ADDR."""
+    explicit = values.get("num_processes", 1) != 1 or values.get("coordinator") is not None
+    if explicit or values.get("launch_local") is not None:
+        return values
+    if "WORLD_SIZE" in environ and "RANK" in environ:
+        filled: dict[str, Any] = {
+            "num_processes": int(environ["WORLD_SIZE"]),
+            "process_id": int(environ["RANK"]),
+            "local_rank": int(environ.get("LOCAL_RANK", "0")),
+            "coordinator": None,
+        }
+        if framework == "jax" and "MASTER_ADDR" in environ and "MASTER_PORT" in environ:
+            filled["coordinator"] = f"{environ['MASTER_ADDR']}:{int(environ['MASTER_PORT']) + 1}"
+        return {**values, **filled}
+    if int(environ.get("SLURM_NTASKS", "1")) > 1 and "SLURM_PROCID" in environ:
+        return {
+            **values,
+            "num_processes": int(environ["SLURM_NTASKS"]),
+            "process_id": int(environ["SLURM_PROCID"]),
+            "local_rank": int(environ.get("SLURM_LOCALID", "0")),
+        }
+    return values
+
+
+# ------------------------------------------------------------ --launch-local ---
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now (the coordinator of a local job binds it next)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def wait_for_listener(address: str, timeout_s: float) -> bool:
+    """Whether something accepts TCP connections at HOST:PORT within `timeout_s` (tried every 0.2 s)."""
+    host, _, port = address.rpartition(":")
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((host, int(port)), timeout=max(0.1, min(1.0, timeout_s))):
+                return True
+        except OSError:
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(POLL_S)
+
+
+def process_commands(base: Sequence[str], count: int, run_id: str, port: int) -> list[list[str]]:
+    """The command line of each of `count` local processes: `base` plus its place in the job."""
+    return [
+        [*base, "--num-processes", str(count), "--process-id", str(i), "--local-rank", str(i),
+         "--coordinator", f"127.0.0.1:{port}", "--run-id", run_id]
+        for i in range(count)
+    ]
+
+
+@dataclass(frozen=True)
+class JobResult:
+    ok: bool
+    message: str  # one line: what ended the job
+
+
+def describe_exit(code: int) -> str:
+    if code < 0:
+        try:
+            return f"was killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"was killed by signal {-code}"
+    return f"exited with code {code}"
+
+
+def last_error_line(log: IO[bytes]) -> str:
+    """The last line of a process's stderr that says what went wrong ('Error: ...' first)."""
+    log.seek(0)
+    lines = [line.strip() for line in log.read().decode(errors="replace").splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("Error:")]
+    # A runtime that aborts (JAX's coordination service) says why in a glog FATAL line: "F1123 07:57:45 ...".
+    fatal = [line.split("] ", 1)[-1] for line in lines if re.match(r"F\d{4} ", line)]
+    pick = errors[-1] if errors else fatal[-1] if fatal else (lines[-1] if lines else "")
+    return pick[:300]
+
+
+def supervise(commands: Sequence[Sequence[str]], env: Mapping[str, str], cwd: str | None = None) -> JobResult:
+    """Run one process per command; the first that fails (or is killed) ends the others at once.
+
+    Process 0 writes to this terminal; the others' output is kept in temporary files, and the failing
+    process's last error line goes into the message. A stopped process gets SIGTERM, then SIGKILL."""
+    logs = [tempfile.TemporaryFile() for _ in commands]
+    procs: list[subprocess.Popen[bytes]] = []
+    try:
+        for i, (command, log) in enumerate(zip(commands, logs, strict=True)):
+            stdout = None if i == 0 else log
+            procs.append(subprocess.Popen(list(command), env=dict(env), cwd=cwd, stdout=stdout, stderr=log))
+        while True:
+            codes = [proc.poll() for proc in procs]
+            failed = [(i, code) for i, code in enumerate(codes) if code not in (None, 0)]
+            if failed:
+                i, code = failed[0]
+                stopped = stop(procs)
+                detail = last_error_line(logs[i])
+                others = f"; stopped process(es) {', '.join(map(str, stopped))}" if stopped else ""
+                return JobResult(
+                    False,
+                    f"process {i} of {len(procs)} {describe_exit(code)}{others}"
+                    + (f" ({detail})" if detail else ""),
+                )
+            if all(code == 0 for code in codes):
+                return JobResult(True, f"{len(procs)} processes finished")
+            time.sleep(POLL_S)
+    except KeyboardInterrupt:
+        stop(procs)
+        raise
+    finally:
+        for log in logs:
+            log.close()
+
+
+def stop(procs: Sequence[subprocess.Popen[bytes]]) -> list[int]:
+    """SIGTERM every process still running, SIGKILL those alive after the grace period; their indices."""
+    running = [i for i, proc in enumerate(procs) if proc.poll() is None]
+    for i in running:
+        procs[i].terminate()
+    deadline = time.monotonic() + STOP_GRACE_S
+    for i in running:
+        try:
+            procs[i].wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            procs[i].kill()
+            procs[i].wait()
+    return running
+
+
+def child_environment(environ: Mapping[str, str], count: int, cores: int) -> dict[str, str]:
+    """The processes' environment: like torchrun, one share of the cores per process for OpenMP
+    (PyTorch's CPU threads) unless the user set OMP_NUM_THREADS."""
+    env = dict(environ)
+    env.setdefault("OMP_NUM_THREADS", str(max(1, cores // count)))
+    return env
+
+

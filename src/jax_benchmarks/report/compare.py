@@ -1,0 +1,218 @@
+"""Is a figure faster, slower or unchanged against a baseline, given the noise *between runs*?
+
+The unit of replication is a run, not a sample. Within one process the samples
+of a figure are tight, but the next process on a shared machine can be a few
+percent off for reasons no code change explains (load, frequency, memory
+layout); a test on within-run samples calls that drift "significant". So the
+verdict uses one value per round (`--rounds N`: N fresh processes, one run id):
+the fastest sample of each round (`min_s`).
+
+Why the fastest and not the median: other work on the machine only ever *adds*
+time to a sample (it takes the core, the caches, the memory bandwidth), so the
+fastest sample of a round is the one least disturbed by it, while a code change
+that does more work makes every sample slower, the fastest included. Measured
+here (2 cores shared by six engineers, load 10, `xla numpy --matrix-size 512`
+twice, nothing changed): every round median of the 0.1 ms `mean` figure rose
+×1–×5 from one run to the next and Welch on the medians called it 134 % slower;
+the fastest sample of all twenty rounds was 0.09 ms in both runs. (Chen and
+Revels, "Robust benchmarking in noisy environments", 2016, make the same
+argument; `timeit`'s documentation too.)
+
+* Effect: the ratio of the geometric means of the rounds' fastest samples,
+  current over baseline. Its 95 % confidence interval comes from Welch's t on
+  their logs (Welch does not assume equal spread in the two runs).
+* Verdict with a threshold T (the PCT of --fail-on-regression, else 0):
+  "slower" when the data show the ratio is above 1 + T, "faster" when it is
+  below 1 / (1 + T), each with a one-sided Welch test; "unchanged" otherwise.
+  So a regression is flagged only where the slowdown is both statistically
+  clear and larger than PCT.
+* Many figures at once: the p-values of all compared figures form one family,
+  and Benjamini–Hochberg keeps the expected share of false alarms among the
+  flagged figures at ALPHA.
+* Fewer than MIN_ROUNDS rounds on either side: the variance between runs
+  cannot be estimated (one round) or rests on one degree of freedom (two),
+  so the verdict is "too few samples", never a silent "unchanged".
+
+What a table shows next to the verdict stays the typical time: the median of
+the round medians, and their interquartile range.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from jax_benchmarks.store.results import Record
+from jax_benchmarks.report.student_t import t_quantile, t_sf
+
+Verdict = Literal["faster", "slower", "unchanged", "too few samples"]
+Method = Literal["welch-rounds", "too-few-rounds"]
+
+ALPHA = 0.05
+CONFIDENCE = 0.95
+MIN_ROUNDS = 3
+
+
+@dataclass(frozen=True)
+class LogRatio:
+    """log(current / baseline) of the geometric means of the rounds' fastest samples, with Welch's standard error."""
+
+    value: float
+    se: float
+    df: float
+
+    def interval(self, confidence: float = CONFIDENCE) -> tuple[float, float]:
+        """Confidence interval of the ratio (not its log)."""
+        if self.se == 0:
+            return math.exp(self.value), math.exp(self.value)
+        half = t_quantile(0.5 + confidence / 2, self.df) * self.se
+        return math.exp(self.value - half), math.exp(self.value + half)
+
+    def p_above(self, log_bound: float) -> float:
+        """One-sided p-value of 'the log ratio is at most log_bound' (small: clearly above it)."""
+        if self.se == 0:
+            return 0.0 if self.value > log_bound else 1.0
+        return t_sf((self.value - log_bound) / self.se, self.df)
+
+    def p_beyond(self, threshold_pct: float) -> float:
+        """Two-sided p-value of 'the ratio lies within [1/(1+T), 1+T]' (T=0: 'the ratio is 1')."""
+        bound = math.log1p(threshold_pct / 100)
+        slower = self.p_above(bound)
+        faster = LogRatio(-self.value, self.se, self.df).p_above(bound)
+        return min(1.0, 2 * min(slower, faster))
+
+
+@dataclass(frozen=True)
+class Comparison:
+    baseline_run_id: str
+    baseline_median_s: float  # median of the baseline's round medians
+    baseline_iqr_s: float
+    change_pct: float  # + slower, - faster: the judged ratio (fastest samples) when judged, else of the medians
+    verdict: Verdict
+    method: Method
+    p_value: float | None  # Benjamini–Hochberg adjusted (q-value) over the figures judged together
+    rounds: int = 1
+    baseline_rounds: int = 1
+    log_ratio: LogRatio | None = None
+    threshold_pct: float = 0.0
+    median_s: float | None = None  # median of the current run's round medians
+    iqr_s: float | None = None
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        return self.log_ratio.interval() if self.log_ratio is not None else None
+
+    @property
+    def test_text(self) -> str:
+        """How the verdict was reached, for humans: rounds, CI of the ratio, adjusted p."""
+        counts = f"{self.rounds} vs {self.baseline_rounds} round(s)"
+        if self.log_ratio is None:
+            return f"too few samples: {counts}, needs {MIN_ROUNDS}+ each (--rounds)"
+        low, high = self.log_ratio.interval()
+        q = "" if self.p_value is None else f", BH q={self.p_value:.2g}"
+        return f"{counts}, fastest-sample ratio 95 % CI {low:.3g}–{high:.3g}{q}"
+
+
+def round_medians(records: Sequence[Record]) -> list[float]:
+    """One median per round of a figure (what a table shows)."""
+    return _per_round(records, lambda record: record.median_s)
+
+
+def round_fastest(records: Sequence[Record]) -> list[float]:
+    """The fastest sample of each round of a figure (what the verdict judges); a record without it: its median."""
+    return _per_round(records, lambda record: record.min_s or record.median_s)
+
+
+def _per_round(records: Sequence[Record], value: Callable[[Record], float | None]) -> list[float]:
+    """One value per round, rounds in order (a later record of the same round wins; no round index: one round)."""
+    per_round: dict[int | None, float] = {}
+    for record in records:
+        if record.median_s and (number := value(record)):
+            per_round[record.round_index] = number
+    return [per_round[key] for key in sorted(per_round, key=lambda k: -1 if k is None else k)]
+
+
+def welch_log_ratio(current: Sequence[float], baseline: Sequence[float]) -> LogRatio:
+    """Welch's estimate of log(current / baseline) from at least two positive values on each side."""
+    log_c, log_b = [math.log(x) for x in current], [math.log(x) for x in baseline]
+    var_c, var_b = statistics.variance(log_c) / len(log_c), statistics.variance(log_b) / len(log_b)
+    se = math.sqrt(var_c + var_b)
+    denominator = var_c**2 / (len(log_c) - 1) + var_b**2 / (len(log_b) - 1)
+    df = (var_c + var_b) ** 2 / denominator if denominator > 0 else float(len(log_c) + len(log_b) - 2)
+    return LogRatio(statistics.fmean(log_c) - statistics.fmean(log_b), se, df)
+
+
+def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
+    """Adjusted p-values (q-values): reject where q ≤ α to keep the false discovery rate at α."""
+    m = len(p_values)
+    order = sorted(range(m), key=lambda i: p_values[i])
+    adjusted = [1.0] * m
+    running = 1.0
+    for rank in range(m, 0, -1):  # step-up: from the largest p-value down
+        i = order[rank - 1]
+        running = min(running, p_values[i] * m / rank)
+        adjusted[i] = min(running, 1.0)
+    return adjusted
+
+
+def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison | None:
+    """The change of one figure (all its round records) against the baseline's; None when untimed.
+
+    The verdict here treats the figure as a family of one; `judge` decides a
+    whole report's figures together."""
+    now, base = round_medians(current), round_medians(baseline)
+    if not now or not base:
+        return None
+    base_record = baseline[-1]
+    base_median = statistics.median(base)
+    iqr = _iqr(base) if len(base) > 1 else (base_record.iqr_s or 0.0)
+    log_ratio = None
+    if len(now) >= MIN_ROUNDS and len(base) >= MIN_ROUNDS:
+        log_ratio = welch_log_ratio(round_fastest(current), round_fastest(baseline))
+        change = math.expm1(log_ratio.value) * 100
+    else:
+        change = (statistics.median(now) - base_median) / base_median * 100
+    comparison = Comparison(
+        baseline_run_id=base_record.run_id, baseline_median_s=base_median, baseline_iqr_s=iqr,
+        change_pct=change, verdict="too few samples",
+        method="welch-rounds" if log_ratio is not None else "too-few-rounds", p_value=None,
+        rounds=len(now), baseline_rounds=len(base), log_ratio=log_ratio,
+        median_s=statistics.median(now), iqr_s=_iqr(now) if len(now) > 1 else (current[-1].iqr_s or 0.0),
+    )
+    return judge([comparison], 0.0)[0]
+
+
+def judge(comparisons: Sequence[Comparison], threshold_pct: float) -> list[Comparison]:
+    """Verdicts for figures judged together: beyond ±threshold_pct, clearly, with BH over the family."""
+    testable = [i for i, c in enumerate(comparisons) if c.log_ratio is not None]
+    raw = [_p_beyond(comparisons[i], threshold_pct) for i in testable]
+    q_values = dict(zip(testable, benjamini_hochberg(raw), strict=True))
+    judged = []
+    for i, comparison in enumerate(comparisons):
+        if i not in q_values:
+            judged.append(replace(comparison, verdict="too few samples", p_value=None, threshold_pct=threshold_pct))
+            continue
+        q = q_values[i]
+        verdict: Verdict = "unchanged"
+        if q <= ALPHA:
+            verdict = "slower" if comparison.change_pct > 0 else "faster"
+        judged.append(replace(comparison, verdict=verdict, p_value=q, threshold_pct=threshold_pct))
+    return judged
+
+
+def _p_beyond(comparison: Comparison, threshold_pct: float) -> float:
+    assert comparison.log_ratio is not None
+    return comparison.log_ratio.p_beyond(threshold_pct)
+
+
+def is_regression(comparison: Comparison | None) -> bool:
+    """Judged slower: beyond the threshold it was judged with, clearly, after the family's correction."""
+    return comparison is not None and comparison.verdict == "slower"
+
+
+def _iqr(values: Sequence[float]) -> float:
+    q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
+    return q3 - q1

@@ -1,0 +1,49 @@
+"""What differs between the environments of two compared runs, and whether they ran on the same machine."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from jax_benchmarks.store.results import Scalar
+
+# The machine a figure was measured on. A record without `host` (written before it was recorded) is
+# matched on the rest.
+MACHINE_KEYS = ("host", "cpu", "cpu_cores", "gpu")
+# What decides speed, in the order it is listed; cpu_mhz is left out: /proc/cpuinfo reports the clock
+# of the moment, which differs on every read.
+COMPARED_KEYS = (
+    *MACHINE_KEYS, "ram_gib", "platform", "python", "numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch",
+    "blas", "threads", "blas_threads", "openmp_threads", "xla_threads", "torch_threads", "torch_interop_threads",
+    "xla_flags", "precision", "conv_autotune", "jax_gpu_memory",  # the GPU policy (src/jax_benchmarks/hardware/gpu_policy.py)
+    "jax_matmul_precision", "torch_matmul_precision", "torch_conv_precision",
+    "gpu_driver", "cuda_driver_api", "torch_cuda", "cudnn", "git_commit",
+)
+
+
+def same_machine(env: Mapping[str, Scalar], other: Mapping[str, Scalar]) -> bool:
+    """Same host, CPU, core count and GPU (a key missing on either side is not held against it)."""
+    return all(env.get(key) == other.get(key) for key in MACHINE_KEYS if key in env and key in other)
+
+
+def machine_text(env: Mapping[str, Scalar]) -> str:
+    host = f"{env['host']}: " if env.get("host") else ""
+    cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
+    return f"{host}{env.get('cpu') or 'unknown CPU'}{cores}, GPU {env.get('gpu') or 'none'}"
+
+
+def differences(current: Mapping[str, Scalar], baseline: Mapping[str, Scalar]) -> list[str]:
+    """'key: baseline → current' for every compared key that differs (not recorded: 'not recorded')."""
+    lines = []
+    for key in COMPARED_KEYS:
+        if key not in current and key not in baseline:
+            continue
+        now, before = current.get(key), baseline.get(key)
+        if now != before:
+            lines.append(f"{key}: {_text(before, key in baseline)} → {_text(now, key in current)}")
+    return lines
+
+
+def _text(value: Scalar, recorded: bool) -> str:
+    if not recorded:
+        return "not recorded"
+    return "default" if value is None else str(value)

@@ -1,0 +1,143 @@
+"""`report --history`: every figure over the runs of the results file, as asv draws it.
+
+Each run is labelled by what could explain a change: its date, its git commit
+and the versions of the libraries that differ between the runs shown (read
+from the `env` every record carries). So "did jax 0.10 → 0.11 make my training
+step slower?" is one row of the table or one line of the chart.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jax_benchmarks.store.results import Record, Scalar
+from jax_benchmarks.cli.tables import column_of, format_seconds
+from jax_benchmarks.report.select import by_group, by_run, run_key
+
+# Environment fields that label a run when they change between runs (in this order).
+VERSION_KEYS = ("git_commit", "python", "numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch", "xla_flags")
+SHORT_COMMIT = 7
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    run_id: str
+    timestamp: str
+    env: dict[str, Scalar]
+
+
+@dataclass(frozen=True)
+class Series:
+    """One figure (case and column) across runs: run id -> its record in that run."""
+
+    case: str
+    column: str
+    points: dict[str, Record]
+
+
+@dataclass(frozen=True)
+class GroupHistory:
+    group: str
+    runs: list[RunInfo]  # oldest first
+    series: list[Series]
+    varying: list[str]  # VERSION_KEYS whose value changes between the runs
+
+    def label(self, run: RunInfo, sep: str = " · ") -> str:
+        """'2025-01-02 10:00 · 0123456 · jax 0.10.2': date, commit, and the versions that vary."""
+        parts = [run.timestamp[:16].replace("T", " ")]
+        commit = run.env.get("git_commit")
+        parts.append(str(commit)[:SHORT_COMMIT] + ("-dirty" if str(commit).endswith("-dirty") else "")
+                     if commit else "no commit")
+        parts += [f"{key} {run.env.get(key) or '—'}" for key in self.varying if key != "git_commit"]
+        return sep.join(parts)
+
+    @property
+    def legend(self) -> str:
+        libraries = [k for k in self.varying if k != "git_commit"]
+        changed = (f"versions that change between these runs: {', '.join(libraries)}" if libraries
+                   else "the same library versions in every run")
+        return (f"runs labelled by date and git commit; {changed}. Cells: median per call "
+                "(~ noisy); last column: the latest run against the first.")
+
+
+def run_infos(records: Sequence[Record]) -> list[RunInfo]:
+    """The runs of `records`, oldest first, each with the environment of its latest record."""
+    runs = sorted(by_run(records).values(), key=run_key)
+    return [RunInfo(run[0].run_id, run_key(run)[0], dict(max(run, key=lambda r: r.timestamp).env))
+            for run in runs]
+
+
+def varying_keys(runs: Sequence[RunInfo]) -> list[str]:
+    return [key for key in VERSION_KEYS if len({repr(run.env.get(key)) for run in runs}) > 1]
+
+
+def group_history(records: Sequence[Record]) -> GroupHistory:
+    """The history of one group's records (every run of the group)."""
+    timed = [r for r in records if r.median_s]
+    show_device = len({r.device for r in timed}) > 1
+    runs = run_infos(records)
+    series: dict[tuple[str, str], Series] = {}
+    for record in sorted(timed, key=lambda r: r.timestamp):
+        key = (record.case, column_of(record, show_device))
+        entry = series.setdefault(key, Series(key[0], key[1], {}))
+        entry.points[record.run_id] = record  # a later record of the same cell wins, as in the tables
+    return GroupHistory(records[0].group, runs, list(series.values()), varying_keys(runs))
+
+
+def build_histories(records: Sequence[Record], group_order: Sequence[str]) -> list[GroupHistory]:
+    """One history per group, groups in the CLI's order (unknown groups after, by name)."""
+    rank = {name: i for i, name in enumerate(group_order)}
+    groups = sorted(by_group(records).items(), key=lambda item: (rank.get(item[0], len(rank)), item[0]))
+    return [group_history(group_records) for _, group_records in groups]
+
+
+def change_text(series: Series, runs: Sequence[RunInfo]) -> str:
+    """Latest median against the first one, in percent; '—' with fewer than two runs."""
+    medians = [series.points[run.run_id].median_s for run in runs if run.run_id in series.points]
+    values = [m for m in medians if m]
+    if len(values) < 2:
+        return "—"
+    return f"{(values[-1] - values[0]) / values[0] * 100:+.1f} %"
+
+
+def point_text(record: Record | None) -> str:
+    if record is None or not record.median_s:
+        return "—"
+    return format_seconds(record.median_s) + (" ~" if record.noisy else "")
+
+
+def history_headers(history: GroupHistory, sep: str = " · ") -> list[str]:
+    return ["figure", *(history.label(run, sep) for run in history.runs), "last vs first"]
+
+
+def history_cells(history: GroupHistory) -> list[list[str]]:
+    """One row per figure: its name, its median in every run, the change."""
+    return [
+        [f"{s.case} · {s.column}", *(point_text(s.points.get(run.run_id)) for run in history.runs),
+         change_text(s, history.runs)]
+        for s in history.series
+    ]
+
+
+def quartiles(record: Record) -> tuple[float, float]:
+    """(Q1, Q3) of the raw samples; median ± IQR/2 when fewer than two samples were kept."""
+    median = record.median_s or 0.0
+    if len(record.samples_s) >= 2:
+        q1, _, q3 = statistics.quantiles(record.samples_s, n=4, method="inclusive")
+        return q1, q3
+    half = (record.iqr_s or 0.0) / 2
+    return median - half, median + half
+
+
+def history_rows(history: GroupHistory) -> list[dict[str, object]]:
+    """Long form for CSV and JSON: one row per figure and run."""
+    labels = {run.run_id: history.label(run) for run in history.runs}
+    return [
+        {"group": history.group, "case": s.case, "column": s.column, "run_id": run_id,
+         "timestamp": rec.timestamp, "label": labels.get(run_id, run_id),
+         "git_commit": rec.env.get("git_commit"), "median_s": rec.median_s, "iqr_s": rec.iqr_s,
+         "noisy": rec.noisy, **{f"env.{k}": rec.env.get(k) for k in history.varying if k != "git_commit"}}
+        for s in history.series for run_id, rec in s.points.items()
+    ]

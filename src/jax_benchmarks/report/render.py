@@ -1,0 +1,248 @@
+"""Output formats. All of them render the same `ReportTable`s.
+
+`table` reuses the core's rich `comparison_table`; markdown, CSV and JSON are
+one function each. Only the CLI decides where the text goes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from jax_benchmarks.store.results import Scalar
+from jax_benchmarks.hardware.environment import LIBRARIES
+from jax_benchmarks.cli.tables import NOISY_NOTE, comparison_table, format_seconds, format_value, timing_cell
+from jax_benchmarks.report.compare import Comparison
+from jax_benchmarks.report.history import GroupHistory, history_cells, history_headers, history_rows
+from jax_benchmarks.report.rows import FigureRow, ReportTable
+
+VERDICT_STYLE = {"slower": "red", "faster": "green", "unchanged": "dim", "too few samples": "yellow"}
+
+
+# ------------------------------------------------------------- pieces ---
+
+def env_header(env: dict[str, Scalar]) -> str:
+    """CPU, GPU and library versions of a run, on one line."""
+    cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
+    parts = [f"CPU: {env.get('cpu') or 'unknown'}{cores}", f"GPU: {env.get('gpu') or 'none'}"]
+    parts += [f"{lib} {env[lib]}" for lib in ("python", *LIBRARIES) if env.get(lib)]
+    if env.get("git_commit"):
+        parts.append(f"git {env['git_commit']}")
+    return " · ".join(parts)
+
+
+def timing_text(median_s: float, iqr_s: float) -> str:
+    return f"{format_seconds(median_s)} ± {format_seconds(iqr_s)}"
+
+
+def cell_text(row: FigureRow | None) -> str:
+    """'1.2 ms ± 30 µs ×2.00 ~' like the rich table, without markup."""
+    return "—" if row is None else timing_cell(row.record, row.ratio, markup=False)
+
+
+def test_text(comparison: Comparison) -> str:
+    return comparison.test_text
+
+
+def change_cells(row: FigureRow) -> list[str]:
+    """case, column, baseline, now, change, verdict, test."""
+    comp = row.comparison
+    assert comp is not None and row.record.median_s is not None
+    return [
+        row.case, row.column,
+        timing_text(comp.baseline_median_s, comp.baseline_iqr_s),
+        timing_text(comp.median_s or row.record.median_s, comp.iqr_s or 0.0),  # over the rounds
+        f"{comp.change_pct:+.1f} %", comp.verdict, test_text(comp),
+    ]
+
+
+CHANGE_HEADERS = ["case", "backend", "baseline", "now", "change", "verdict", "test"]
+
+
+def baseline_summary(table: ReportTable) -> str | None:
+    if table.baseline_note is None:
+        return None
+    text = table.baseline_note
+    if table.unmatched:
+        text += f" ({table.unmatched} figure(s) not in the baseline)"
+    return text
+
+
+# ------------------------------------------------------------ formats ---
+
+def render_rich(tables: Sequence[ReportTable], console: Console) -> None:
+    for table in tables:
+        console.print(escape(env_header(table.env)), style="dim")
+        console.print(comparison_table(table.records, table.title, table.metric_names))
+        summary = baseline_summary(table)
+        if summary is not None:
+            console.print(escape(summary))
+        if table.compared:
+            changes = Table(title=f"{table.group}: change against the baseline", title_justify="left")
+            for header in CHANGE_HEADERS:
+                changes.add_column(header, justify="left" if header in ("case", "backend", "verdict", "test") else "right")
+            for row in table.compared:
+                cells = [escape(c) for c in change_cells(row)]
+                style = VERDICT_STYLE[cells[5]]
+                cells[5] = f"[{style}]{cells[5]}[/]"
+                changes.add_row(*cells)
+            console.print(changes)
+        console.print()
+
+
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+
+def render_markdown(tables: Sequence[ReportTable]) -> str:
+    """GitHub-flavoured markdown, ready to paste into the README."""
+    out: list[str] = []
+    for table in tables:
+        out += [f"### {table.title}", "", env_header(table.env), ""]
+        out.append(_md_row(["case", *table.columns]))
+        out.append("|---|" + "---:|" * len(table.columns))
+        for case in table.cases:
+            cells = [table.cell(case, col) for col in table.columns]
+            if any(c is not None and c.record.median_s for c in cells):
+                out.append(_md_row([case, *(cell_text(c) for c in cells)]))
+            for metric in table.metric_names:
+                values = [c.record.metrics.get(metric) if c is not None else None for c in cells]
+                if any(v is not None for v in values):
+                    out.append(_md_row([f"{case} · {metric}",
+                                        *("—" if v is None else format_value(v) for v in values)]))
+        if any(row.record.noisy for row in table.rows):
+            out += ["", NOISY_NOTE]
+        summary = baseline_summary(table)
+        if summary is not None:
+            out += ["", summary]
+        if table.compared:
+            out += ["", _md_row(CHANGE_HEADERS), "|---|---|---:|---:|---:|---|---|"]
+            out += [_md_row(change_cells(row)) for row in table.compared]
+        out.append("")
+    return "\n".join(out)
+
+
+def row_dict(row: FigureRow) -> dict[str, Any]:
+    """One figure as flat data (the CSV columns, and JSON rows without the metrics)."""
+    rec, comp = row.record, row.comparison
+    return {
+        "group": row.group, "run_id": row.run_id, "timestamp": rec.timestamp, "case": row.case,
+        "column": row.column, "backend": rec.backend, "variant": rec.variant, "device": rec.device,
+        "dtype": rec.dtype, "median_s": rec.median_s, "iqr_s": rec.iqr_s, "min_s": rec.min_s,
+        "repeats": rec.repeats, "ratio_to_fastest": row.ratio, "noisy": rec.noisy,
+        "compile_s": rec.compile_s,
+        "baseline_run_id": comp.baseline_run_id if comp else None,
+        "baseline_median_s": comp.baseline_median_s if comp else None,
+        "change_pct": comp.change_pct if comp else None,
+        "verdict": comp.verdict if comp else None,
+        "test": comp.method if comp else None,
+        "p_value": comp.p_value if comp else None,
+    }
+
+
+def render_csv(tables: Sequence[ReportTable]) -> str:
+    """One line per figure; metrics as `metric.<name>` columns."""
+    metrics = sorted({m for t in tables for m in t.metric_names})
+    rows = [t_row for t in tables for t_row in t.rows]
+    buffer = io.StringIO()
+    fieldnames = list(row_dict(rows[0])) + [f"metric.{m}" for m in metrics] if rows else []
+    writer = csv.DictWriter(buffer, fieldnames=fieldnames, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        data = row_dict(row)
+        data.update({f"metric.{m}": row.record.metrics.get(m) for m in metrics})
+        writer.writerow({k: "" if v is None else v for k, v in data.items()})
+    return buffer.getvalue()
+
+
+def render_json(tables: Sequence[ReportTable]) -> str:
+    """{"tables": [{group, run_id, timestamp, title, env, baseline, rows: [...]}]}."""
+    return json.dumps({"tables": [
+        {
+            "group": t.group, "run_id": t.run_id, "timestamp": t.timestamp, "title": t.title,
+            "env": t.env, "baseline": baseline_summary(t),
+            "rows": [{**row_dict(r), "metrics": r.record.metrics} for r in t.rows],
+        }
+        for t in tables
+    ]}, indent=2)
+
+
+def render_github_benchmark(tables: Sequence[ReportTable]) -> str:
+    """github-action-benchmark's `customSmallerIsBetter` input: [{name, unit, value, range, extra}].
+
+    The name (`group/case/column`) is a figure's identity from run to run, and the
+    unit is always seconds so that a figure's values stay comparable between runs.
+    """
+    return json.dumps([
+        {
+            "name": f"{row.group}/{row.case}/{row.column}",
+            "unit": "s",
+            "value": row.record.median_s,
+            "range": f"± {row.record.iqr_s or 0.0:.3g}",
+            "extra": "\n".join([f"run {row.run_id} · {row.record.repeats} samples"
+                                + (" · " + NOISY_NOTE.removeprefix("~ ") if row.record.noisy else ""),
+                                env_header(row.record.env)]),
+        }
+        for table in tables for row in table.rows if row.record.median_s
+    ], indent=2, ensure_ascii=False)
+
+
+# ------------------------------------------------------------ history ---
+
+def render_history_rich(histories: Sequence[GroupHistory], console: Console) -> None:
+    for history in histories:
+        table = Table(title=f"{history.group} · history over {len(history.runs)} run(s)", title_justify="left",
+                      caption=history.legend, caption_justify="left")
+        rows = history_cells(history)
+        # The figure names are what a reader looks for: keep them whole (up to 48 characters).
+        name_width = min(max((len(cells[0]) for cells in rows), default=6), 48)
+        for i, header in enumerate(history_headers(history, sep="\n")):
+            table.add_column(escape(header), justify="left" if i == 0 else "right",
+                             min_width=name_width if i == 0 else None)
+        for cells in rows:
+            table.add_row(*(escape(c) for c in cells))
+        console.print(table)
+        console.print()
+
+
+def render_history_markdown(histories: Sequence[GroupHistory]) -> str:
+    out: list[str] = []
+    for history in histories:
+        headers = history_headers(history)
+        out += [f"### {history.group} · history over {len(history.runs)} run(s)", "", history.legend, "",
+                _md_row(headers), "|---|" + "---:|" * (len(headers) - 1)]
+        out += [_md_row(cells) for cells in history_cells(history)]
+        out.append("")
+    return "\n".join(out)
+
+
+def render_history_csv(histories: Sequence[GroupHistory]) -> str:
+    """Long form: one line per figure and run."""
+    rows = [row for history in histories for row in history_rows(history)]
+    fieldnames = list(dict.fromkeys(key for row in rows for key in row))
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=fieldnames, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in fieldnames})
+    return buffer.getvalue()
+
+
+def render_history_json(histories: Sequence[GroupHistory]) -> str:
+    """{"histories": [{group, varying, runs: [{run_id, timestamp, label, env}], rows: [...]}]}."""
+    return json.dumps({"histories": [
+        {
+            "group": h.group, "varying": h.varying,
+            "runs": [{"run_id": r.run_id, "timestamp": r.timestamp, "label": h.label(r), "env": r.env}
+                     for r in h.runs],
+            "rows": history_rows(h),
+        }
+        for h in histories
+    ]}, indent=2)

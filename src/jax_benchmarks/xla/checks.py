@@ -1,0 +1,106 @@
+"""What the xla workload must compute, written once for every backend.
+
+For A, B uniform on [0, 1) and C = A·B:
+* mean(A) = mean(B) = 1/2 and sum = N²/2, with a standard deviation of
+  sqrt(1/12)/N on the mean;
+* mean(C) = N/4: mean(C) = (1/N²) Σ_k r_k s_k with r_k, s_k the column sums of
+  A and row sums of B, whose variance works out at 1/24 + 1/(144 N).
+
+Each value must be within 1 % (relative) of its expectation. That is 6 standard deviations
+or more once N ≥ 500; for smaller N a correct result misses 1 % by chance
+(at N = 64 a third of all seeds would), so the tolerance is the larger of
+1 % and 6 σ. A broken result (zeros, garbage read before the device finished,
+a silently truncated dtype) misses by far more than either.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from jax_benchmarks.measure.relative import relative_error
+from jax_benchmarks.store.results import Scalar
+
+MIN_REL_TOL = 0.01
+SIGMAS = 6.0
+UNIFORM_STD = math.sqrt(1 / 12)
+
+
+@dataclass(frozen=True)
+class Check:
+    """One computed value against its expectation."""
+
+    name: str
+    value: float
+    expected: float
+    rel_tol: float
+
+    @property
+    def rel_error(self) -> float:
+        return relative_error(self.value, self.expected)
+
+    @property
+    def ok(self) -> bool:
+        return math.isfinite(self.value) and self.rel_error < self.rel_tol
+
+    def fields(self) -> dict[str, Scalar]:
+        """The record's `checks` entries of this check."""
+        return {
+            self.name: self.value,
+            f"{self.name}_expected": self.expected,
+            f"{self.name}_rel_error": self.rel_error,
+            f"{self.name}_rel_tol": self.rel_tol,
+            f"{self.name}_ok": self.ok,
+        }
+
+    def describe(self) -> str:
+        mark = "ok" if self.ok else "FAILED"
+        return (
+            f"{self.name} = {self.value:.6g} (expected {self.expected:.6g}, "
+            f"error {self.rel_error:.2%} < {self.rel_tol:.2%}: {mark})"
+        )
+
+
+def tolerance(sigma_rel: float) -> float:
+    """Relative tolerance: 1 %, widened to 6 σ where N is too small for 1 %."""
+    return max(MIN_REL_TOL, SIGMAS * sigma_rel)
+
+
+def uniform_mean_sigma_rel(n: int) -> float:
+    """Relative standard deviation of the mean of N² uniforms on [0, 1)."""
+    return UNIFORM_STD / n / 0.5
+
+
+def product_mean_sigma_rel(n: int) -> float:
+    """Relative standard deviation of mean(A·B) for uniform A, B."""
+    return math.sqrt(1 / 24 + 1 / (144 * n)) / (n / 4)
+
+
+def matrix_mean(name: str, n: int, value: float) -> Check:
+    return Check(name, value, 0.5, tolerance(uniform_mean_sigma_rel(n)))
+
+
+def matrix_sum(name: str, n: int, value: float) -> Check:
+    return Check(name, value, n * n / 2, tolerance(uniform_mean_sigma_rel(n)))
+
+
+def product_mean(n: int, value: float) -> Check:
+    return Check("mean_c", value, n / 4, tolerance(product_mean_sigma_rel(n)))
+
+
+def checks_fields(checks: list[Check]) -> dict[str, Scalar]:
+    fields: dict[str, Scalar] = {}
+    for check in checks:
+        fields.update(check.fields())
+    return fields
+
+
+def failures(checks: list[Check]) -> list[str]:
+    return [check.describe() for check in checks if not check.ok]
+
+
+def dtype_failure(requested: str, computed: str) -> str | None:
+    """A framework that silently computes in another dtype (JAX without x64) is a failure."""
+    if computed != requested:
+        return f"computed in {computed}, {requested} was requested"
+    return None
