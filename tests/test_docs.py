@@ -83,7 +83,8 @@ class Command:
 
 def blocks(page: Path) -> Iterator[Block]:
     lines = page.read_text(encoding="utf-8").splitlines()
-    start, fence, lang, body = 0, "", "", []
+    start, fence, lang = 0, "", ""
+    body: list[str] = []
     for number, line in enumerate(lines, 1):
         match = FENCE.match(line)
         if not fence:
@@ -286,28 +287,28 @@ def expected_line(shown: str) -> re.Pattern[str]:
     return re.compile("^" + ".*".join(re.escape(part) for part in shown.split("…")) + "$")
 
 
+def check_error(argv: list[str], shown: str) -> None:
+    """The command fails with the `Error:` line shown. A benchmark command gets --list: should the error not
+    come, nothing is measured (and the exit code fails the test)."""
+    if asks_gpu(argv) and gpu_visible():
+        pytest.skip("the error shown is for a machine without a GPU; this one has one")
+    result = invoke(*argv, "--list") if is_benchmark(argv) else invoke(*argv)
+    assert result.exit_code != 0, f"`{' '.join(argv)}` succeeded; the docs show it failing"
+    printed = [line for line in (result.stderr + result.stdout).splitlines() if line.startswith("Error:")]
+    assert any(expected_line(shown).match(line) for line in printed), (shown, printed)
+
+
 def check_cli(argv: list[str], command: Command, tmp_path: Path, *, launched: bool) -> None:
-    shown = command.output[0] if command.output else ""
-    if shown.startswith("Error:"):
-        if asks_gpu(argv) and gpu_visible():
-            pytest.skip("the error shown is for a machine without a GPU; this one has one")
-        # --list: should the error not come, nothing is measured (and the test fails on the exit code).
-        result = invoke(*argv, "--list") if is_benchmark(argv) else invoke(*argv)
-        assert result.exit_code != 0, f"`{command.text}` succeeded; the docs show it failing"
-        printed = [line for line in (result.stderr + result.stdout).splitlines() if line.startswith("Error:")]
-        assert any(expected_line(shown).match(line) for line in printed), (shown, printed)
+    if command.output and command.output[0].startswith("Error:"):
+        check_error(argv, command.output[0])
     elif launched or runs_processes(argv) or (asks_gpu(argv) and not gpu_visible()):
         # --list would refuse `--device gpu` where no GPU is visible, as it should: parse only.
         parse_only(argv)
     elif is_benchmark(argv) and "--list" in argv and command.output and not gpu_visible():
-        # The docs show the list itself (of a machine without a GPU). A fresh process: which XLA flags a Flax
-        # run gets depends on whether JAX was loaded before, and the flags name the cases' variant.
-        listed = subprocess.run([sys.executable, str(REPO / "main.py"), *argv], capture_output=True, text=True,
-                                cwd=tmp_path, timeout=300)
-        assert listed.returncode == 0, listed.stderr
-        printed = {line.strip() for line in listed.stdout.splitlines()}
+        # The docs show the list itself (of a machine without a GPU): every line shown must be printed.
+        listed = {line.strip() for line in listed_output(argv).splitlines()}
         shown = [line for line in command.output if "..." not in line and "…" not in line]
-        assert [line for line in shown if line not in printed] == [], listed.stdout
+        assert [line for line in shown if line not in listed] == [], listed
     elif is_benchmark(argv):
         result = invoke(*argv, "--list")
         assert result.exit_code == 0, f"`{command.text} --list`: {result.stderr or result.stdout}"
@@ -322,6 +323,19 @@ def check_cli(argv: list[str], command: Command, tmp_path: Path, *, launched: bo
         assert result.exit_code == 0 and result.stdout.startswith("jax-benchmarks ")
     else:
         parse_only(argv)
+
+
+def listed_output(argv: list[str]) -> str:
+    """What `--list` prints. mnist in a fresh process: a Flax run sets its XLA flags before JAX loads, and
+    in a process where JAX is loaded already the flags in effect (and so the cases' variant) are JAX's own."""
+    if argv[0] != "mnist":
+        result = invoke(*argv)
+        assert result.exit_code == 0, result.stderr
+        return result.stdout
+    listed = subprocess.run([sys.executable, str(REPO / "main.py"), *argv], capture_output=True, text=True,
+                            cwd=REPO, timeout=300)
+    assert listed.returncode == 0, listed.stderr
+    return listed.stdout
 
 
 def without_option(argv: list[str], option: str) -> list[str]:
