@@ -1,25 +1,7 @@
 """The docs cannot drift: every link in README.md and docs/*.md resolves, and every command they show is
-run or checked against the real CLI. The rule a reader relies on is stated at the top of docs/README.md:
-
-- a benchmark command (a group of `BENCHMARK_GROUPS` and a backend or `all`) runs with `--list` added: its
-  options are validated and its cases declared, nothing is measured; one that starts other processes
-  (`--launch-local`, `--num-processes`, or under `srun` / `torchrun`), or asks for `--device gpu` where no
-  GPU is visible, is parsed by the real CLI only;
-- a command whose shown output starts with `Error:` runs in full (a benchmark command with `--list`
-  added, so nothing is measured should the error not come) and must exit non-zero printing that line
-  (`…` stands for any text); an error shown for a machine without a GPU is skipped where one is visible;
-- `report` runs in full on a small results file written here (the `--results` shown is replaced);
-- a benchmark command shown with `--list` must print every line shown under it (lines with `...` aside);
-- shell completion (`_JAX_BENCHMARKS_COMPLETE=<shell>_source jax-benchmarks`) runs and prints a script;
-- `--version` runs in full; any other CLI command (`smoke`, `verdict`, `mnist evaluate`, ...) is parsed by
-  the real CLI only (every option, choice and type checked), not run;
-- `./cli.sh test ...` / `pytest ...`: every test path exists and every `-m` marker is declared;
-- a script under benchmarks/ or tools/ exists and compiles (`bash -n` for shell); it is not run: each one
-  measures for minutes;
-- `pip install` / `pipx install`: every extra asked for is declared in pyproject.toml.
-
-Commands are the `$ ` lines of ```console blocks; a command in any other kind of block fails this test,
-so none escapes the rule. Python blocks must compile.
+run or checked against the real CLI, by the rule stated at the top of docs/README.md (each `check_*`
+below is one row of its table). Commands are the `$ ` lines of ```console blocks; a command in any other
+kind of block fails this test, so none escapes the rule.
 """
 
 from __future__ import annotations
@@ -306,7 +288,7 @@ def check_cli(argv: list[str], command: Command, tmp_path: Path, *, launched: bo
         parse_only(argv)
     elif is_benchmark(argv) and "--list" in argv and command.output and not gpu_visible():
         # The docs show the list itself (of a machine without a GPU): every line shown must be printed.
-        listed = {line.strip() for line in listed_output(argv).splitlines()}
+        listed = {line.strip() for line in listed_output(argv, tmp_path).splitlines()}
         shown = [line for line in command.output if "..." not in line and "…" not in line]
         assert [line for line in shown if line not in listed] == [], listed
     elif is_benchmark(argv):
@@ -325,7 +307,7 @@ def check_cli(argv: list[str], command: Command, tmp_path: Path, *, launched: bo
         parse_only(argv)
 
 
-def listed_output(argv: list[str]) -> str:
+def listed_output(argv: list[str], cwd: Path) -> str:
     """What `--list` prints. mnist in a fresh process: a Flax run sets its XLA flags before JAX loads, and
     in a process where JAX is loaded already the flags in effect (and so the cases' variant) are JAX's own."""
     if argv[0] != "mnist":
@@ -333,7 +315,7 @@ def listed_output(argv: list[str]) -> str:
         assert result.exit_code == 0, result.stderr
         return result.stdout
     listed = subprocess.run([sys.executable, str(REPO / "main.py"), *argv], capture_output=True, text=True,
-                            cwd=REPO, timeout=300)
+                            cwd=cwd, timeout=300)
     assert listed.returncode == 0, listed.stderr
     return listed.stdout
 
