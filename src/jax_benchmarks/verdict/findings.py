@@ -132,7 +132,8 @@ def contrasts(pairs: Sequence[tuple[str, Sequence[Record], str, Sequence[Record]
 # ------------------------------------------------------------------ helpers ---
 
 def latest_runs(records: Iterable[Record], run_id: str | None = None) -> dict[str, list[Record]]:
-    """Per group, the records of its latest run (or of run `run_id`)."""
+    """Per group, each figure's records from the latest run that has it (or only run `run_id`'s records):
+    a group's commands may have been run apart (`jit all` and `jit flax`), each under its own run id."""
     chosen: dict[str, list[Record]] = {}
     for group, group_records in by_group(records).items():
         runs = by_run(group_records)
@@ -140,7 +141,13 @@ def latest_runs(records: Iterable[Record], run_id: str | None = None) -> dict[st
             if run_id in runs:
                 chosen[group] = runs[run_id]
             continue
-        chosen[group] = max(runs.values(), key=run_key)
+        latest: dict[FigureKey, list[Record]] = {}
+        for run in sorted(runs.values(), key=run_key):  # oldest first: a later run's figure wins
+            mine: dict[FigureKey, list[Record]] = {}
+            for record in run:
+                mine.setdefault(figure_key(record), []).append(record)
+            latest.update(mine)
+        chosen[group] = [r for rs in latest.values() for r in rs]
     return chosen
 
 
@@ -254,7 +261,7 @@ def linear_algebra(records: Sequence[Record]) -> list[Finding]:
                 sentence += f"{runner_up.a} is fastest, {runner_up.speedup:.2f}× faster than {runner_up.b}, the next ({runner_up.uncertainty})"
             else:
                 sentence += f"no framework is clearly fastest: {runner_up.phrase()}"
-            if kind == "matmul":
+            if kind == "matmul" and runner_up.judged == "faster":  # a gap to explain
                 sentence += f"; {library_clause(runner_up)}"
             others = [c for c in judged[1:] if c.judged == "faster"]
             if others:
