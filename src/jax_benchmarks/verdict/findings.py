@@ -203,8 +203,11 @@ def missing(group: str) -> Finding:
                    f"(run `verdict` or `{group} all --rounds {MIN_ROUNDS}`).", "missing", (), ())
 
 
+STATUS_OF: dict[Judged, Status] = {"faster": "found", "slower": "found", "same": "same", "cannot judge": "cannot judge"}
+
+
 def status_of(contrast: Contrast) -> Status:
-    return {"faster": "found", "slower": "found", "same": "same", "cannot judge": "cannot judge"}[contrast.judged]
+    return STATUS_OF[contrast.judged]
 
 
 # ------------------------------------------------------- linear algebra ---
