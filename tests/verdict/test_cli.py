@@ -45,6 +45,7 @@ def test_output_option_writes_the_html_page(tmp_path: Path) -> None:
     (["--from", "missing.jsonl"], "--from", "does not exist"),
     (["--from", "r.jsonl", "--against", "missing.jsonl"], "--against", "does not exist"),
     (["--run", "x"], "--run", "needs --from"),
+    (["--from", "r.jsonl", "--scale", "full"], "--scale", "measures nothing with --from"),
     (["--scale", "huge"], "--scale", "'huge' is not one of 'quick', 'standard', 'full'"),
     (["--from", "r.jsonl", "--format", "pdf"], "--format", "'pdf' is not one of 'html', 'markdown'"),
 ])

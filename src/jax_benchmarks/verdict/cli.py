@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -100,6 +100,24 @@ def checked_input(path: Path, option: str) -> Path:
         raise click.BadParameter(str(exc), param_hint=f"'{option}'") from None
 
 
+def checked_output(path: Path) -> Path:
+    """Refuse, before anything runs, a page path that is not a regular file or whose folder cannot be made."""
+    from jax_benchmarks.store.results import regular_file_problem
+
+    problem = regular_file_problem(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        problem = problem or f"cannot make {path.parent}: {exc.strerror}"
+    if problem:
+        raise click.BadParameter(problem, param_hint="'--output'")
+    return path
+
+
+def warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
 @click.command("verdict", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--scale", type=click.Choice(SCALE_NAMES), default="quick", show_default=True,
               help="How much to measure: quick (small sizes, about a minute and a half on a quiet 2-core CPU), "
@@ -109,7 +127,7 @@ def checked_input(path: Path, option: str) -> Path:
 @click.option("--against", "against_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="A second machine's results file: its findings side by side, and the ratios between the two.")
 @click.option("--run", "run_id", default=None, metavar="RUN_ID",
-              help="With --from: the run to judge (default: each group's latest run).")
+              help="With --from: judge this run only (default: each figure from the latest run that has it).")
 @click.option("--format", "output_format", type=click.Choice(["html", "markdown"]), default="html",
               show_default=True, help="html: one self-contained page; markdown: for a README or a pull request.")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), default=None,
@@ -135,14 +153,12 @@ def cli(scale: ScaleName, from_path: Path | None, against_path: Path | None, run
         raise click.BadParameter("needs --from (a measuring verdict judges its own run)", param_hint="'--run'")
     if from_path is not None:
         checked_input(from_path, "--from")
+        if click.get_current_context().get_parameter_source("scale") == click.core.ParameterSource.COMMANDLINE:
+            raise click.BadParameter("measures nothing with --from; give one of them", param_hint="'--scale'")
     if against_path is not None:
         checked_input(against_path, "--against")
     if output is not None:
-        try:
-            writable_file(output) if output_format == "markdown" else None
-            output.parent.mkdir(parents=True, exist_ok=True)
-        except (ValueError, OSError) as exc:
-            raise click.BadParameter(str(exc), param_hint="'--output'") from None
+        checked_output(output)
     failed: list[RoundDone] = []
     source = from_path
     used_scale: str | None = None
@@ -158,14 +174,16 @@ def cli(scale: ScaleName, from_path: Path | None, against_path: Path | None, run
         source, used_scale = results, scale
         click.echo(f"verdict run {run_id}: {len(rounds)} rounds in {duration_text(sum(r.seconds for r in rounds))}"
                    f"; records in {results}", err=True)
-    warn: Callable[[str], None] = lambda message: click.echo(f"warning: {message}", err=True)  # noqa: E731
     here = read_results(source, warn)
     there = read_results(against_path, warn) if against_path is not None else None
     text = build_page(here, there, run_id, output_format, target_accuracy, used_scale)
     if output is None:
         click.echo(text, nl=False)
     else:
-        output.write_text(text, encoding="utf-8")
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise click.FileError(str(output), exc.strerror) from None
         click.echo(f"verdict page written to {output}", err=True)
     if failed:
         raise VerdictFailed(f"{len(failed)} round(s) failed: {', '.join(f'{r.label} (exit {r.code})' for r in failed)};"

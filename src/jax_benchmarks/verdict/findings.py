@@ -378,7 +378,7 @@ def jit_findings(records: Sequence[Record]) -> list[Finding]:
     out = []
     for backend in dict.fromkeys(g.backend for g in gains):
         mine = sorted((g for g in gains if g.backend == backend), key=lambda g: (size_of(g.case), g.case))
-        parts = [f"at {g.case}: {gain_text(g)}; {cost_text(g)}" for g in mine]
+        parts = [f"At {g.case}: {gain_text(g)}; {cost_text(g)}" for g in mine]
         best = [g for g in mine if g.contrast.judged == "faster"]
         status: Status = "found" if best else ("same" if any(g.contrast.judged == "same" for g in mine)
                                                  else "cannot judge")
@@ -392,7 +392,7 @@ def jit_findings(records: Sequence[Record]) -> list[Finding]:
         compiled = mine[0].compiled
         out.append(Finding(
             f"jit-{backend}", f"{backend} {compiled} against eager",
-            f"{backend} {compiled} against eager " + "; ".join(parts) + ".", status,
+            ". ".join(parts) + ".", status,
             run_ids(evidence), case_names(evidence),
             ("case", "eager", compiled, "speed-up", "95 % CI", "judged", "compile", "break-even calls"),
             rows, evidence))
