@@ -130,3 +130,19 @@ def test_against_gives_the_ratio_per_framework_between_machines() -> None:
     assert ratios["jax"].geomean == pytest.approx(1.0, rel=0.05)
     assert ratios["jax"].count("same") == 1
     assert "numpy ×4.0" in ratios["numpy"].text
+
+
+def test_an_interval_excluding_one_that_the_correction_does_not_flag_is_not_called_noise() -> None:
+    from jax_benchmarks.report.compare import Comparison, LogRatio
+    from jax_benchmarks.verdict.findings import Contrast
+
+    records = matmul(numpy_s=0.010, jax_s=0.008)
+    comparison = Comparison(baseline_run_id=RUN, baseline_median_s=0.010, baseline_iqr_s=0.0, change_pct=-20.0,
+                            verdict="unchanged", method="welch-rounds", p_value=0.06, rounds=3, baseline_rounds=3,
+                            log_ratio=LogRatio(-0.22, 0.05, 4.0))
+    contrast = Contrast("jax", "numpy", tuple(records[3:]), tuple(records[:3]), comparison)
+    low, high = contrast.interval or (0.0, 0.0)
+    assert 1 < low < high  # jax faster by the interval alone ...
+    phrase = contrast.phrase()  # ... but not after Benjamini–Hochberg: said so, with q
+    assert "not clearly apart once this finding's comparisons are corrected for" in phrase and "q = 0.06" in phrase
+    assert "same within noise" not in phrase and "faster" not in phrase

@@ -102,12 +102,22 @@ class Contrast:
 
     @property
     def uncertainty(self) -> str:
-        """'95 % CI 1.8–2.4×, 3 vs 3 rounds', or why there is none."""
+        """'95 % CI 1.8–2.4×, q = 0.001, 3 vs 3 rounds', or why there is none."""
         rounds = f"{self.comparison.rounds} vs {self.comparison.baseline_rounds} round(s)"
         interval = self.interval
         if interval is None:
             return f"{rounds}: too few to judge, {MIN_ROUNDS} needed a side"
-        return f"95 % CI {interval[0]:.2f}–{interval[1]:.2f}×, {rounds}"
+        q = "" if self.comparison.p_value is None else f", q = {self.comparison.p_value:.2g}"
+        return f"95 % CI {interval[0]:.2f}–{interval[1]:.2f}×{q}, {rounds}"
+
+    @property
+    def same_words(self) -> str:
+        """How 'not judged different' is said: within noise, or apart only before the correction for the
+        finding's several comparisons (the interval excludes 1, the Benjamini–Hochberg q is above 0.05)."""
+        interval = self.interval
+        if interval is not None and not interval[0] <= 1 <= interval[1]:
+            return "not clearly apart once this finding's comparisons are corrected for"
+        return "the same within noise"
 
     def phrase(self) -> str:
         """'jax is 2.10× faster than numpy (95 % CI …)' or the honest alternative."""
@@ -115,7 +125,7 @@ class Contrast:
             return (f"{self.a} {format_seconds(self.a_median_s)} against {self.b} {format_seconds(self.b_median_s)}"
                     f" ({self.uncertainty}, so no difference is claimed)")
         if self.judged == "same":
-            return f"{self.a} and {self.b} are the same within noise (ratio {self.speedup:.2f}, {self.uncertainty})"
+            return f"{self.a} and {self.b} are {self.same_words} (ratio {self.speedup:.2f}, {self.uncertainty})"
         if self.judged == "faster":
             return f"{self.a} is {self.speedup:.2f}× faster than {self.b} ({self.uncertainty})"
         return f"{self.a} is {1 / self.speedup:.2f}× slower than {self.b} ({self.uncertainty})"
@@ -268,7 +278,7 @@ def linear_algebra(records: Sequence[Record]) -> list[Finding]:
                 sentence += f"; {library_clause(runner_up)}"
             others = [c for c in judged[1:] if c.judged == "faster"]
             if others:
-                sentence += "; " + ", ".join(f"{c.speedup:.1f}× faster than {c.b}" for c in others)
+                sentence += f"; {runner_up.a} is " + ", ".join(f"{c.speedup:.1f}× faster than {c.b}" for c in others)
             out.append(Finding(
                 f"linear-algebra-{case}", topic, sentence + ".", status_of(runner_up), run_ids(evidence), (case,),
                 ("framework", "median of round medians", "× fastest"), rows, evidence))
@@ -349,13 +359,18 @@ def jit_gains(records: Sequence[Record]) -> list[JitGain]:
         compile_times = [r.compile_s for r in recs if r.compile_s is not None]
         pairs.append((label(recs[-1]), recs, label(eager[-1]), eager))
         meta.append((backend, case, variant or "", statistics.median(compile_times) if compile_times else None))
-    return [JitGain(b, c, v, contrast, s) for (b, c, v, s), contrast in zip(meta, contrasts(pairs), strict=True)]
+    # One family per backend: the comparisons of one finding are corrected together.
+    judged: dict[int, Contrast] = {}
+    for backend in dict.fromkeys(m[0] for m in meta):
+        mine = [i for i, m in enumerate(meta) if m[0] == backend]
+        judged.update(zip(mine, contrasts([pairs[i] for i in mine]), strict=True))
+    return [JitGain(b, c, v, judged[i], s) for i, (b, c, v, s) in enumerate(meta)]
 
 
 def gain_text(gain: JitGain) -> str:
     c = gain.contrast
     if c.judged == "same":
-        return f"{gain.compiled} and eager are the same within noise (ratio {c.speedup:.2f}, {c.uncertainty})"
+        return f"{gain.compiled} and eager are {c.same_words} (ratio {c.speedup:.2f}, {c.uncertainty})"
     if c.judged == "cannot judge":
         return f"{gain.compiled} {format_seconds(c.a_median_s)} vs eager {format_seconds(c.b_median_s)} ({c.uncertainty})"
     how = f"{c.speedup:.2f}× faster" if c.judged == "faster" else f"{1 / c.speedup:.2f}× slower"

@@ -3,9 +3,11 @@
 Framework-free: the CLI builds `--help` from it. Every step is one group command; each of its rounds is
 a fresh process (`--rounds R --round-index i --run-id ID`, the same arguments `--rounds` gives its own
 children), so all the records of a verdict share one run id and the regression gate can judge them
-(it needs `MIN_ROUNDS` rounds a figure). `round_s` is what one round took on the reference machine
-(AMD EPYC, 2 cores, no GPU, quiet); the time-left estimate scales the remaining steps' figures by how
-much slower or faster the finished rounds ran than theirs.
+(it needs `MIN_ROUNDS` rounds a figure). `round_s` is one round's expected wall time on the reference
+machine (AMD EPYC, 2 cores, no GPU) when nothing else runs: for quick, the CPU time its rounds took
+(132 s user + system for all 15 on 2026-11-24, measured at load 13–17, where wall time says little);
+for standard and full, estimates from the groups' sizes, not yet measured. The time-left estimate
+scales the remaining rounds' figures by how much slower or faster the finished rounds ran than theirs.
 """
 
 from __future__ import annotations
@@ -48,11 +50,11 @@ class Scale:
 SCALES: dict[ScaleName, Scale] = {
     # The cheapest case of each finding: small sizes, one of jit's lengths, a dry-run epoch.
     "quick": Scale("quick", MIN_ROUNDS, (
-        Step("xla", "all", ("--quick", "-k", "matmul"), 4.0),
-        Step("jit", "all", ("--quick", "-k", "f_100000*"), 6.0),
-        Step("autograd", "all", ("--quick",), 4.0),
-        Step("scipy", "all", ("--quick", "-k", "solve,agreement"), 3.0),
-        Step("mnist", "all", ("--quick", "-k", "train_step,train_epoch,validation"), 8.0),
+        Step("xla", "all", ("--quick", "-k", "matmul"), 5.0),
+        Step("jit", "all", ("--quick", "-k", "f_100000*"), 12.0),
+        Step("autograd", "all", ("--quick",), 7.0),
+        Step("scipy", "all", ("--quick", "-k", "solve,agreement"), 7.0),
+        Step("mnist", "all", ("--quick", "-k", "train_step,train_epoch,validation"), 14.0),
     ), "every finding once, on small sizes: is the pipeline sound (not a measurement to publish)"),
     "standard": Scale("standard", MIN_ROUNDS, (
         Step("xla", "all", ("--matrix-size", "1000"), 15.0),
