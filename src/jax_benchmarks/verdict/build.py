@@ -14,8 +14,16 @@ from jax_benchmarks.verdict.findings import TARGET_ACCURACY, Finding, all_findin
 from jax_benchmarks.verdict.page import Machine, render_html, render_markdown
 
 
+def per_round(record: Record) -> Record:
+    """The record as a case of its own per round: a report table keeps one record a cell (the latest round),
+    and the box plots are to show every round's samples, side by side."""
+    if record.round_index is None:
+        return record
+    return record.model_copy(update={"case": f"{record.case} · round {record.round_index + 1}"})
+
+
 def box_plots(findings: Sequence[Finding]) -> dict[str, list[Chart]]:
-    """Per finding with timed records: the box plot of every sample (the report's `spread_figure`)."""
+    """Per finding with timed records: box plots of every sample, one box per round (the report's `spread_figure`)."""
     from jax_benchmarks.cli.plots import png_bytes
     from jax_benchmarks.report.plot import spread_figure
 
@@ -23,9 +31,9 @@ def box_plots(findings: Sequence[Finding]) -> dict[str, list[Chart]]:
     for finding in findings:
         if not finding.records:
             continue
-        figure = spread_figure(build_table(list(finding.records)))
+        figure = spread_figure(build_table([per_round(r) for r in finding.records]))
         if figure is not None:
-            charts[finding.key] = [Chart(f"{finding.topic}: every sample of every round (box plots)",
+            charts[finding.key] = [Chart(f"{finding.topic}: every sample, one box per round and framework",
                                          png_bytes(figure))]
     return charts
 
