@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -75,3 +76,14 @@ def test_time_left_follows_the_pace_of_the_finished_rounds() -> None:
     # The first round took twice its reference: the rest is expected to as well.
     assert seconds_left(scale, [2 * first]) == pytest.approx(2 * (scale.budget_s - first))
     assert seconds_left(scale, [1.0] * scale.rounds * len(scale.steps)) == 0
+
+
+def test_every_step_of_every_scale_is_a_command_line_the_group_accepts() -> None:
+    # --list checks the options and declares the cases without computing or recording anything.
+    for scale in SCALES.values():
+        for step in scale.steps:
+            result = invoke(step.group, step.command, *step.options, "--list")
+            assert result.exit_code == 0, (scale.name, step.label, result.stderr)
+            # Every backend of the command runs at least one case (-k selects some).
+            counts = re.findall(r": (\d+) (?:of \d+ )?cases?$", result.stdout, re.M)
+            assert counts and all(int(n) > 0 for n in counts), (scale.name, step.label, result.stdout)
