@@ -23,6 +23,7 @@ from typing import Literal
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.measure.rounds import spreads
+from jax_benchmarks.measure.timing import NOISY_IQR_RATIO
 from jax_benchmarks.report.compare import MIN_ROUNDS, Comparison, compare, judge, round_medians
 from jax_benchmarks.report.plot import COMPILED_VARIANTS
 from jax_benchmarks.report.select import FigureKey, by_group, by_run, figure_key, run_key
@@ -33,8 +34,6 @@ Judged = Literal["faster", "slower", "same", "cannot judge"]
 
 # Test accuracy a training run must reach for "time to accuracy"; MNIST's CNN passes it in one or two epochs.
 TARGET_ACCURACY = 0.98
-# A figure whose IQR is above this share of its median is marked noisy by the core (timing.py).
-NOISY_SHARE = 0.10
 GROUP_TOPICS: dict[str, str] = {
     "xla": "dense linear algebra", "jit": "jit / torch.compile against eager", "autograd": "gradients",
     "scipy": "the BFGS fit", "mnist": "CNN training",
@@ -464,7 +463,7 @@ def training_findings(records: Sequence[Record], target: float = TARGET_ACCURACY
         return [Finding("training", GROUP_TOPICS["mnist"], "The mnist records hold no train-step figure: "
                         "training speed is not judged.", "missing", run_ids(records), ())]
     series = sorted(steps.values(), key=typical_s)
-    batches = {str(r.params.get("train_batch_size", r.case)) for recs in series for r in recs}
+    # The case name holds the batch and the image shape: one name, the same CNN on the same batches.
     same_model = len({r.case for recs in series for r in recs}) == 1
     rows = []
     by_framework: dict[str, list[Record]] = {}
@@ -486,7 +485,7 @@ def training_findings(records: Sequence[Record], target: float = TARGET_ACCURACY
         status: Status = "measured"
     else:
         judged = contrasts([(label(series[0][-1]), series[0], label(s[-1]), s) for s in series[1:]])[0]
-        model = "the same CNN and batch" if same_model and len(batches) <= 1 else "the CNN (cases differ: see the table)"
+        model = "the same CNN and batch" if same_model else "the CNN (cases differ: see the table)"
         ips_text = " vs ".join(f"{row[2]}" for row in rows[:2])
         if judged.judged == "faster":
             sentence = (f"With {model}, {judged.a} trains {judged.speedup:.2f}× faster per step than {judged.b} "
@@ -588,7 +587,7 @@ def noise_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
     spread = sorted(spreads(records), key=lambda s: s.spread_pct)
     with_rounds = [s for s in spread if len(s.round_medians) > 1]
     rounds = sorted({len(round_medians(recs)) for recs in figures(records).values()})
-    sentence = (f"{noisy} of {len(records)} timed records are noisy (IQR above {NOISY_SHARE:.0%} of the median)")
+    sentence = (f"{noisy} of {len(records)} timed records are noisy (IQR above {NOISY_IQR_RATIO:.0%} of the median)")
     rows: tuple[tuple[str, ...], ...] = ()
     if with_rounds:
         typical = statistics.median(s.spread_pct for s in with_rounds)
