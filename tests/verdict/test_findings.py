@@ -146,3 +146,18 @@ def test_an_interval_excluding_one_that_the_correction_does_not_flag_is_not_call
     phrase = contrast.phrase()  # ... but not after Benjamini–Hochberg: said so, with q
     assert "not clearly apart once this finding's comparisons are corrected for" in phrase and "q = 0.06" in phrase
     assert "same within noise" not in phrase and "faster" not in phrase
+
+
+def test_against_finding_names_each_shared_figure_and_both_machines() -> None:
+    from jax_benchmarks.verdict.against import against_finding
+
+    here = {"xla": matmul(numpy_s=0.010, jax_s=0.006)}
+    there = {"xla": matmul(numpy_s=0.0025, jax_s=0.006, run_id="20261124T130000Z-bbbbbb",
+                           env={"cpu": "Big CPU", "cpu_cores": 64, "gpu": "NVIDIA H100"})}
+    finding = against_finding(here, there)
+    assert "(Big CPU (64 cores), NVIDIA H100 against Test CPU (2 cores), no GPU)" in finding.sentence
+    assert [(row[0], row[1], row[4]) for row in finding.rows] == [
+        ("numpy", "matmul_1000x1000_float64", "faster"), ("jax", "matmul_1000x1000_float64", "same")]
+    assert finding.run_ids == (RUN, "20261124T130000Z-bbbbbb")
+    nothing_shared = against_finding(here, {"jit": figure("jit", "jax", "f_10000_float32", 0.001, variant="jit")})
+    assert nothing_shared.status == "missing" and "no figure was measured on both machines" in nothing_shared.sentence

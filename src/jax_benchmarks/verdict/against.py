@@ -25,6 +25,7 @@ class MachineRatio:
 
     framework: str
     shared: tuple[Contrast, ...]  # a = there, b = here
+    cases: tuple[str, ...]  # the case of each shared figure, in the same order
 
     @property
     def geomean(self) -> float:
@@ -72,10 +73,11 @@ def machine_ratios(here: Mapping[str, Sequence[Record]], there: Mapping[str, Seq
     shared = [key for key in mine if key in theirs]
     judged = contrasts([(f"{key[2]} {key[1]} there", theirs[key], f"{key[2]} {key[1]} here", mine[key])
                         for key in shared])
-    per_framework: dict[str, list[Contrast]] = {}
+    per_framework: dict[str, list[tuple[str, Contrast]]] = {}
     for key, contrast in zip(shared, judged, strict=True):
-        per_framework.setdefault(key[2], []).append(contrast)
-    return [MachineRatio(name, tuple(found)) for name, found in per_framework.items()]
+        per_framework.setdefault(key[2], []).append((key[1], contrast))
+    return [MachineRatio(name, tuple(c for _, c in found), tuple(case for case, _ in found))
+            for name, found in per_framework.items()]
 
 
 def against_finding(here: Mapping[str, Sequence[Record]], there: Mapping[str, Sequence[Record]]) -> Finding:
@@ -88,9 +90,9 @@ def against_finding(here: Mapping[str, Sequence[Record]], there: Mapping[str, Se
     if not ratios:
         return Finding("against", "the other machine", f"{name}: no figure was measured on both machines "
                        "(same group, case, backend and variant), so none is compared.", "missing", run_ids(every), ())
-    rows = tuple((ratio.framework, c.a.removesuffix(" there").split(" ", 1)[1], f"{c.speedup:.2f}",
+    rows = tuple((ratio.framework, case, f"{c.speedup:.2f}",
                   "—" if c.interval is None else f"{c.interval[0]:.2f}–{c.interval[1]:.2f}", c.judged)
-                 for ratio in ratios for c in ratio.shared)
+                 for ratio in ratios for case, c in zip(ratio.cases, ratio.shared, strict=True))
     sentence = (f"Time here / time there ({name}), geometric mean per framework: "
                 + "; ".join(ratio.text for ratio in ratios) + ". Above 1: the other machine is faster.")
     cases = tuple(dict.fromkeys(row[1] for row in rows))
