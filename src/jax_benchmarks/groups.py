@@ -30,5 +30,7 @@ GROUPS: dict[str, GroupEntry] = {
 # Root commands that are not groups, loaded the same lazy way.
 TOOLS: dict[str, GroupEntry] = {
     "smoke": GroupEntry("jax_benchmarks.cli.smoke", "Every group with --quick, each in a fresh process: a fast end-to-end check."),
+    "verdict": GroupEntry("jax_benchmarks.verdict.cli", "Every group at a named scale, then one page of findings "
+                          "(or --from RESULTS: the page only)."),
 }
 COMMANDS: dict[str, GroupEntry] = {**GROUPS, **TOOLS}

@@ -1,0 +1,101 @@
+"""Two machines side by side: what moving the work from this machine to the other gains, per framework.
+
+A figure is the same work on both machines when its group, case, backend and variant agree (the device
+may differ: the laptop's CPU against the GPU box's GPU). Each shared figure is compared with the
+regression gate's test (`findings.contrasts`: rounds' fastest samples, Welch, Benjamini–Hochberg over
+all shared figures); a framework's gain is the geometric mean of its figures' ratios, with their range.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from jax_benchmarks.store.results import Record, Scalar
+from jax_benchmarks.verdict.findings import Contrast, Finding, contrasts, figures, run_ids
+
+WorkKey = tuple[str, str, str, str | None]  # group, case, backend, variant
+
+
+@dataclass(frozen=True)
+class MachineRatio:
+    """One framework: time here / time there over its shared figures (above 1: the other machine is faster)."""
+
+    framework: str
+    shared: tuple[Contrast, ...]  # a = there, b = here
+    cases: tuple[str, ...]  # the case of each shared figure, in the same order
+
+    @property
+    def geomean(self) -> float:
+        return math.exp(statistics.fmean(math.log(c.speedup) for c in self.shared))
+
+    @property
+    def low(self) -> float:
+        return min(c.speedup for c in self.shared)
+
+    @property
+    def high(self) -> float:
+        return max(c.speedup for c in self.shared)
+
+    def count(self, judged: str) -> int:
+        return sum(1 for c in self.shared if c.judged == judged)
+
+    @property
+    def text(self) -> str:
+        """'pytorch ×3.20 (7 figures, ×1.10–×9.00; 5 faster there, 2 the same)'."""
+        counts = [f"{n} {word}" for n, word in ((self.count("faster"), "faster there"), (self.count("same"), "the same"),
+                                                (self.count("slower"), "slower there"),
+                                                (self.count("cannot judge"), "not judged")) if n]
+        spread = f", ×{self.low:.2f}–×{self.high:.2f}" if len(self.shared) > 1 else ""
+        return f"{self.framework} ×{self.geomean:.2f} ({len(self.shared)} figure(s){spread}; {', '.join(counts)})"
+
+
+def work_key(record: Record) -> WorkKey:
+    return (record.group, record.case, record.backend, record.variant)
+
+
+def machine_name(env: Mapping[str, Scalar]) -> str:
+    """'AMD EPYC (2 cores), no GPU': the CPU, its cores and the GPU, from a record's env."""
+    cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
+    return f"{env.get('cpu') or 'unknown CPU'}{cores}, {env.get('gpu') or 'no GPU'}"
+
+
+def machine_ratios(here: Mapping[str, Sequence[Record]], there: Mapping[str, Sequence[Record]]) -> list[MachineRatio]:
+    """Per framework (backend), every figure measured on both machines, judged as one family."""
+    mine: dict[WorkKey, list[Record]] = {}
+    for records in figures(r for rs in here.values() for r in rs).values():
+        mine[work_key(records[-1])] = records
+    theirs: dict[WorkKey, list[Record]] = {}
+    for records in figures(r for rs in there.values() for r in rs).values():
+        theirs[work_key(records[-1])] = records
+    shared = [key for key in mine if key in theirs]
+    judged = contrasts([(f"{key[2]} {key[1]} there", theirs[key], f"{key[2]} {key[1]} here", mine[key])
+                        for key in shared])
+    per_framework: dict[str, list[tuple[str, Contrast]]] = {}
+    for key, contrast in zip(shared, judged, strict=True):
+        per_framework.setdefault(key[2], []).append((key[1], contrast))
+    return [MachineRatio(name, tuple(c for _, c in found), tuple(case for case, _ in found))
+            for name, found in per_framework.items()]
+
+
+def against_finding(here: Mapping[str, Sequence[Record]], there: Mapping[str, Sequence[Record]]) -> Finding:
+    """One sentence: the gain per framework of moving the work there, with the evidence per figure."""
+    ratios = machine_ratios(here, there)
+    here_env = next((rs[-1].env for rs in here.values() if rs), {})
+    there_env = next((rs[-1].env for rs in there.values() if rs), {})
+    name = f"{machine_name(there_env)} against {machine_name(here_env)}"
+    every = tuple(r for rs in (*here.values(), *there.values()) for r in rs)
+    if not ratios:
+        return Finding("against", "the other machine", f"{name}: no figure was measured on both machines "
+                       "(same group, case, backend and variant), so none is compared.", "missing", run_ids(every), ())
+    rows = tuple((ratio.framework, case, f"{c.speedup:.2f}",
+                  "—" if c.interval is None else f"{c.interval[0]:.2f}–{c.interval[1]:.2f}", c.judged)
+                 for ratio in ratios for case, c in zip(ratio.cases, ratio.shared, strict=True))
+    sentence = (f"Time here / time there ({name}), geometric mean per framework: "
+                + "; ".join(ratio.text for ratio in ratios) + ". Above 1: the other machine is faster.")
+    cases = tuple(dict.fromkeys(row[1] for row in rows))
+    any_judged = any(c.judged in ("faster", "slower") for ratio in ratios for c in ratio.shared)
+    return Finding("against", "the other machine", sentence, "found" if any_judged else "measured",
+                   run_ids(every), cases, ("framework", "case", "time here / there", "95 % CI", "judged"), rows)

@@ -1,0 +1,190 @@
+"""`python main.py verdict`: every group at a named scale, then one page of findings.
+
+    verdict --scale quick                      measure (each group's rounds in fresh processes), then the page
+    verdict --from RESULTS                     the page from records already measured, nothing run
+    verdict --from A --against B               two machines side by side, with the ratios between them
+
+Each round of each group is its own process (`self_command()`, as `smoke` and `--rounds` start them),
+recorded under the verdict's one run id with its round index, so that `report --baseline` and the
+findings can judge the variation between rounds. The children's output goes to a log file next to the
+results; this command draws which group runs and how long is left, on stderr. The page goes to stdout
+or to --output.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+import click
+
+from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, round_argv, seconds_left
+
+VERDICT_RESULTS = Path("data/results/verdict.jsonl")
+Format = Literal["html", "markdown"]
+
+
+class VerdictFailed(click.ClickException):
+    """A group's round failed: the others still ran and the page was written; exit 1."""
+
+    exit_code = 1
+
+
+@dataclass(frozen=True)
+class RoundDone:
+    label: str
+    seconds: float
+    code: int
+
+
+def duration_text(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+def measure(scale: Scale, results: Path, run_id: str, log: Path, show: Callable[[str, int, float], None]
+            ) -> list[RoundDone]:
+    """Run every round of every step, one fresh process each; `show(label, rounds done, seconds left)`
+    is called before each round. A failed round is noted and the rest still run."""
+    from jax_benchmarks.cli.relaunch import self_command
+
+    done: list[RoundDone] = []
+    for step in scale.steps:
+        for index in range(scale.rounds):
+            label = f"{step.group} {step.command} · round {index + 1}/{scale.rounds}"
+            show(label, len(done), seconds_left(scale, [d.seconds for d in done]))
+            began = time.perf_counter()
+            with log.open("a", encoding="utf-8") as out:
+                out.write(f"\n== verdict {run_id}: {step.label} (round {index + 1}/{scale.rounds})\n")
+                out.flush()
+                code = subprocess.run([*self_command(), *round_argv(step, scale.rounds, index, run_id, results)],
+                                      stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                      check=False).returncode
+            done.append(RoundDone(label, time.perf_counter() - began, code))
+    return done
+
+
+def measure_with_progress(scale: Scale, results: Path, run_id: str, log: Path) -> list[RoundDone]:
+    """`measure`, with a bar on a terminal and one line a round otherwise (both on stderr)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    console = Console(stderr=True, highlight=False)
+    total = scale.rounds * len(scale.steps)
+    console.print(f"verdict run {run_id} · scale {scale.name}: {len(scale.steps)} group commands × {scale.rounds} "
+                  f"rounds, about {duration_text(scale.budget_s)} on a quiet 2-core CPU; output of the groups in {log}")
+    if not console.is_terminal:
+        return measure(scale, results, run_id, log, lambda label, finished, left: console.print(
+            f"[{finished + 1}/{total}] {label} · about {duration_text(left)} left"))
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                  TextColumn("about {task.fields[left]} left"), console=console, transient=True) as bars:
+        task = bars.add_task("verdict", total=total, left=duration_text(scale.budget_s))
+
+        def show(label: str, finished: int, left: float) -> None:
+            bars.update(task, completed=finished, description=label, left=duration_text(left))
+
+        rounds = measure(scale, results, run_id, log, show)
+        bars.update(task, completed=total)
+    return rounds
+
+
+def checked_input(path: Path, option: str) -> Path:
+    from jax_benchmarks.settings import readable_path
+
+    try:
+        return readable_path(path)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint=f"'{option}'") from None
+
+
+def checked_output(path: Path) -> Path:
+    """Refuse, before anything runs, a page path that is not a regular file or whose folder cannot be made."""
+    from jax_benchmarks.store.results import regular_file_problem
+
+    problem = regular_file_problem(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        problem = problem or f"cannot make {path.parent}: {exc.strerror}"
+    if problem:
+        raise click.BadParameter(problem, param_hint="'--output'")
+    return path
+
+
+def warn(message: str) -> None:
+    click.echo(f"warning: {message}", err=True)
+
+
+@click.command("verdict", context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("--scale", type=click.Choice(SCALE_NAMES), default="quick", show_default=True,
+              help="How much to measure: quick (small sizes, about two minutes on a quiet 2-core CPU), "
+                   "standard (about ten minutes), full (the groups' default sizes; hours on a CPU).")
+@click.option("--from", "from_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Build the page from the records already in this results file; nothing is run.")
+@click.option("--against", "against_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="A second machine's results file: its findings side by side, and the ratios between the two.")
+@click.option("--run", "run_id", default=None, metavar="RUN_ID",
+              help="With --from: judge this run only (default: each figure from the latest run that has it).")
+@click.option("--format", "output_format", type=click.Choice(["html", "markdown"]), default="html",
+              show_default=True, help="html: one self-contained page; markdown: for a README or a pull request.")
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), default=None,
+              help="Write the page to this file (default: stdout).")
+@click.option("--results", type=click.Path(path_type=Path, dir_okay=False), default=VERDICT_RESULTS,
+              show_default=True, help="JSON-lines file a measuring verdict appends its records to.")
+@click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.98, show_default=True,
+              help="Test accuracy of the 'time to accuracy' finding.")
+def cli(scale: ScaleName, from_path: Path | None, against_path: Path | None, run_id: str | None,
+        output_format: Format, output: Path | None, results: Path, target_accuracy: float) -> None:
+    """Measure every group at --scale (each round of each group in a fresh process, one run id), then
+    write one page: the findings first, each one sentence with its number and uncertainty, the evidence
+    one click away. With --from, only the page.
+
+    Example: python main.py verdict --scale quick -o verdict.html
+    """
+    from jax_benchmarks.settings import writable_file
+    from jax_benchmarks.store.results import new_run_id
+    from jax_benchmarks.verdict.build import build_page
+    from jax_benchmarks.verdict.source import read_results
+
+    if run_id is not None and from_path is None:
+        raise click.BadParameter("needs --from (a measuring verdict judges its own run)", param_hint="'--run'")
+    if from_path is not None:
+        checked_input(from_path, "--from")
+        if click.get_current_context().get_parameter_source("scale") == click.core.ParameterSource.COMMANDLINE:
+            raise click.BadParameter("measures nothing with --from; give one of them", param_hint="'--scale'")
+    if against_path is not None:
+        checked_input(against_path, "--against")
+    if output is not None:
+        checked_output(output)
+    failed: list[RoundDone] = []
+    source = from_path
+    used_scale: str | None = None
+    if source is None:
+        try:
+            writable_file(results)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="'--results'") from None
+        run_id = new_run_id()
+        log = results.with_name(f"verdict-{run_id}.log")
+        rounds = measure_with_progress(SCALES[scale], results, run_id, log)
+        failed = [r for r in rounds if r.code != 0]
+        source, used_scale = results, scale
+        click.echo(f"verdict run {run_id}: {len(rounds)} rounds in {duration_text(sum(r.seconds for r in rounds))}"
+                   f"; records in {results}", err=True)
+    here = read_results(source, warn)
+    there = read_results(against_path, warn) if against_path is not None else None
+    text = build_page(here, there, run_id, output_format, target_accuracy, used_scale)
+    if output is None:
+        click.echo(text, nl=False)
+    else:
+        try:
+            output.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise click.FileError(str(output), exc.strerror) from None
+        click.echo(f"verdict page written to {output}", err=True)
+    if failed:
+        raise VerdictFailed(f"{len(failed)} round(s) failed: {', '.join(f'{r.label} (exit {r.code})' for r in failed)};"
+                            " the page says which groups are missing")

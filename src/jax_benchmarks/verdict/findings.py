@@ -1,0 +1,636 @@
+"""Findings: each one sentence computed from the records, with its number, its uncertainty and its evidence.
+
+Honest by construction:
+* Two figures are compared with the regression gate's own test (`jax_benchmarks.report.compare`): the
+  ratio of the geometric means of the rounds' fastest samples, its 95 % confidence interval from
+  Welch's t, and Benjamini–Hochberg over the figures of one finding. "A is 2.1× faster than B" is said
+  only when the interval excludes 1; otherwise the two are "the same within noise". With fewer than
+  `MIN_ROUNDS` rounds a side nothing is claimed: the typical times are given and the sentence says why.
+* A group without records is said to be missing; a figure the records do not hold is never guessed.
+* Every finding names the run ids and case names it was computed from.
+
+Pure functions of records: no I/O, no printing, no timing.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from jax_benchmarks.cli.tables import format_seconds
+from jax_benchmarks.groups import BENCHMARK_GROUPS
+from jax_benchmarks.measure.rounds import spreads
+from jax_benchmarks.measure.timing import NOISY_IQR_RATIO
+from jax_benchmarks.report.compare import MIN_ROUNDS, Comparison, compare, judge, round_medians
+from jax_benchmarks.report.plot import COMPILED_VARIANTS
+from jax_benchmarks.report.select import FigureKey, by_group, by_run, figure_key, run_key
+from jax_benchmarks.store.results import Record, Scalar
+
+Status = Literal["found", "same", "cannot judge", "missing", "measured"]
+Judged = Literal["faster", "slower", "same", "cannot judge"]
+
+# Test accuracy a training run must reach for "time to accuracy"; MNIST's CNN passes it in one or two epochs.
+TARGET_ACCURACY = 0.98
+GROUP_TOPICS: dict[str, str] = {
+    "xla": "dense linear algebra", "jit": "jit / torch.compile against eager", "autograd": "gradients",
+    "scipy": "the BFGS fit", "mnist": "CNN training",
+}
+
+
+@dataclass(frozen=True)
+class Finding:
+    key: str  # stable anchor, e.g. "linear-algebra-matmul"
+    topic: str
+    sentence: str
+    status: Status
+    run_ids: tuple[str, ...]
+    cases: tuple[str, ...]
+    headers: tuple[str, ...] = ()
+    rows: tuple[tuple[str, ...], ...] = ()
+    records: tuple[Record, ...] = ()  # the timed records behind it (drawn as box plots)
+
+    @property
+    def source(self) -> str:
+        """Where the numbers come from: 'run R · cases a, b'."""
+        runs = ", ".join(self.run_ids) or "none"
+        return f"run {runs} · cases {', '.join(self.cases)}" if self.cases else f"run {runs}"
+
+
+@dataclass(frozen=True)
+class Contrast:
+    """Figure `a` against figure `b` (each: all its rounds' records)."""
+
+    a: str
+    b: str
+    a_records: tuple[Record, ...]
+    b_records: tuple[Record, ...]
+    comparison: Comparison
+
+    @property
+    def a_median_s(self) -> float:
+        return statistics.median(round_medians(self.a_records))
+
+    @property
+    def b_median_s(self) -> float:
+        return statistics.median(round_medians(self.b_records))
+
+    @property
+    def speedup(self) -> float:
+        """How many times faster a is than b: the judged ratio (fastest samples) when judged, else of the medians."""
+        if self.comparison.log_ratio is not None:
+            return math.exp(-self.comparison.log_ratio.value)
+        return self.b_median_s / self.a_median_s
+
+    @property
+    def interval(self) -> tuple[float, float] | None:
+        """95 % confidence interval of `speedup`; None with too few rounds."""
+        ci = self.comparison.interval
+        return None if ci is None else (1 / ci[1], 1 / ci[0])
+
+    @property
+    def judged(self) -> Judged:
+        verdict = self.comparison.verdict
+        if verdict == "unchanged":
+            return "same"
+        if verdict == "too few samples":
+            return "cannot judge"
+        return verdict
+
+    @property
+    def uncertainty(self) -> str:
+        """'95 % CI 1.8–2.4×, q = 0.001, 3 vs 3 rounds', or why there is none."""
+        rounds = f"{self.comparison.rounds} vs {self.comparison.baseline_rounds} round(s)"
+        interval = self.interval
+        if interval is None:
+            return f"{rounds}: too few to judge, {MIN_ROUNDS} needed a side"
+        q = "" if self.comparison.p_value is None else f", q = {self.comparison.p_value:.2g}"
+        return f"95 % CI {interval[0]:.2f}–{interval[1]:.2f}×{q}, {rounds}"
+
+    @property
+    def same_words(self) -> str:
+        """How 'not judged different' is said: within noise, or apart only before the correction for the
+        finding's several comparisons (the interval excludes 1, the Benjamini–Hochberg q is above 0.05)."""
+        interval = self.interval
+        if interval is not None and not interval[0] <= 1 <= interval[1]:
+            return "not clearly apart once this finding's comparisons are corrected for"
+        return "the same within noise"
+
+    def phrase(self) -> str:
+        """'jax is 2.10× faster than numpy (95 % CI …)' or the honest alternative."""
+        if self.judged == "cannot judge":
+            return (f"{self.a} {format_seconds(self.a_median_s)} against {self.b} {format_seconds(self.b_median_s)}"
+                    f" ({self.uncertainty}, so no difference is claimed)")
+        if self.judged == "same":
+            return f"{self.a} and {self.b} are {self.same_words} (ratio {self.speedup:.2f}, {self.uncertainty})"
+        if self.judged == "faster":
+            return f"{self.a} is {self.speedup:.2f}× faster than {self.b} ({self.uncertainty})"
+        return f"{self.a} is {1 / self.speedup:.2f}× slower than {self.b} ({self.uncertainty})"
+
+
+def contrasts(pairs: Sequence[tuple[str, Sequence[Record], str, Sequence[Record]]]) -> list[Contrast]:
+    """Each (label a, records a, label b, records b) compared, judged as one family (Benjamini–Hochberg)."""
+    made = [(a, ra, b, rb, compare(ra, rb)) for a, ra, b, rb in pairs]
+    kept = [(a, ra, b, rb, c) for a, ra, b, rb, c in made if c is not None]
+    verdicts = judge([c for *_, c in kept], 0.0)
+    return [Contrast(a, b, tuple(ra), tuple(rb), v) for (a, ra, b, rb, _), v in zip(kept, verdicts, strict=True)]
+
+
+# ------------------------------------------------------------------ helpers ---
+
+def latest_runs(records: Iterable[Record], run_id: str | None = None) -> dict[str, list[Record]]:
+    """Per group, each figure's records from the latest run that has it (or only run `run_id`'s records):
+    a group's commands may have been run apart (`jit all` and `jit flax`), each under its own run id."""
+    chosen: dict[str, list[Record]] = {}
+    for group, group_records in by_group(records).items():
+        runs = by_run(group_records)
+        if run_id is not None:
+            if run_id in runs:
+                chosen[group] = runs[run_id]
+            continue
+        latest: dict[FigureKey, list[Record]] = {}
+        for run in sorted(runs.values(), key=run_key):  # oldest first: a later run's figure wins
+            mine: dict[FigureKey, list[Record]] = {}
+            for record in run:
+                mine.setdefault(figure_key(record), []).append(record)
+            latest.update(mine)
+        chosen[group] = [r for rs in latest.values() for r in rs]
+    return chosen
+
+
+def figures(records: Iterable[Record]) -> dict[FigureKey, list[Record]]:
+    """Every record of a figure (one per round), timed figures only."""
+    out: dict[FigureKey, list[Record]] = {}
+    for record in records:
+        if record.median_s:
+            out.setdefault(figure_key(record), []).append(record)
+    return out
+
+
+def label(record: Record) -> str:
+    text = record.backend + (f" {record.variant}" if record.variant else "")
+    return text if record.device == "cpu" else f"{text} @{record.device}"
+
+
+def typical_s(records: Sequence[Record]) -> float:
+    return statistics.median(round_medians(records))
+
+
+def spread_text(records: Sequence[Record]) -> str:
+    """'1.2 ms (IQR 30 µs, 3 rounds)': the median of the round medians and their spread."""
+    medians = round_medians(records)
+    if len(medians) > 1:
+        q1, _, q3 = statistics.quantiles(medians, n=4, method="inclusive")
+        return f"{format_seconds(statistics.median(medians))} (IQR of rounds {format_seconds(q3 - q1)}, {len(medians)} rounds)"
+    return f"{format_seconds(records[-1].median_s or 0.0)} (IQR {format_seconds(records[-1].iqr_s or 0.0)}, 1 round)"
+
+
+def run_ids(records: Iterable[Record]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(r.run_id for r in records))
+
+
+def case_names(records: Iterable[Record]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(r.case for r in records))
+
+
+def is_compiled(variant: str | None) -> bool:
+    text = (variant or "").lower()
+    return text in COMPILED_VARIANTS or text.startswith("jit")
+
+
+def size_of(case: str) -> int:
+    """The first number of a case name (f_100000_float32 → 100000, matmul_300x300_float64 → 300)."""
+    digits = next((part for part in case.replace("x", "_").split("_") if part.isdigit()), "0")
+    return int(digits)
+
+
+def missing(group: str) -> Finding:
+    return Finding(f"missing-{group}", GROUP_TOPICS.get(group, group),
+                   f"No {group} records: {GROUP_TOPICS.get(group, group)} is not judged here "
+                   f"(run `verdict` or `{group} all --rounds {MIN_ROUNDS}`).", "missing", (), ())
+
+
+STATUS_OF: dict[Judged, Status] = {"faster": "found", "slower": "found", "same": "same", "cannot judge": "cannot judge"}
+
+
+def status_of(contrast: Contrast) -> Status:
+    return STATUS_OF[contrast.judged]
+
+
+# ------------------------------------------------------- linear algebra ---
+
+def matmul_library(backend: str, device: str, env: Mapping[str, Scalar]) -> str | None:
+    """The library that multiplies the matrices, where the records say it; None where they do not."""
+    if device != "cpu":
+        return "cuBLAS" if device.startswith("cuda") or device.startswith("gpu") else None
+    if backend == "jax":
+        return "XLA's own CPU kernels"
+    if backend == "numpy" and env.get("blas"):
+        return str(env["blas"]).split(";")[0].strip()
+    return None  # PyTorch's CPU wheels link their BLAS statically: threadpoolctl (env.blas) does not see it
+
+
+def library_clause(fast: Contrast) -> str:
+    env_a, env_b = fast.a_records[-1].env, fast.b_records[-1].env
+    ra, rb = fast.a_records[-1], fast.b_records[-1]
+    lib_a, lib_b = matmul_library(ra.backend, ra.device, env_a), matmul_library(rb.backend, rb.device, env_b)
+    if lib_a is None or lib_b is None:
+        unknown = ra.backend if lib_a is None else rb.backend
+        return f"whether it is the BLAS library or the framework cannot be told: {unknown}'s library is not recorded"
+    if lib_a == lib_b:
+        return f"both call {lib_a}, so the gap is the framework, not the BLAS library"
+    return f"they use different libraries ({ra.backend}: {lib_a}; {rb.backend}: {lib_b}), so the gap is the libraries' kernels as much as the framework"
+
+
+def linear_algebra(records: Sequence[Record]) -> list[Finding]:
+    """Per kind (matmul, inverse): the fastest framework at the largest size measured, and by how much."""
+    out = []
+    timed = figures(records)
+    for kind in ("matmul", "inverse"):
+        chosen = {key: recs for key, recs in timed.items() if key[1].startswith(kind + "_")}
+        if not chosen:
+            continue
+        largest = max(size_of(key[1]) for key in chosen)
+        chosen = {key: recs for key, recs in chosen.items() if size_of(key[1]) == largest}
+        for case in dict.fromkeys(key[1] for key in chosen):
+            series = sorted((recs for key, recs in chosen.items() if key[1] == case), key=typical_s)
+            rows = tuple((label(recs[-1]), spread_text(recs),
+                          f"{typical_s(recs) / typical_s(series[0]):.2f}") for recs in series)
+            evidence = tuple(r for recs in series for r in recs)
+            topic = f"dense linear algebra: {kind}"
+            if len(series) < 2:
+                out.append(Finding(f"linear-algebra-{case}", topic,
+                                   f"Only {label(series[0][-1])} was measured at {case}: nothing to compare.",
+                                   "measured", run_ids(evidence), (case,), records=evidence))
+                continue
+            fastest = series[0]
+            judged = contrasts([(label(fastest[-1]), fastest, label(other[-1]), other) for other in series[1:]])
+            runner_up = judged[0]
+            sentence = f"At {case}: "
+            if runner_up.judged == "faster":
+                sentence += f"{runner_up.a} is fastest, {runner_up.speedup:.2f}× faster than {runner_up.b}, the next ({runner_up.uncertainty})"
+            else:
+                sentence += f"no framework is clearly fastest: {runner_up.phrase()}"
+            if kind == "matmul" and runner_up.judged == "faster":  # a gap to explain
+                sentence += f"; {library_clause(runner_up)}"
+            others = [c for c in judged[1:] if c.judged == "faster"]
+            if others:
+                sentence += f"; {runner_up.a} is " + ", ".join(f"{c.speedup:.1f}× faster than {c.b}" for c in others)
+            out.append(Finding(
+                f"linear-algebra-{case}", topic, sentence + ".", status_of(runner_up), run_ids(evidence), (case,),
+                ("framework", "median of round medians", "× fastest"), rows, evidence))
+    return out
+
+
+def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[str]) -> list[Finding]:
+    """Per case starting with one of `prefixes` (largest size of each): the fastest figure against the next."""
+    timed = figures(records)
+    out = []
+    for prefix in prefixes:
+        chosen = {key: recs for key, recs in timed.items() if key[1].startswith(prefix)}
+        if not chosen:
+            continue
+        largest = max(size_of(key[1]) for key in chosen)
+        for case in dict.fromkeys(key[1] for key in chosen if size_of(key[1]) == largest):
+            series = sorted((recs for key, recs in chosen.items() if key[1] == case), key=typical_s)
+            evidence = tuple(r for recs in series for r in recs)
+            rows = tuple((label(recs[-1]), spread_text(recs), f"{typical_s(recs) / typical_s(series[0]):.2f}")
+                         for recs in series)
+            headers = ("implementation", "median of round medians", "× fastest")
+            if len(series) < 2:
+                out.append(Finding(f"{group}-{case}", GROUP_TOPICS[group], f"Only {label(series[0][-1])} was "
+                                   f"measured at {case}: nothing to compare.", "measured", run_ids(evidence),
+                                   (case,), headers, rows, evidence))
+                continue
+            judged = contrasts([(label(series[0][-1]), series[0], label(s[-1]), s) for s in series[1:2]])[0]
+            sentence = (f"At {case}: {judged.a} is fastest, {judged.speedup:.2f}× faster than {judged.b}, the next "
+                        f"({judged.uncertainty})" if judged.judged == "faster"
+                        else f"At {case}: no implementation is clearly fastest: {judged.phrase()}")
+            slowest = series[-1]
+            if len(series) > 2:
+                sentence += (f"; the slowest, {label(slowest[-1])}, takes "
+                             f"{typical_s(slowest) / typical_s(series[0]):.0f}× the fastest's median")
+            out.append(Finding(f"{group}-{case}", GROUP_TOPICS[group], sentence + ".", status_of(judged),
+                               run_ids(evidence), (case,), headers, rows, evidence))
+    return out
+
+
+# ------------------------------------------------------------------- jit ---
+
+@dataclass(frozen=True)
+class JitGain:
+    backend: str
+    case: str
+    compiled: str  # the compiled variant's name (jit, compile)
+    contrast: Contrast  # compiled against eager
+    compile_s: float | None
+
+    @property
+    def saved_per_call_s(self) -> float:
+        return self.contrast.b_median_s - self.contrast.a_median_s
+
+    @property
+    def break_even_calls(self) -> int | None:
+        """Calls after which the compilation has paid for itself; None when compiled is not faster."""
+        return break_even(self.compile_s, self.contrast.b_median_s, self.contrast.a_median_s)
+
+
+def break_even(compile_s: float | None, eager_s: float, compiled_s: float) -> int | None:
+    """Smallest n with n · eager ≥ compile + n · compiled; None when compiled is not faster or no compile time."""
+    if compile_s is None or compiled_s >= eager_s:
+        return None
+    return max(1, math.ceil(compile_s / (eager_s - compiled_s)))
+
+
+def jit_gains(records: Sequence[Record]) -> list[JitGain]:
+    timed = figures(records)
+    pairs: list[tuple[str, Sequence[Record], str, Sequence[Record]]] = []
+    meta: list[tuple[str, str, str, float | None]] = []
+    for key, recs in timed.items():
+        group, case, backend, variant, device = key
+        if not is_compiled(variant):
+            continue
+        eager = timed.get((group, case, backend, "eager", device))
+        if eager is None:
+            continue
+        compile_times = [r.compile_s for r in recs if r.compile_s is not None]
+        pairs.append((label(recs[-1]), recs, label(eager[-1]), eager))
+        meta.append((backend, case, variant or "", statistics.median(compile_times) if compile_times else None))
+    # One family per backend: the comparisons of one finding are corrected together.
+    judged: dict[int, Contrast] = {}
+    for backend in dict.fromkeys(m[0] for m in meta):
+        mine = [i for i, m in enumerate(meta) if m[0] == backend]
+        judged.update(zip(mine, contrasts([pairs[i] for i in mine]), strict=True))
+    return [JitGain(b, c, v, judged[i], s) for i, (b, c, v, s) in enumerate(meta)]
+
+
+def gain_text(gain: JitGain) -> str:
+    c = gain.contrast
+    if c.judged == "same":
+        return f"{gain.compiled} and eager are {c.same_words} (ratio {c.speedup:.2f}, {c.uncertainty})"
+    if c.judged == "cannot judge":
+        return f"{gain.compiled} {format_seconds(c.a_median_s)} vs eager {format_seconds(c.b_median_s)} ({c.uncertainty})"
+    how = f"{c.speedup:.2f}× faster" if c.judged == "faster" else f"{1 / c.speedup:.2f}× slower"
+    return f"{gain.compiled} is {how} than eager ({c.uncertainty})"
+
+
+def cost_text(gain: JitGain) -> str:
+    if gain.compile_s is None:
+        return "compile time not recorded"
+    calls, cost = gain.break_even_calls, format_seconds(gain.compile_s)
+    if calls is None or gain.contrast.judged in ("same", "slower"):
+        return f"compiling costs {cost} and never pays off here"
+    if gain.contrast.judged == "cannot judge":
+        return f"compiling costs {cost}; at the median times it would be paid back after {calls:,} calls (not judged)"
+    return f"compiling costs {cost}, paid back after {calls:,} calls"
+
+
+def jit_findings(records: Sequence[Record]) -> list[Finding]:
+    gains = jit_gains(records)
+    out = []
+    for backend in dict.fromkeys(g.backend for g in gains):
+        mine = sorted((g for g in gains if g.backend == backend), key=lambda g: (size_of(g.case), g.case))
+        parts = [f"At {g.case}: {gain_text(g)}; {cost_text(g)}" for g in mine]
+        best = [g for g in mine if g.contrast.judged == "faster"]
+        status: Status = "found" if best else ("same" if any(g.contrast.judged == "same" for g in mine)
+                                                 else "cannot judge")
+        rows = tuple((g.case, format_seconds(g.contrast.b_median_s), format_seconds(g.contrast.a_median_s),
+                      f"{g.contrast.speedup:.2f}", "—" if g.contrast.interval is None else
+                      f"{g.contrast.interval[0]:.2f}–{g.contrast.interval[1]:.2f}", g.contrast.judged,
+                      "—" if g.compile_s is None else format_seconds(g.compile_s),
+                      "never" if g.break_even_calls is None or g.contrast.judged in ("same", "slower")
+                      else f"{g.break_even_calls:,}") for g in mine)
+        evidence = tuple(r for g in mine for r in (*g.contrast.a_records, *g.contrast.b_records))
+        compiled = mine[0].compiled
+        out.append(Finding(
+            f"jit-{backend}", f"{backend} {compiled} against eager",
+            ". ".join(parts) + ".", status,
+            run_ids(evidence), case_names(evidence),
+            ("case", "eager", compiled, "speed-up", "95 % CI", "judged", "compile", "break-even calls"),
+            rows, evidence))
+    return out
+
+
+# -------------------------------------------------------------- training ---
+
+def step_records(records: Sequence[Record]) -> dict[str, list[Record]]:
+    """Per framework (label), the train-step records of the mnist group."""
+    out: dict[str, list[Record]] = {}
+    for record in records:
+        if record.case.startswith("train_step_") and record.median_s:
+            out.setdefault(label(record), []).append(record)
+    return out
+
+
+def time_to_accuracy(records: Sequence[Record], target: float = TARGET_ACCURACY) -> float | None:
+    """Training seconds until the test accuracy first reaches `target` (the median over the rounds that
+    reach it; None when none does). Per round: the sum of the epoch times up to that epoch's validation."""
+    per_round: dict[int | None, tuple[dict[int, float], dict[int, float]]] = {}
+    for record in records:
+        epoch = record.params.get("epoch")
+        if not isinstance(epoch, int) or record.median_s is None:
+            continue
+        epochs, accuracy = per_round.setdefault(record.round_index, ({}, {}))
+        if record.case.startswith("train_epoch_"):
+            epochs[epoch] = record.median_s
+        elif record.case.startswith("validation_") and isinstance(record.metrics.get("accuracy"), (int, float)):
+            accuracy[epoch] = float(record.metrics["accuracy"])  # type: ignore[arg-type]
+    reached = []
+    for epochs, accuracy in per_round.values():
+        hit = next((e for e in sorted(accuracy) if accuracy[e] >= target), None)
+        if hit is not None and all(e in epochs for e in range(1, hit + 1)):
+            reached.append(sum(epochs[e] for e in range(1, hit + 1)))
+    return statistics.median(reached) if reached else None
+
+
+def best_accuracy(records: Sequence[Record]) -> float | None:
+    values = [float(r.metrics["accuracy"]) for r in records  # type: ignore[arg-type]
+              if r.case.startswith("validation_") and isinstance(r.metrics.get("accuracy"), (int, float))]
+    return max(values) if values else None
+
+
+def images_per_s(records: Sequence[Record]) -> float | None:
+    values = [float(r.metrics["images_per_s"]) for r in records  # type: ignore[arg-type]
+              if isinstance(r.metrics.get("images_per_s"), (int, float))]
+    return statistics.median(values) if values else None
+
+
+def training_findings(records: Sequence[Record], target: float = TARGET_ACCURACY) -> list[Finding]:
+    steps = step_records(records)
+    if not steps:
+        return [Finding("training", GROUP_TOPICS["mnist"], "The mnist records hold no train-step figure: "
+                        "training speed is not judged.", "missing", run_ids(records), ())]
+    series = sorted(steps.values(), key=typical_s)
+    # The case name holds the batch and the image shape: one name, the same CNN on the same batches.
+    same_model = len({r.case for recs in series for r in recs}) == 1
+    rows = []
+    by_framework: dict[str, list[Record]] = {}
+    for record in records:
+        by_framework.setdefault(label(record), []).append(record)
+    for recs in series:
+        name = label(recs[-1])
+        mine = by_framework.get(name, [])
+        reach = time_to_accuracy(mine, target)
+        best = best_accuracy(mine)
+        ips = images_per_s(recs)
+        rows.append((name, spread_text(recs), "—" if ips is None else f"{ips:,.0f}",
+                     "—" if best is None else f"{best:.1%}",
+                     "not reached" if reach is None else format_seconds(reach)))
+    evidence = tuple(r for recs in series for r in recs)
+    cases = case_names(evidence)
+    if len(series) < 2:
+        sentence = f"Only {label(series[0][-1])} trained: {rows[0][2]} images/s per train step."
+        status: Status = "measured"
+    else:
+        judged = contrasts([(label(series[0][-1]), series[0], label(s[-1]), s) for s in series[1:]])[0]
+        model = "the same CNN and batch" if same_model else "the CNN (cases differ: see the table)"
+        ips_text = " vs ".join(f"{row[2]}" for row in rows[:2])
+        if judged.judged == "faster":
+            sentence = (f"With {model}, {judged.a} trains {judged.speedup:.2f}× faster per step than {judged.b} "
+                        f"({ips_text} images/s; {judged.uncertainty})")
+        else:
+            sentence = f"With {model}, per train step: {judged.phrase()} ({ips_text} images/s)"
+        status = status_of(judged)
+    reached = [row for row in rows if row[4] != "not reached"]
+    if reached:
+        sentence += "; time to " + f"{target:.0%} test accuracy: " + ", ".join(f"{r[0]} {r[4]}" for r in reached)
+    unreached = [row for row in rows if row[4] == "not reached"]
+    if unreached:
+        sentence += (f"; {target:.0%} test accuracy not reached by " +
+                     ", ".join(f"{r[0]} (best {r[3]})" for r in unreached))
+    return [Finding("training", "CNN training speed and time to accuracy", sentence + ".", status,
+                    run_ids(records), tuple(dict.fromkeys((*cases, *case_names(
+                        r for r in records if r.case.startswith(("train_epoch_", "validation_")))))),
+                    ("framework", "train step", "images/s", "best test accuracy", f"time to {target:.0%}"),
+                    tuple(rows), evidence)]
+
+
+# ---------------------------------------------------------------- memory ---
+
+MEMORY_KEYS = ("host_peak_bytes", "device_peak_bytes")
+
+
+def memory_of(record: Record) -> Mapping[str, Scalar] | None:
+    """The record's `memory` figures (written by the memory pass), None when it has none."""
+    value = getattr(record, "memory", None)
+    return value if isinstance(value, Mapping) and value else None
+
+
+def memory_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
+    peaks: dict[str, dict[str, float]] = {}
+    used: list[Record] = []
+    for records in chosen.values():
+        for record in records:
+            memory = memory_of(record)
+            if memory is None:
+                continue
+            used.append(record)
+            for key in MEMORY_KEYS:
+                value = memory.get(key)
+                if isinstance(value, (int, float)) and not isinstance(value, bool):
+                    mine = peaks.setdefault(record.backend, {})
+                    mine[key] = max(mine.get(key, 0.0), float(value))
+    if not peaks:
+        return [Finding("memory", "memory per framework", "Memory not measured in these records.", "missing",
+                        run_ids(r for rs in chosen.values() for r in rs), ())]
+    rows = tuple((backend, *(f"{values[k] / 2**20:,.1f} MiB" if k in values else "—" for k in MEMORY_KEYS))
+                 for backend, values in sorted(peaks.items(), key=lambda kv: kv[1].get(MEMORY_KEYS[0], 0.0)))
+    text = ", ".join(f"{row[0]} {row[1]}" for row in rows if row[1] != "—")
+    sentence = (f"Largest host memory peak of a case per framework: {text} (one measurement each: "
+                "no uncertainty is given)." if text else "Device memory peaks only: see the table.")
+    return [Finding("memory", "memory per framework", sentence, "measured", run_ids(used), case_names(used),
+                    ("framework", "host peak", "device peak"), rows)]
+
+
+# ------------------------------------------------------------- agreement ---
+
+def agreement_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
+    out = []
+    parity = [r for r in chosen.get("autograd", ()) if r.backend == "parity"]
+    if parity:
+        record = parity[-1]
+        df, tol = record.checks.get("max_abs_diff_df"), record.checks.get("tolerance")
+        implementations = len({label(r) for r in chosen["autograd"] if r.median_s})
+        agree = record.checks.get("passed") is True
+        sentence = (f"Gradients {'agree' if agree else 'DISAGREE'} across {implementations} implementations: "
+                    f"max |Δf′| = {df:.2g} (tolerance {tol:g}, {record.dtype or 'float32'}).")
+        out.append(Finding("agreement-gradients", "gradient agreement", sentence, "measured" if agree else "found",
+                           run_ids(parity), case_names(parity), ("check", "value"),
+                           tuple((k, str(v)) for k, v in record.checks.items())))
+    agreement = [r for r in chosen.get("scipy", ()) if r.case.startswith("agreement_")]
+    if agreement:
+        record = agreement[-1]
+        diff, limit = record.checks.get("max_rel_diff"), record.checks.get("limit")
+        agree = record.checks.get("agree") is True
+        sentence = (f"The optimizers (SciPy BFGS, JAX BFGS, PyTorch L-BFGS) {'reach the same fit' if agree else 'DISAGREE'}: "
+                    f"largest relative difference of the fitted parameters {diff:.2g} "
+                    f"({record.checks.get('slope_pair') or record.checks.get('offset_pair')}; limit {limit:g}).")
+        out.append(Finding("agreement-optimizers", "optimizer agreement", sentence, "measured" if agree else "found",
+                           run_ids(agreement), case_names(agreement), ("check", "value"),
+                           tuple((k, str(v)) for k, v in record.checks.items())))
+    if not out:
+        out.append(Finding("agreement", "agreement between frameworks", "No parity or agreement records "
+                           "(autograd all, scipy all): agreement between frameworks is not judged.", "missing",
+                           (), ()))
+    return out
+
+
+# ----------------------------------------------------------------- noise ---
+
+def noise_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
+    records = [r for rs in chosen.values() for r in rs if r.median_s]
+    if not records:
+        return []
+    noisy = sum(1 for r in records if r.noisy)
+    spread = sorted(spreads(records), key=lambda s: s.spread_pct)
+    with_rounds = [s for s in spread if len(s.round_medians) > 1]
+    rounds = sorted({len(round_medians(recs)) for recs in figures(records).values()})
+    sentence = (f"{noisy} of {len(records)} timed records are noisy (IQR above {NOISY_IQR_RATIO:.0%} of the median)")
+    rows: tuple[tuple[str, ...], ...] = ()
+    if with_rounds:
+        typical = statistics.median(s.spread_pct for s in with_rounds)
+        widest = with_rounds[-1]
+        sentence += (f"; between rounds a figure's median moves by {typical:.0f} % typically and up to "
+                     f"{widest.spread_pct:.0f} % ({widest.case}, {widest.column}): a difference smaller than that "
+                     "is not claimed unless the rounds' confidence interval excludes it")
+        rows = tuple((s.case, s.column, f"{len(s.round_medians)}", format_seconds(s.median_s), f"{s.spread_pct:.0f} %")
+                     for s in reversed(with_rounds))
+    if rounds and rounds[0] < MIN_ROUNDS:
+        sentence += (f"; some figures have only {rounds[0]} round(s): they are shown, never judged "
+                     f"({MIN_ROUNDS} needed)")
+    return [Finding("noise", "where the figures are noisy", sentence + ".", "measured", run_ids(records), (),
+                    ("case", "framework", "rounds", "median", "round spread"), rows)]
+
+
+# ------------------------------------------------------------------ all ---
+
+def all_findings(chosen: Mapping[str, Sequence[Record]], target: float = TARGET_ACCURACY) -> list[Finding]:
+    """Every finding the records allow, in the page's order; a missing group is said to be missing."""
+    out: list[Finding] = []
+    for group in BENCHMARK_GROUPS:
+        records = chosen.get(group)
+        if not records:
+            out.append(missing(group))
+            continue
+        if group == "xla":
+            out += linear_algebra(records) or [missing_figures(group, records)]
+        elif group == "jit":
+            out += jit_findings(records) or [missing_figures(group, records)]
+        elif group == "autograd":
+            out += fastest_findings(group, records, ("grad_",)) or [missing_figures(group, records)]
+        elif group == "scipy":
+            out += fastest_findings(group, records, ("solve_",)) or [missing_figures(group, records)]
+        elif group == "mnist":
+            out += training_findings(records, target)
+    out += memory_findings(chosen)
+    out += agreement_findings(chosen)
+    out += noise_findings(chosen)
+    return out
+
+
+def missing_figures(group: str, records: Sequence[Record]) -> Finding:
+    return Finding(f"missing-figures-{group}", GROUP_TOPICS[group],
+                   f"The {group} records hold none of the figures {GROUP_TOPICS[group]} is judged from.",
+                   "missing", run_ids(records), case_names(records))

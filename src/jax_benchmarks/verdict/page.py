@@ -1,0 +1,189 @@
+"""The verdict as a self-contained HTML page and as markdown (for a README or a pull request).
+
+Findings first, one sentence each; the evidence (a table, the box plots of the samples, the records'
+run ids and case names) is one click away in a <details> block. Then what the figures were measured
+on: the machine, the versions, the precision policy and the dates. The HTML reuses the report's CSS,
+image embedding and environment table (`jax_benchmarks.report.page`); every chart is a data: URI, so the
+page needs no network. This module only builds text: the charts arrive as PNG bytes.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from jax_benchmarks.report.page import CSS, Chart, environment_section, image
+from jax_benchmarks.report.plot import machine_title
+from jax_benchmarks.report.rows import ReportTable
+from jax_benchmarks.store.results import Record, Scalar
+from jax_benchmarks.verdict.findings import Finding
+
+PAGE_TITLE = "jax-benchmarks verdict"
+QUESTION = "Is JAX worth it on this machine, for my kind of work?"
+VERDICT_CSS = """
+ol.findings { padding-left: 1.4rem; }
+ol.findings > li { margin: .5rem 0; }
+details > summary { cursor: pointer; }
+details[open] > summary { margin-bottom: .4rem; }
+.status { display: inline-block; min-width: 6.5rem; font-size: .75rem; font-weight: 600; text-transform: uppercase;
+          color: #59636e; }
+.status-found { color: #1a7f37; }
+.status-same { color: #0969da; }
+.status-cannot-judge, .status-missing { color: #9a6700; }
+p.source { color: #59636e; font-size: .8rem; }
+table.side { width: 100%; }
+table.side td { width: 50%; }
+"""
+STATUS_WORDS = {"found": "finding", "same": "the same", "cannot judge": "not judged", "missing": "missing",
+                "measured": "measured"}
+
+
+@dataclass(frozen=True)
+class Machine:
+    """One machine's findings and what they were measured on."""
+
+    name: str
+    findings: Sequence[Finding]
+    env: Mapping[str, Scalar]
+    records: Sequence[Record]
+    tables: Sequence[ReportTable] = ()
+    charts: Mapping[str, Sequence[Chart]] = field(default_factory=dict)  # finding key -> its charts
+
+
+def dates(records: Sequence[Record]) -> str:
+    days = sorted({r.timestamp[:10] for r in records})
+    return "no records" if not days else days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
+
+
+def precision_text(env: Mapping[str, Scalar]) -> str:
+    """The precision policy the records ran under (the run's --precision and what each framework reported)."""
+    parts = [f"float32 products and convolutions: {env.get('precision') or 'not recorded'}"]
+    for key, name in (("jax_matmul_precision", "JAX default matmul precision"),
+                      ("torch_matmul_precision", "PyTorch float32 matmul")):
+        if key in env:
+            parts.append(f"{name}: {env.get(key) or 'default'}")
+    return "; ".join(parts)
+
+
+def about_lines(machine: Machine) -> list[str]:
+    """Machine, versions, precision policy, BLAS, dates and runs: what a reader needs to trust the figures."""
+    env = machine.env
+    runs = sorted({r.run_id for r in machine.records})
+    return [
+        f"Machine: {machine_title(dict(env))}",
+        f"BLAS (NumPy, as threadpoolctl sees it): {env.get('blas') or 'not recorded'}",
+        f"Precision policy: {precision_text(env)}",
+        f"Measured: {dates(machine.records)} · run(s) {', '.join(runs) or 'none'} · git {env.get('git_commit') or '?'}",
+    ]
+
+
+# ------------------------------------------------------------------ HTML ---
+
+def _cell_row(cells: Sequence[str], tag: str = "td") -> str:
+    return "<tr>" + "".join(f"<{tag}>{html.escape(c)}</{tag}>" for c in cells) + "</tr>"
+
+
+def evidence_table(finding: Finding) -> str:
+    if not finding.rows:
+        return ""
+    return ('<table class="evidence">' + _cell_row(finding.headers, "th")
+            + "".join(_cell_row(row) for row in finding.rows) + "</table>")
+
+
+def finding_item(finding: Finding, charts: Sequence[Chart]) -> str:
+    status = html.escape(STATUS_WORDS[finding.status])
+    cls = "status status-" + finding.status.replace(" ", "-")
+    body = [evidence_table(finding), *(image(chart) for chart in charts),
+            f'<p class="source">Records: {html.escape(finding.source)}</p>']
+    return (f'<li id="{html.escape(finding.key)}"><details><summary><span class="{cls}">{status}</span> '
+            f"<strong>{html.escape(finding.topic)}</strong>: {html.escape(finding.sentence)}</summary>"
+            + "".join(body) + "</details></li>")
+
+
+def findings_list(machine: Machine) -> str:
+    items = [finding_item(f, machine.charts.get(f.key, ())) for f in machine.findings]
+    return '<ol class="findings">' + "".join(items) + "</ol>"
+
+
+def about_section(machine: Machine, heading: str) -> str:
+    lines = "".join(f'<p class="meta">{html.escape(line)}</p>' for line in about_lines(machine))
+    return f"<h2>{html.escape(heading)}</h2>{lines}"
+
+
+def side_by_side(here: Machine, there: Machine) -> str:
+    """Per topic: this machine's sentences next to the other's."""
+    topics = list(dict.fromkeys([f.topic for f in here.findings] + [f.topic for f in there.findings]))
+    rows = [_cell_row(["", here.name, there.name], "th")]
+    for topic in topics:
+        cells = [" ".join(f.sentence for f in machine.findings if f.topic == topic) or "—"
+                 for machine in (here, there)]
+        rows.append(_cell_row([topic, *cells]))
+    return '<table class="side">' + "".join(rows) + "</table>"
+
+
+def render_html(here: Machine, there: Machine | None = None, across: Finding | None = None,
+                scale: str | None = None) -> str:
+    """The whole page: findings (and the other machine's, with the ratios between them), then the environment."""
+    subtitle = f"{QUESTION} Scale: {scale}." if scale else QUESTION
+    body = [f"<h1>{html.escape(PAGE_TITLE)}</h1>", f'<p class="meta">{html.escape(subtitle)}</p>',
+            *(f'<p class="meta">{html.escape(line)}</p>' for line in about_lines(here)),
+            f"<h2>Findings on {html.escape(here.name)}</h2>",
+            '<p class="meta">Each finding is one sentence computed from the records; open it for the evidence. '
+            "A difference is claimed only where the rounds' 95 % confidence interval excludes “no difference”.</p>",
+            findings_list(here)]
+    if there is not None:
+        body += [f"<h2>Findings on {html.escape(there.name)}</h2>", findings_list(there)]
+        if across is not None:
+            body += ["<h2>Between the two machines</h2>", '<ol class="findings">' + finding_item(across, ()) + "</ol>"]
+        body += ["<h2>Side by side</h2>", side_by_side(here, there), about_section(there, f"About {there.name}")]
+    if here.tables:
+        body.append(environment_section(here.tables))
+    return "\n".join([
+        "<!DOCTYPE html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        '<link rel="icon" href="data:,">',  # no favicon request: the page needs nothing from outside
+        f"<title>{html.escape(PAGE_TITLE)}</title>",
+        f"<style>{CSS}{VERDICT_CSS}</style>",
+        "</head><body>",
+        *body,
+        "</body></html>",
+        "",
+    ])
+
+
+# -------------------------------------------------------------- markdown ---
+
+def md_cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    return ["| " + " | ".join(md_cell(h) for h in headers) + " |", "|" + "---|" * len(headers),
+            *("| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows)]
+
+
+def findings_table(findings: Sequence[Finding]) -> list[str]:
+    """The headline table: question, answer here, and the records it comes from."""
+    return md_table(("question", "answer here", "records"),
+                    [(f.topic, f.sentence, f"`{f.source}`") for f in findings])
+
+
+def render_markdown(here: Machine, there: Machine | None = None, across: Finding | None = None,
+                    scale: str | None = None) -> str:
+    lines = [f"## {QUESTION}", ""]
+    lines += [f"{line}  " for line in about_lines(here)]
+    if scale:
+        lines.append(f"Scale: `verdict --scale {scale}`  ")
+    lines += ["", f"### Findings on {here.name}", "", *findings_table(here.findings), ""]
+    if there is not None:
+        lines += [f"### Findings on {there.name}", "", *[f"{line}  " for line in about_lines(there)], "",
+                  *findings_table(there.findings), ""]
+        if across is not None:
+            lines += ["### Between the two machines", "", across.sentence, "",
+                      *md_table(across.headers, across.rows), ""]
+    lines += ["A difference is claimed only where the rounds' 95 % confidence interval excludes “no difference” "
+              "(the regression gate's test: fastest sample per round, Welch, Benjamini–Hochberg); "
+              "“the same” means within noise.", ""]
+    return "\n".join(lines)

@@ -1,0 +1,163 @@
+"""Findings on synthetic records with known answers: what is claimed, what is not, and what is missing."""
+
+from __future__ import annotations
+
+import pytest
+
+from jax_benchmarks.store.results import Record
+from jax_benchmarks.verdict.against import machine_ratios
+from jax_benchmarks.verdict.findings import (
+    all_findings, break_even, jit_findings, latest_runs, linear_algebra, memory_findings, noise_findings,
+    time_to_accuracy, training_findings,
+)
+from tests.verdict.fixtures import RUN, epochs, figure, matmul, record
+
+
+def test_a_two_fold_difference_is_found_with_its_interval() -> None:
+    [finding] = linear_algebra(matmul(numpy_s=0.010, jax_s=0.005))
+    assert finding.status == "found"
+    assert "jax is fastest, 2.00× faster than numpy" in finding.sentence
+    # The interval is printed and holds the true ratio (2): "95 % CI a–b×" with a < 2 < b.
+    interval = finding.sentence.split("95 % CI ")[1].split("×")[0]
+    low, high = (float(x) for x in interval.split("–"))
+    assert low < 2.0 < high and high - low < 0.3
+    assert finding.run_ids == (RUN,) and finding.cases == ("matmul_1000x1000_float64",)
+
+
+def test_a_difference_within_noise_is_called_the_same() -> None:
+    # 3 % apart, while the rounds drift by up to 5 %: no claim.
+    [finding] = linear_algebra(matmul(numpy_s=0.0100, jax_s=0.0103))
+    assert finding.status == "same"
+    assert "the same within noise" in finding.sentence
+    assert "faster" not in finding.sentence
+
+
+def test_too_few_rounds_are_never_judged() -> None:
+    [finding] = linear_algebra(matmul(numpy_s=0.010, jax_s=0.005, rounds=2))
+    assert finding.status == "cannot judge"
+    assert "too few to judge" in finding.sentence and "faster than" not in finding.sentence
+
+
+def test_the_third_framework_is_compared_too_and_the_library_named() -> None:
+    [finding] = linear_algebra(matmul(numpy_s=0.010, jax_s=0.005, pytorch_s=0.040))
+    assert "8.0× faster than pytorch" in finding.sentence
+    # NumPy's BLAS and XLA's own kernels: the gap is not the framework alone.
+    assert "different libraries" in finding.sentence and "openblas" in finding.sentence
+    assert [row[0] for row in finding.rows] == ["jax", "numpy", "pytorch"]
+
+
+def test_break_even_is_the_first_call_count_that_repays_the_compilation() -> None:
+    # 1 s of compilation, 2 ms saved a call: 500 calls.
+    assert break_even(1.0, 0.003, 0.001) == 500
+    assert break_even(1.0, 0.0030, 0.0010001) == 501
+    assert break_even(1.0, 0.001, 0.002) is None  # compiled is slower: never
+    assert break_even(None, 0.003, 0.001) is None
+
+
+def test_jit_finding_gives_gain_compile_cost_and_break_even_per_size() -> None:
+    records = (figure("jit", "jax", "f_10000_float32", 0.003, variant="eager")
+               + figure("jit", "jax", "f_10000_float32", 0.001, variant="jit", compile_s=1.0)
+               + figure("jit", "jax", "f_100000_float32", 0.010, variant="eager")
+               + figure("jit", "jax", "f_100000_float32", 0.0101, variant="jit", compile_s=1.0))
+    [finding] = jit_findings(records)
+    assert finding.status == "found"
+    small, large = finding.rows
+    assert small[0] == "f_10000_float32" and small[5] == "faster" and small[7] == "500"
+    assert large[5] == "same" and large[7] == "never"
+    assert "3.00× faster than eager" in finding.sentence and "paid back after 500 calls" in finding.sentence
+    assert "never pays off" in finding.sentence
+
+
+def test_missing_groups_are_said_to_be_missing() -> None:
+    findings = all_findings(latest_runs(matmul(numpy_s=0.010, jax_s=0.005)))
+    missing = {f.key: f.sentence for f in findings if f.status == "missing"}
+    for group in ("jit", "autograd", "scipy", "mnist"):
+        assert f"missing-{group}" in missing and f"No {group} records" in missing[f"missing-{group}"]
+    assert "missing-xla" not in missing
+    assert missing["memory"] == "Memory not measured in these records."
+
+
+def test_memory_is_reported_when_the_records_carry_it() -> None:
+    records = figure("xla", "jax", "matmul_1000x1000_float64", 0.005, memory={"host_peak_bytes": 3 * 2**20})
+    records += figure("xla", "numpy", "matmul_1000x1000_float64", 0.005, memory={"host_peak_bytes": 2**20})
+    [finding] = memory_findings({"xla": records})
+    assert finding.status == "measured"
+    assert "numpy 1.0 MiB, jax 3.0 MiB" in finding.sentence
+
+
+def test_time_to_accuracy_sums_the_epochs_up_to_the_first_that_reaches_the_target() -> None:
+    records = epochs("flax", 10.0, [0.95, 0.985, 0.99])
+    assert time_to_accuracy(records, 0.98) == pytest.approx(20.0)
+    assert time_to_accuracy(records, 0.999) is None
+
+
+def test_training_compares_frameworks_with_the_same_model() -> None:
+    records = epochs("flax", 10.0, [0.95, 0.985]) + epochs("pytorch", 20.0, [0.97, 0.975])
+    [finding] = training_findings(records)
+    assert finding.status == "found"
+    assert "flax trains 2.00× faster per step than pytorch" in finding.sentence
+    assert "time to 98% test accuracy: flax 20 s" in finding.sentence
+    assert "not reached by pytorch (best 97.5%)" in finding.sentence
+
+
+def test_agreement_and_noise_sentences_carry_their_figures() -> None:
+    parity = record("autograd", "parity", "parity_grad_100_float32", dtype="float32",
+                    checks={"max_abs_diff_df": 2.4e-7, "tolerance": 1e-5, "passed": True})
+    grads = figure("autograd", "jax", "grad_100_float32", 1e-5, variant="vmap+jit")
+    findings = {f.key: f for f in all_findings({"autograd": [*grads, parity]})}
+    assert findings["agreement-gradients"].sentence.startswith("Gradients agree across 1 implementations")
+    assert "2.4e-07" in findings["agreement-gradients"].sentence
+    [noise] = noise_findings({"xla": matmul(numpy_s=0.010, jax_s=0.005)})
+    assert "between rounds a figure's median moves by" in noise.sentence
+
+
+def test_latest_runs_takes_each_figure_from_the_latest_run_that_has_it() -> None:
+    old = figure("jit", "jax", "f_10000_float32", 0.003, variant="eager", run_id="20261101T000000Z-old")
+    new_flax = figure("jit", "flax", "mlp_epoch", 0.5, variant="jit", run_id="20261102T000000Z-new")
+    for r in new_flax:
+        r.timestamp = "2026-11-25" + r.timestamp[10:]
+    chosen = latest_runs([*old, *new_flax])
+    assert {r.run_id for r in chosen["jit"]} == {"20261101T000000Z-old", "20261102T000000Z-new"}
+    assert latest_runs([*old, *new_flax], "20261102T000000Z-new")["jit"] == new_flax
+
+
+def test_against_gives_the_ratio_per_framework_between_machines() -> None:
+    here = {"xla": matmul(numpy_s=0.010, jax_s=0.006)}
+    there_records: list[Record] = matmul(numpy_s=0.0025, jax_s=0.006, run_id="20261124T130000Z-bbbbbb")
+    ratios = {r.framework: r for r in machine_ratios(here, {"xla": there_records})}
+    assert ratios["numpy"].geomean == pytest.approx(4.0, rel=0.05)
+    assert ratios["numpy"].count("faster") == 1
+    assert ratios["jax"].geomean == pytest.approx(1.0, rel=0.05)
+    assert ratios["jax"].count("same") == 1
+    assert "numpy ×4.0" in ratios["numpy"].text
+
+
+def test_an_interval_excluding_one_that_the_correction_does_not_flag_is_not_called_noise() -> None:
+    from jax_benchmarks.report.compare import Comparison, LogRatio
+    from jax_benchmarks.verdict.findings import Contrast
+
+    records = matmul(numpy_s=0.010, jax_s=0.008)
+    comparison = Comparison(baseline_run_id=RUN, baseline_median_s=0.010, baseline_iqr_s=0.0, change_pct=-20.0,
+                            verdict="unchanged", method="welch-rounds", p_value=0.06, rounds=3, baseline_rounds=3,
+                            log_ratio=LogRatio(-0.22, 0.05, 4.0))
+    contrast = Contrast("jax", "numpy", tuple(records[3:]), tuple(records[:3]), comparison)
+    low, high = contrast.interval or (0.0, 0.0)
+    assert 1 < low < high  # jax faster by the interval alone ...
+    phrase = contrast.phrase()  # ... but not after Benjamini–Hochberg: said so, with q
+    assert "not clearly apart once this finding's comparisons are corrected for" in phrase and "q = 0.06" in phrase
+    assert "same within noise" not in phrase and "faster" not in phrase
+
+
+def test_against_finding_names_each_shared_figure_and_both_machines() -> None:
+    from jax_benchmarks.verdict.against import against_finding
+
+    here = {"xla": matmul(numpy_s=0.010, jax_s=0.006)}
+    there = {"xla": matmul(numpy_s=0.0025, jax_s=0.006, run_id="20261124T130000Z-bbbbbb",
+                           env={"cpu": "Big CPU", "cpu_cores": 64, "gpu": "NVIDIA H100"})}
+    finding = against_finding(here, there)
+    assert "(Big CPU (64 cores), NVIDIA H100 against Test CPU (2 cores), no GPU)" in finding.sentence
+    assert [(row[0], row[1], row[4]) for row in finding.rows] == [
+        ("numpy", "matmul_1000x1000_float64", "faster"), ("jax", "matmul_1000x1000_float64", "same")]
+    assert finding.run_ids == (RUN, "20261124T130000Z-bbbbbb")
+    nothing_shared = against_finding(here, {"jit": figure("jit", "jax", "f_10000_float32", 0.001, variant="jit")})
+    assert nothing_shared.status == "missing" and "no figure was measured on both machines" in nothing_shared.sentence

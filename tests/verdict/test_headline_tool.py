@@ -1,0 +1,34 @@
+"""tools/headline_table.py: the README's table between the markers becomes the verdict's, nothing else changes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.verdict.fixtures import matmul
+from tools.headline_table import END, START, main
+
+
+def test_the_table_between_the_markers_is_replaced(tmp_path: Path) -> None:
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(r.model_dump_json() + "\n" for r in matmul(numpy_s=0.010, jax_s=0.005)))
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# title\n\nbefore\n{START}\n| old | table |\n|---|---|\n{END}\nafter\n")
+    assert main([str(results), "--readme", str(readme), "--check"]) == 1  # stale: checked, not changed
+    assert "| old | table |" in readme.read_text()
+    page = tmp_path / "headline.md"
+    assert main([str(results), "--readme", str(readme), "--page", str(page)]) == 0
+    text = readme.read_text()
+    assert text.startswith(f"# title\n\nbefore\n{START}\n| question | answer here | records |\n")
+    assert "jax is fastest, 2.00× faster than numpy" in text and "| old | table |" not in text
+    assert text.endswith(f"{END}\nafter\n")
+    assert "Precision policy" in page.read_text()
+    assert main([str(results), "--readme", str(readme), "--check"]) == 0  # now up to date
+
+
+def test_a_readme_without_markers_is_left_alone(tmp_path: Path) -> None:
+    results = tmp_path / "r.jsonl"
+    results.write_text("".join(r.model_dump_json() + "\n" for r in matmul(numpy_s=0.010, jax_s=0.005)))
+    readme = tmp_path / "README.md"
+    readme.write_text("# title\n")
+    assert main([str(results), "--readme", str(readme)]) == 1
+    assert readme.read_text() == "# title\n"

@@ -1,0 +1,75 @@
+"""The verdict page: findings first with their evidence one click away, self-contained, and markdown."""
+
+from __future__ import annotations
+
+import base64
+from html.parser import HTMLParser
+
+from jax_benchmarks.store.results import Record
+from jax_benchmarks.verdict.build import build_page
+from tests.verdict.fixtures import figure, matmul, record
+
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def sample_records() -> list[Record]:
+    return [*matmul(numpy_s=0.010, jax_s=0.005, pytorch_s=0.008),
+            *figure("jit", "jax", "f_10000_float32", 0.003, variant="eager"),
+            *figure("jit", "jax", "f_10000_float32", 0.001, variant="jit", compile_s=1.0),
+            record("scipy", "all", "agreement_1000_float64",
+                   checks={"max_rel_diff": 7e-7, "limit": 1e-3, "agree": True, "slope_pair": "jax vs pytorch"})]
+
+
+class Parsed(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.urls: list[str] = []
+        self.details = 0
+        self.ids: list[str] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        attributes = dict(attrs)
+        self.tags.append(tag)
+        self.details += tag == "details"
+        self.urls += [str(attributes[name]) for name in ("src", "href") if attributes.get(name)]
+        if attributes.get("id"):
+            self.ids.append(str(attributes["id"]))
+
+
+def test_html_puts_findings_first_with_evidence_in_details_and_embeds_everything() -> None:
+    page = build_page(sample_records(), None, None, "html")
+    parsed = Parsed()
+    parsed.feed(page)
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    # Findings come before the environment table.
+    assert page.index('<ol class="findings">') < page.index('id="environment"')
+    assert parsed.details == len(parsed.ids) - 1  # every finding is a <details>; the other id: environment
+    assert "linear-algebra-matmul_1000x1000_float64" in parsed.ids and "missing-mnist" in parsed.ids
+    assert "No mnist records" in page and "Memory not measured in these records." in page
+    # Nothing from outside: every URL is a data: URI, and the box plots are real PNGs.
+    assert parsed.urls and all(url.startswith("data:") for url in parsed.urls)
+    images = [url for url in parsed.urls if url.startswith("data:image/png;base64,")]
+    assert len(images) == 2  # matmul and jit have timed records
+    assert all(base64.b64decode(url.split(",", 1)[1])[:8] == PNG_MAGIC for url in images)
+    # Machine, versions, precision policy and date are on the page.
+    for text in ("Test CPU (2 cores)", "jax 0.10.2", "Precision policy: float32", "2026-11-24"):
+        assert text in page
+
+
+def test_page_escapes_what_the_records_hold() -> None:
+    records = matmul(numpy_s=0.010, jax_s=0.005, env={"cpu": "<script>alert(1)</script>", "cpu_cores": 2})
+    page = build_page(records, None, None, "html")
+    assert "<script>" not in page and "&lt;script&gt;" in page
+
+
+def test_markdown_headline_table_and_the_other_machine() -> None:
+    here = sample_records()
+    there = matmul(numpy_s=0.0025, jax_s=0.005, pytorch_s=0.002, run_id="20261124T130000Z-bbbbbb",
+                   env={"cpu": "Other CPU", "cpu_cores": 16, "gpu": "NVIDIA H100"})
+    text = build_page(here, there, None, "markdown")
+    assert "| question | answer here | records |" in text
+    assert "### Findings on Test CPU (2 cores), no GPU" in text
+    assert "### Findings on Other CPU (16 cores), NVIDIA H100" in text
+    assert "### Between the two machines" in text and "numpy ×4.0" in text and "pytorch ×4.0" in text
+    assert "jax ×1.00" in text
