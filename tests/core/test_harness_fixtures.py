@@ -178,3 +178,15 @@ def test_an_undeclared_or_twice_declared_fixture_is_refused(tmp_path: Path) -> N
     with pytest.raises(ValueError, match="declared twice on one suite: data"):
         run_cases(run_in(tmp_path), TARGET, [], repeats=1, fixtures=[data, events.fixture("data", "E")])
     assert events.seen == []  # nothing was built or run
+
+
+def test_a_chain_of_needs_holds_no_more_than_the_next_build_needs(tmp_path: Path) -> None:
+    events = Events()
+    pair = events.fixture("pair", "AB")
+    product = events.fixture("product", "C", needs=(pair,))
+    inverse = events.fixture("inverse", "Ci", needs=(product,))
+    cases = [events.case("residual_1_float32", uses=(product, inverse))]
+    run_cases(run_in(tmp_path), TARGET, cases, repeats=1, fixtures=[pair, product, inverse])
+    assert events.seen == ["build pair", "build product['AB']", "teardown pair=AB", "build inverse['C']",
+                           "prepare residual_1_float32['C', 'Ci']", "judge residual_1_float32['C', 'Ci']",
+                           "teardown inverse=Ci", "teardown product=C"]

@@ -236,6 +236,20 @@ class LiveFixtures:
             if fixture not in keep:
                 self.tear_down(fixture)
 
+    def unbuilt(self, uses: Iterable[Fixture[Any]]) -> list[Fixture[Any]]:
+        """The fixtures that must be built for these uses, each after what it needs."""
+        order: list[Fixture[Any]] = []
+
+        def visit(fixture: Fixture[Any]) -> None:
+            if fixture not in self._values and fixture not in order:
+                for need in fixture.needs:
+                    visit(need)
+                order.append(fixture)
+
+        for fixture in uses:
+            visit(fixture)
+        return order
+
     def needed_by(self, uses: Iterable[Fixture[Any]]) -> set[Fixture[Any]]:
         """The fixtures these uses need: themselves and, for each not built yet, what building it needs."""
         needed: set[Fixture[Any]] = set()
@@ -362,8 +376,10 @@ def run_live(
                 progress.advance(case.label)
                 continue
             try:
+                for fixture in live.unbuilt(case.uses):  # needs first; each dropped once nothing needs it
+                    live.value(fixture)
+                    live.keep_only(still_needed(index + 1, case))
                 values = [live.value(fixture) for fixture in case.uses]
-                live.keep_only(still_needed(index + 1, case))
                 result, measurement = time_case(case.prepare(*values), repeats)
             except case.cannot_run as exc:
                 dead[case.variant] = f"{type(exc).__name__}: {first_line(exc)}"
