@@ -58,7 +58,7 @@ from typing import Any, Generic, TypeVar
 
 from rich.markup import escape
 
-from jax_benchmarks.errors import CheckFailed
+from jax_benchmarks.errors import CheckFailed, first_line
 from jax_benchmarks.measure.progress import Progress
 from jax_benchmarks.store.results import Output, Record, Run, Scalar
 from jax_benchmarks.measure.timing import Measurement, Sync, measure, no_sync, single, time_call, time_runs
@@ -328,11 +328,6 @@ def time_case(timed: Timed[R], repeats: int) -> tuple[R, Measurement]:
     if timed.runs is not None:
         return time_runs(timed.call, timed.sync, timed.runs, timed.before_each)
     return measure_keeping_result(timed.call, timed.sync, repeats, timed.fixed_count)
-
-
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else "(no message)"
 
 
 def run_cases(
