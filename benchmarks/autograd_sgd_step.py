@@ -73,7 +73,7 @@ def build_model(en: Any, points: int) -> Any:
 def measure(points: int, steps: int) -> None:
     """Print one line: parameter count, graph size, and the seconds of each SGD step (forward + backward + update)."""
     from jax_benchmarks import autodiff as en
-    from jax_benchmarks.autodiff.backprop import graph_nodes
+    from jax_benchmarks.autodiff.graph import graph_nodes
 
     model = build_model(en, points)
     seconds = []

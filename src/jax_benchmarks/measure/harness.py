@@ -54,7 +54,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from rich.markup import escape
 
@@ -186,6 +186,14 @@ class Suite:
     context: Callable[[], AbstractContextManager[object]] = nullcontext
     fixtures: Sequence[Fixture[Any]] = ()
     after_uses: tuple[Fixture[Any], ...] = ()
+
+
+class BackendModule(Protocol):
+    """What a `<framework>_backend.py` module provides: its suites (one per target device) for the
+    settings, in order. Building a suite builds no data: `--list` prints the case names from it, and
+    `run_suite` prepares, times, checks and records each case."""
+
+    def suites(self, settings: Any) -> Sequence[Suite]: ...
 
 
 class LiveFixtures:
