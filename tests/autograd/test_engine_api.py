@@ -140,6 +140,11 @@ def test_the_operators_are_defined_on_the_one_base_class() -> None:
     tree = ast.parse(source)
     (cls,) = [n for n in tree.body if isinstance(n, ast.ClassDef) and n.name == "Operable"]
     defined = {f.name for f in cls.body if isinstance(f, ast.FunctionDef)}
+    for statement in cls.body:  # `__add__, __radd__ = binary(Add), reflected(Add)`
+        if isinstance(statement, ast.Assign):
+            for target in statement.targets:
+                names = target.elts if isinstance(target, ast.Tuple) else [target]
+                defined |= {n.id for n in names if isinstance(n, ast.Name)}
     expected = {"__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
                 "__pow__", "__rpow__", "__matmul__", "__rmatmul__", "__neg__", "__abs__", "__array_ufunc__",
                 "sum", "mean", "max", "reshape", "transpose", "T", "exp", "log", "sqrt", "sin", "cos", "tanh",

@@ -41,50 +41,35 @@ UFUNCS: dict[np.ufunc, Callable[[], Operator]] = {
 }
 
 
+def binary(operator: Callable[[], Operator]) -> Callable[[Operand, Operand], OperatorNode]:
+    """`a OP b` as a function (and as the method `__op__` of `a`): the operator on (a, b)."""
+    return lambda a, b: apply(operator(), a, b)
+
+
+def reflected(operator: Callable[[], Operator]) -> Callable[[Operand, Operand], OperatorNode]:
+    """The method `__rop__` of `b`, for `a OP b` when `a` does not know the operation: the operator on (a, b)."""
+    return lambda b, a: apply(operator(), a, b)
+
+
+def unary(operator: Callable[[], Operator]) -> Callable[[Operand], OperatorNode]:
+    """`f(x)` as a function (and as the method `x.f()`): the operator on x."""
+    return lambda x: apply(operator(), x)
+
+
 class Operable:
     """Base of Node and Parameter: Python's operators, NumPy's ufuncs and method forms of the operators."""
 
-    def __add__(self, other: Operand) -> OperatorNode:
-        return apply(Add(), self, other)
-
-    def __radd__(self, other: Operand) -> OperatorNode:
-        return apply(Add(), other, self)
-
-    def __sub__(self, other: Operand) -> OperatorNode:
-        return apply(Subtract(), self, other)
-
-    def __rsub__(self, other: Operand) -> OperatorNode:
-        return apply(Subtract(), other, self)
-
-    def __mul__(self, other: Operand) -> OperatorNode:
-        return apply(Multiply(), self, other)
-
-    def __rmul__(self, other: Operand) -> OperatorNode:
-        return apply(Multiply(), other, self)
-
-    def __truediv__(self, other: Operand) -> OperatorNode:
-        return apply(Divide(), self, other)
-
-    def __rtruediv__(self, other: Operand) -> OperatorNode:
-        return apply(Divide(), other, self)
-
-    def __pow__(self, other: Operand) -> OperatorNode:
-        return apply(Power(), self, other)
-
-    def __rpow__(self, other: Operand) -> OperatorNode:
-        return apply(Power(), other, self)
-
-    def __matmul__(self, other: Operand) -> OperatorNode:
-        return apply(Matmul(), self, other)
-
-    def __rmatmul__(self, other: Operand) -> OperatorNode:
-        return apply(Matmul(), other, self)
+    __add__, __radd__ = binary(Add), reflected(Add)
+    __sub__, __rsub__ = binary(Subtract), reflected(Subtract)
+    __mul__, __rmul__ = binary(Multiply), reflected(Multiply)
+    __truediv__, __rtruediv__ = binary(Divide), reflected(Divide)
+    __pow__, __rpow__ = binary(Power), reflected(Power)
+    __matmul__, __rmatmul__ = binary(Matmul), reflected(Matmul)
+    __abs__, exp, log, sqrt = unary(Abs), unary(Exp), unary(Log), unary(Sqrt)
+    sin, cos, tanh, sigmoid, relu = unary(Sin), unary(Cos), unary(Tanh), unary(Sigmoid), unary(Relu)
 
     def __neg__(self) -> OperatorNode:
         return apply(Multiply(), -1.0, self)
-
-    def __abs__(self) -> OperatorNode:
-        return apply(Abs(), self)
 
     def __array_ufunc__(self, ufunc: np.ufunc, method: str, *inputs: Any, **kwargs: Any) -> Any:
         """An engine node for the ufuncs in UFUNCS (and np.negative); NotImplemented (NumPy raises
@@ -118,30 +103,6 @@ class Operable:
     @property
     def T(self) -> OperatorNode:  # noqa: N802 - NumPy's name
         return self.transpose()
-
-    def exp(self) -> OperatorNode:
-        return apply(Exp(), self)
-
-    def log(self) -> OperatorNode:
-        return apply(Log(), self)
-
-    def sqrt(self) -> OperatorNode:
-        return apply(Sqrt(), self)
-
-    def sin(self) -> OperatorNode:
-        return apply(Sin(), self)
-
-    def cos(self) -> OperatorNode:
-        return apply(Cos(), self)
-
-    def tanh(self) -> OperatorNode:
-        return apply(Tanh(), self)
-
-    def sigmoid(self) -> OperatorNode:
-        return apply(Sigmoid(), self)
-
-    def relu(self) -> OperatorNode:
-        return apply(Relu(), self)
 
     def log_softmax(self, axis: int = -1) -> OperatorNode:
         return apply(LogSoftmax(axis), self)

@@ -8,6 +8,7 @@ operands' values and records the node; `backward()` calls its `vjp`. A new opera
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import ClassVar
 
 import numpy as np
@@ -32,210 +33,89 @@ class Operator(ABC):
         """grad·∂output/∂input for every input (None where `wants` is False), each of its input's shape."""
 
 
-# ---- Binary elementwise operators (with NumPy broadcasting), maximum and square ------------------
+# ---- Binary elementwise operators (with NumPy broadcasting) -------------------------------------
 
-class Add(Operator):
-    name = "add"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        a, b = values
-        return a + b
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        a, b = values
-        return unbroadcast(grad, a.shape), unbroadcast(grad, b.shape)
+PairVjp = Callable[[FloatArray, FloatArray, FloatArray, FloatArray], FloatArray]  # (grad, a, b, y) -> grad·∂y/∂·
 
 
-class Subtract(Operator):
-    name = "subtract"
+def pairwise(op_name: str, function: Callable[[FloatArray, FloatArray], FloatArray], vjp_a: PairVjp,
+             vjp_b: PairVjp) -> type[Operator]:
+    """The operator applying `function` to every pair of elements of a and b broadcast together; each
+    input's VJP is formed only when it wants one, and summed back to its shape (`unbroadcast`)."""
 
-    def forward(self, *values: FloatArray) -> FloatArray:
-        a, b = values
-        return a - b
+    class Pairwise(Operator):
+        name = op_name
 
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        a, b = values
-        return unbroadcast(grad, a.shape), unbroadcast(-grad, b.shape)
+        def forward(self, *values: FloatArray) -> FloatArray:
+            return function(*values)
 
+        def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray,
+                wants: tuple[bool, ...]) -> Grads:
+            a, b = values
+            return (unbroadcast(vjp_a(grad, a, b, output), a.shape) if wants[0] else None,
+                    unbroadcast(vjp_b(grad, a, b, output), b.shape) if wants[1] else None)
 
-class Multiply(Operator):
-    name = "multiply"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        a, b = values
-        return a * b
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        a, b = values
-        return (
-            unbroadcast(grad * b, a.shape) if wants[0] else None,
-            unbroadcast(grad * a, b.shape) if wants[1] else None,
-        )
+    Pairwise.__name__ = Pairwise.__qualname__ = op_name.title()
+    return Pairwise
 
 
-class Divide(Operator):
-    name = "divide"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        a, b = values
-        return a / b
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        a, b = values
-        return (
-            unbroadcast(grad / b, a.shape) if wants[0] else None,
-            unbroadcast(-grad * output / b, b.shape) if wants[1] else None,  # -a/b² = -(a/b)/b
-        )
+def larger_share(a: FloatArray, b: FloatArray) -> FloatArray:
+    """1 where a is the larger, 0 where b is, ½ where they tie (each gets half, as in JAX and PyTorch)."""
+    return np.asarray((a > b) + 0.5 * (a == b))
 
 
-class Power(Operator):
-    """a ** b; the gradient w.r.t. b (a^b·ln a) is only formed when b needs one, and is 0 where a ≤ 0."""
-
-    name = "power"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        a, b = values
-        return np.power(a, b)
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        a, b = values
-        grad_a = grad_b = None
-        if wants[0]:
-            grad_a = unbroadcast(grad * b * np.power(a, b - 1), a.shape)
-        if wants[1]:
-            log_a = np.log(np.where(a > 0, a, 1.0))
-            grad_b = unbroadcast(grad * output * log_a, b.shape)
-        return grad_a, grad_b
-
-
-class Maximum(Operator):
-    """The larger of a and b; where they tie, each gets half the gradient (as in JAX and PyTorch)."""
-
-    name = "maximum"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        a, b = values
-        return np.maximum(a, b)
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        a, b = values
-        share_a = (a > b) + 0.5 * (a == b)
-        return (
-            unbroadcast(grad * share_a, a.shape) if wants[0] else None,
-            unbroadcast(grad * (1 - share_a), b.shape) if wants[1] else None,
-        )
-
-
-class Square(Operator):
-    name = "square"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        (x,) = values
-        return np.square(x)
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        (x,) = values
-        return (grad * 2 * x,)
+Add = pairwise("add", np.add, lambda g, a, b, y: g, lambda g, a, b, y: g)
+Subtract = pairwise("subtract", np.subtract, lambda g, a, b, y: g, lambda g, a, b, y: -g)
+Multiply = pairwise("multiply", np.multiply, lambda g, a, b, y: g * b, lambda g, a, b, y: g * a)
+Divide = pairwise("divide", np.divide, lambda g, a, b, y: g / b,
+                  lambda g, a, b, y: -g * y / b)  # -a/b² = -(a/b)/b
+# a ** b; the gradient w.r.t. b (a^b·ln a) is 0 where a ≤ 0.
+Power = pairwise("power", np.power, lambda g, a, b, y: g * b * np.power(a, b - 1),
+                 lambda g, a, b, y: g * y * np.log(np.where(a > 0, a, 1.0)))
+Maximum = pairwise("maximum", np.maximum, lambda g, a, b, y: g * larger_share(a, b),
+                   lambda g, a, b, y: g * (1 - larger_share(a, b)))
 
 
 # ---- Elementwise functions of one input ----------------------------------------------------------
 
-class Sin(Operator):
-    name = "sin"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        return np.sin(values[0])
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        return (grad * np.cos(values[0]),)
+ElementVjp = Callable[[FloatArray, FloatArray, FloatArray], FloatArray]  # (grad, x, y = f(x)) -> grad·f′(x)
 
 
-class Cos(Operator):
-    name = "cos"
+def elementwise(op_name: str, function: Callable[[FloatArray], FloatArray], vjp: ElementVjp) -> type[Operator]:
+    """The operator applying `function` to every element; its VJP is written from x and y = f(x)."""
 
-    def forward(self, *values: FloatArray) -> FloatArray:
-        return np.cos(values[0])
+    class Elementwise(Operator):
+        name = op_name
 
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        return (-grad * np.sin(values[0]),)
+        def forward(self, *values: FloatArray) -> FloatArray:
+            return function(values[0])
 
+        def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray,
+                wants: tuple[bool, ...]) -> Grads:
+            return (vjp(grad, values[0], output),)
 
-class Exp(Operator):
-    name = "exp"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        return np.exp(values[0])
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        return (grad * output,)  # d exp(x) = exp(x): reuse the forward value
+    Elementwise.__name__ = Elementwise.__qualname__ = op_name.title().replace("_", "")
+    return Elementwise
 
 
-class Log(Operator):
-    name = "log"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        return np.log(values[0])
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        return (grad / values[0],)
-
-
-class Relu(Operator):
-    """max(x, 0); like JAX and PyTorch, the derivative at exactly 0 is taken as 0."""
-
-    name = "relu"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        return np.maximum(values[0], 0)
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        return (grad * (values[0] > 0),)
-
-
-class Tanh(Operator):
-    name = "tanh"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        return np.tanh(values[0])
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        return (grad * (1 - output * output),)  # tanh' = 1 - tanh²
-
-
-class Sigmoid(Operator):
+def stable_sigmoid(x: FloatArray) -> FloatArray:
     """1 / (1 + e^-x), written so that no exp overflows: e = e^-|x| ≤ 1 on both branches."""
-
-    name = "sigmoid"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        (x,) = values
-        e = np.exp(-np.abs(x))
-        return np.asarray(np.where(x >= 0, 1 / (1 + e), e / (1 + e)))
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        return (grad * output * (1 - output),)
+    e = np.exp(-np.abs(x))
+    return np.asarray(np.where(x >= 0, 1 / (1 + e), e / (1 + e)))
 
 
-class Sqrt(Operator):
-    name = "sqrt"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        return np.sqrt(values[0])
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        return (grad / (2 * output),)
-
-
-class Abs(Operator):
-    """|x|; its derivative sign(x) is 0 at exactly 0, as in JAX and PyTorch."""
-
-    name = "abs"
-
-    def forward(self, *values: FloatArray) -> FloatArray:
-        return np.abs(values[0])
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        return (grad * np.sign(values[0]),)
+Square = elementwise("square", np.square, lambda g, x, y: g * 2 * x)
+Sin = elementwise("sin", np.sin, lambda g, x, y: g * np.cos(x))
+Cos = elementwise("cos", np.cos, lambda g, x, y: -g * np.sin(x))
+Exp = elementwise("exp", np.exp, lambda g, x, y: g * y)  # d exp(x) = exp(x): reuse the forward value
+Log = elementwise("log", np.log, lambda g, x, y: g / x)
+# max(x, 0); like JAX and PyTorch, the derivative at exactly 0 is taken as 0.
+Relu = elementwise("relu", lambda x: np.maximum(x, 0), lambda g, x, y: g * (x > 0))
+Tanh = elementwise("tanh", np.tanh, lambda g, x, y: g * (1 - y * y))  # tanh' = 1 - tanh²
+Sigmoid = elementwise("sigmoid", stable_sigmoid, lambda g, x, y: g * y * (1 - y))
+Sqrt = elementwise("sqrt", np.sqrt, lambda g, x, y: g / (2 * y))
+# |x|; its derivative sign(x) is 0 at exactly 0, as in JAX and PyTorch.
+Abs = elementwise("abs", np.abs, lambda g, x, y: g * np.sign(x))
 
 
 # ---- Reductions over all or some axes, and log_softmax along one ---------------------------------

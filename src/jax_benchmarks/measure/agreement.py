@@ -16,7 +16,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -29,8 +29,7 @@ Difference = Literal["abs", "rel"]  # |a − b|, or |a − b| relative to the la
 Values = Mapping[str, npt.ArrayLike]  # quantity name -> values at the compared points
 
 
-@dataclass(frozen=True)
-class Computed:
+class Computed(NamedTuple):
     """What one implementation computed (`kind` says which comparison it belongs to), as a case's output."""
 
     kind: str
