@@ -80,7 +80,7 @@ def call_repeatedly(fn: Callable[[A], A], x: A, count: int) -> A:
     """The timed loop: `count` calls of fn on the same input; returns the last result.
 
     Syncing the last result waits for all of them: a device runs the
-    computations dispatched to it in order (checked in tests/jit).
+    computations dispatched to it in order (tests/jit/test_sweep.py checks it for JAX).
     """
     y = x
     for _ in range(count):

@@ -56,7 +56,7 @@ def solve_judgement(backend: str, fit: Fit, timing: Measurement, exact: tuple[fl
     (1.5, 3) is a failure (raised by the core after recording), a fit that stopped short of `tol` a note.
 
     The first solve is timed apart (`first_call_s`): JAX compiles there, and
-    PyTorch's first optimizer imports torch._dynamo (about 1 s on this machine).
+    PyTorch's first optimizer imports torch._dynamo (about 1 s on 2 cores).
     """
     checks = recovery_checks(fit)
     checks.update(
