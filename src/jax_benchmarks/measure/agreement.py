@@ -22,6 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from jax_benchmarks.errors import CheckFailed
+from jax_benchmarks.measure.relative import relative_difference
 from jax_benchmarks.store.results import Record, Run, Scalar
 
 BACKEND = "all"
@@ -45,11 +46,9 @@ class Gap:
 
 
 def differences(a: npt.ArrayLike, b: npt.ArrayLike, difference: Difference) -> npt.NDArray[np.float64]:
-    x, y = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
-    gap = np.abs(x - y)
     if difference == "rel":
-        gap = gap / np.maximum(np.maximum(np.abs(x), np.abs(y)), 1e-300)
-    return gap
+        return relative_difference(a, b)
+    return np.abs(np.asarray(a, dtype=np.float64) - np.asarray(b, dtype=np.float64))
 
 
 def widest_gap(values: Mapping[str, npt.ArrayLike], difference: Difference, reference: str | None = None) -> Gap:
