@@ -16,23 +16,16 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import click
 
+from jax_benchmarks.cli.choice import NamedSubcommands
 from jax_benchmarks.hardware.devices import gpu_names
 from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted, is_out_of_memory
 from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
-from jax_benchmarks.measure.harness import Suite, run_suite
+from jax_benchmarks.measure.harness import BackendModule, run_suite
 from jax_benchmarks.settings import BenchSettings, parse_settings, settings_options
-
-
-class BackendModule(Protocol):
-    """What a `<framework>_backend.py` module provides: its suites (one per target device) for the
-    settings, in order. Building a suite builds no data: `list` prints the case names from it, and the
-    core (`jax_benchmarks.measure.harness.run_suite`) prepares, times, checks and records each case."""
-
-    def suites(self, settings: Any) -> Sequence[Suite]: ...
 
 
 @dataclass(frozen=True)
@@ -58,18 +51,10 @@ class GroupSpec:
     command: Callable[[str, list[str], type[BenchSettings]], Callable[..., None]] | None = None
 
 
-class BackendGroup(click.Group):
+class BackendGroup(NamedSubcommands):
     """Lists its backends first; an unknown backend names the allowed ones."""
 
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        name = click.utils.make_str(args[0])
-        if not name.startswith("-") and name not in self.commands:
-            raise click.UsageError(
-                f"Invalid value for 'BACKEND': {name!r} is not one of {', '.join(self.commands)}.", ctx
-            )
-        return super().resolve_command(ctx, args)
+    argument = "BACKEND"
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)  # keep declaration order: backends, all, extras
