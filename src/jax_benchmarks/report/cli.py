@@ -118,6 +118,12 @@ class RegressionFound(click.ClickException):
     exit_code = 1
 
 
+class CannotJudge(click.ClickException):
+    """The gate was asked to judge figures it cannot judge (no baseline, too few rounds): exit 2, never a pass."""
+
+    exit_code = 2
+
+
 def warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
 
@@ -296,29 +302,38 @@ def emit_history(histories: Sequence[GroupHistory], fmt: Format) -> None:
 # ------------------------------------------------------------------------------------------
 
 def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
+    """The gate: exit 1 on a regression, and never pass what it could not judge (exit 2, saying what to change):
+    a figure without a baseline or with fewer than MIN_ROUNDS rounds on a side is not a figure that passed."""
     from jax_benchmarks.report.compare import MIN_ROUNDS, is_regression
 
     compared = [row for row in rows if row.comparison is not None]
     if not compared:
-        warn("--fail-on-regression: no figure had a baseline to compare with")
-        return
+        raise CannotJudge(
+            "--fail-on-regression: no figure of this report has a baseline to compare with, so nothing was judged; "
+            "give --baseline a run (id, file or 'previous') that recorded these figures"
+        )
     unjudged = [row for row in compared if row.comparison is not None and row.comparison.log_ratio is None]
-    if unjudged:
-        warn(f"--fail-on-regression: {len(unjudged)} of {len(compared)} figure(s) cannot be judged: too few "
-             f"samples (fewer than {MIN_ROUNDS} rounds in a run; run both with --rounds {MIN_ROUNDS} or more)")
     slower = [row for row in compared if is_regression(row.comparison)]
-    if not slower:
-        click.echo(f"no regression: {len(compared) - len(unjudged)} figure(s) judged, none slower than the "
-                   f"baseline by more than {threshold_pct:g} % beyond the variation between rounds", err=True)
-        return
-    listed = ", ".join(
-        f"{row.group} {row.case} {row.column} {row.comparison.change_pct:+.1f} %"
-        for row in slower[:MAX_LISTED] if row.comparison is not None
-    )
-    more = f" and {len(slower) - MAX_LISTED} more" if len(slower) > MAX_LISTED else ""
-    raise RegressionFound(
-        f"regression: {len(slower)} figure(s) slower than the baseline by more than {threshold_pct:g} %: {listed}{more}"
-    )
+    cannot = ""
+    if unjudged:
+        fewest = min(min(row.comparison.rounds, row.comparison.baseline_rounds)
+                     for row in unjudged if row.comparison is not None)
+        cannot = (f"{len(unjudged)} of {len(compared)} figure(s) cannot be judged: {fewest} round(s) in a run, "
+                  f"the variation between runs needs {MIN_ROUNDS} or more; record both runs with --rounds {MIN_ROUNDS}")
+    if slower:
+        listed = ", ".join(
+            f"{row.group} {row.case} {row.column} {row.comparison.change_pct:+.1f} %"
+            for row in slower[:MAX_LISTED] if row.comparison is not None
+        )
+        more = f" and {len(slower) - MAX_LISTED} more" if len(slower) > MAX_LISTED else ""
+        raise RegressionFound(
+            f"regression: {len(slower)} figure(s) slower than the baseline by more than {threshold_pct:g} %: "
+            f"{listed}{more}" + (f" ({cannot})" if cannot else "")
+        )
+    if unjudged:
+        raise CannotJudge(f"--fail-on-regression: {cannot}")
+    click.echo(f"no regression: {len(compared)} figure(s) judged, none slower than the "
+               f"baseline by more than {threshold_pct:g} % beyond the variation between rounds", err=True)
 
 
 @settings_options(ReportSettings)
