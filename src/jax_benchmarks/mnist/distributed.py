@@ -33,7 +33,6 @@ the join is guarded (`guarded_join`):
 from __future__ import annotations
 
 import errno
-import faulthandler
 import os
 import re
 import resource
@@ -56,6 +55,7 @@ import numpy as np
 
 from jax_benchmarks.store.results import new_run_id
 from jax_benchmarks.mnist.cluster import wait_for_listener
+from jax_benchmarks.mnist.native_output import native_output_kept
 from jax_benchmarks.mnist.settings import MnistSettings
 
 Framework = Literal["jax", "torch"]
@@ -252,26 +252,6 @@ def answers_tcpstore_ping(host: str, port: int, timeout_s: float) -> bool:
 
 # ---------------------------------------------------- the guarded native call ---
 
-@contextmanager
-def native_output_kept(log: IO[bytes]) -> Iterator[None]:
-    """File descriptors 1 and 2 go to `log` for the block: what the runtime's C++ code prints (connection
-    lines, glog, stack frames) stays off the terminal and off stdout (which may carry --json)."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    try:
-        os.dup2(log.fileno(), 1)
-        os.dup2(log.fileno(), 2)
-        yield
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in saved:
-            os.close(fd)
-
-
 def log_error_line(log: IO[bytes]) -> str:
     """The runtime's own last error line in the kept log (a glog E/F line's text), or ""."""
     log.seek(0)
@@ -296,8 +276,6 @@ def watchdog(place: Place) -> Iterator[None]:
     except ValueError:  # not the main thread: no signal reaches Python here anyway
         previous = None
     done = threading.Event()
-    handler_was_on = faulthandler.is_enabled()
-    faulthandler.disable()  # a runtime's expected abort prints no Python stack either
 
     def end(text: str, code: int) -> NoReturn:
         os.write(stderr, (" ".join(text.split()) + "\n").encode(errors="replace"))
@@ -327,8 +305,6 @@ def watchdog(place: Place) -> Iterator[None]:
             signal.set_wakeup_fd(previous)
         for fd in (read_end, write_end, stderr):
             os.close(fd)
-        if handler_was_on:
-            faulthandler.enable()
 
 
 def encode_run_id(run_id: str) -> np.ndarray:
