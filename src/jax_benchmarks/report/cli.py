@@ -125,7 +125,9 @@ class CannotJudge(click.ClickException):
 
 
 def warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+    from jax_benchmarks.cli.console import visible
+
+    click.echo(f"warning: {visible(message)}", err=True)
 
 
 def report(settings: ReportSettings) -> None:
@@ -183,9 +185,11 @@ def report(settings: ReportSettings) -> None:
 
         paths = [plot(table) for table in tables for plot in (plot_table, plot_spread)]
         paths += [plot_history(history) for history in histories]
+        from jax_benchmarks.cli.console import visible
+
         for path in paths:
             if path is not None:
-                click.echo(f"chart: {path}", err=not to_stdout)
+                click.echo(f"chart: {visible(str(path))}", err=not to_stdout)
     if settings.fail_on_regression is not None:
         check_regressions([row for t in tables for row in t.rows], settings.fail_on_regression)
 
@@ -219,15 +223,16 @@ def report_scaling(records: Sequence[Record], fmt: Format) -> None:
     if fmt != "table":
         click.echo(render_text(rows, fmt))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from jax_benchmarks.cli.console import literal, make_console
 
     table = Table(title="mnist training: images/s by process count (median of process 0's epochs)")
     for i, name in enumerate(HEADER):
         table.add_column(name, justify="right" if 2 <= i <= 5 else "left", no_wrap=i not in (1, 6))
     for row in rows:
-        table.add_row(*cells(row))
-    console = Console(highlight=False)
+        table.add_row(*(literal(cell) for cell in cells(row)))
+    console = make_console()
     console.print(table)
     console.print("speed-up: images/s ÷ the 1-process run's; efficiency: speed-up ÷ devices (1.00 = perfect)")
 
@@ -275,9 +280,9 @@ def emit(tables: Sequence[ReportTable], fmt: Format) -> None:
     from jax_benchmarks.report import render
 
     if fmt == "table":
-        from rich.console import Console
+        from jax_benchmarks.cli.console import make_console
 
-        render.render_rich(tables, Console(highlight=False))
+        render.render_rich(tables, make_console())
         return
     renderers = {"markdown": render.render_markdown, "csv": render.render_csv, "json": render.render_json,
                  "github-benchmark": render.render_github_benchmark}
@@ -290,9 +295,9 @@ def emit_history(histories: Sequence[GroupHistory], fmt: Format) -> None:
     from jax_benchmarks.report import render
 
     if fmt == "table":
-        from rich.console import Console
+        from jax_benchmarks.cli.console import make_console
 
-        render.render_history_rich(histories, Console(highlight=False))
+        render.render_history_rich(histories, make_console())
         return
     renderers = {"markdown": render.render_history_markdown, "csv": render.render_history_csv,
                  "json": render.render_history_json}
