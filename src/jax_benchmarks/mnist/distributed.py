@@ -170,6 +170,28 @@ def guarded_join(place: Place, join: Callable[[], T]) -> T:
         log.close()
 
 
+def kill_children() -> None:
+    """SIGKILL every process whose parent is this one (Linux: read from /proc; elsewhere nothing to read)."""
+    me = str(os.getpid())
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                parent = fh.read().rsplit(b")", 1)[1].split()[1].decode()
+        except (OSError, IndexError):
+            continue
+        if parent == me:
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except OSError:
+                pass
+
+
 # ------------------------------------------------------------- preflight ---
 
 def split_address(address: str) -> tuple[str, int]:
@@ -279,6 +301,7 @@ def watchdog(place: Place) -> Iterator[None]:
 
     def end(text: str, code: int) -> NoReturn:
         os.write(stderr, (" ".join(text.split()) + "\n").encode(errors="replace"))
+        kill_children()  # os._exit runs no cleanup: the ranks this process started (--devices N) end with it
         os._exit(code)
 
     def watch() -> None:
