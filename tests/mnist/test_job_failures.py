@@ -132,7 +132,8 @@ def test_pytorchs_own_store_answers_the_ping() -> None:
     import torch.distributed as dist
 
     port = cluster.free_port()
-    store = dist.TCPStore("127.0.0.1", port, 2, True, timedelta(seconds=10), wait_for_workers=False)
+    store = dist.TCPStore(  # type: ignore[attr-defined]  # exported by torch.distributed at run time
+        "127.0.0.1", port, 2, True, timedelta(seconds=10), wait_for_workers=False)
     assert answers_tcpstore_ping("127.0.0.1", port, 5.0)
     assert not speaks_http2("127.0.0.1", port, 2.0)
     del store

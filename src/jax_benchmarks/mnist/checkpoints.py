@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 import errno
+import logging
 import os
 import resource
 import secrets
 import shutil
-import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
 
 import click
 
-from jax_benchmarks.mnist.native_output import native_output_kept
 from jax_benchmarks.mnist.settings import CHECKPOINTS_DIR
 
 
@@ -86,6 +87,18 @@ def why_not_saved(exc: BaseException, folder: Path) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+@contextmanager
+def framework_logs_off() -> Iterator[None]:
+    """Python logging off for the block: orbax logs each failed write of its threads as a whole traceback
+    (over 200 lines for one full disk) before it raises; the caller says the cause once."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
 def save_atomically(trainer: Saves, path: Path) -> Path:
     """Save under a unique temporary name, then rename it into place: two runs in one folder never share
     a temporary (orbax's own temporary folder is named after ours), and a reader never sees half a checkpoint.
@@ -94,8 +107,7 @@ def save_atomically(trainer: Saves, path: Path) -> Path:
     tmp = unique_sibling(path)
     try:
         try:
-            # Orbax logs each failed write of its threads as a traceback: kept in a log, the cause said once.
-            with tempfile.TemporaryFile() as log, native_output_kept(log):
+            with framework_logs_off():
                 saved_tmp = trainer.save(tmp)  # a folder (orbax) or tmp.pt (torch)
         except Exception as exc:
             raise CheckpointNotSaved(

@@ -55,7 +55,6 @@ import numpy as np
 
 from jax_benchmarks.store.results import new_run_id
 from jax_benchmarks.mnist.cluster import wait_for_listener
-from jax_benchmarks.mnist.native_output import native_output_kept
 from jax_benchmarks.mnist.settings import MnistSettings
 
 Framework = Literal["jax", "torch"]
@@ -273,6 +272,26 @@ def answers_tcpstore_ping(host: str, port: int, timeout_s: float) -> bool:
 
 
 # ---------------------------------------------------- the guarded native call ---
+
+@contextmanager
+def native_output_kept(log: IO[bytes]) -> Iterator[None]:
+    """File descriptors 1 and 2 go to `log` for the block: what the runtime's C++ code prints (connection
+    lines, glog, stack frames) stays off the terminal and off stdout (which may carry --json)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        os.dup2(log.fileno(), 1)
+        os.dup2(log.fileno(), 2)
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved:
+            os.close(fd)
+
 
 def log_error_line(log: IO[bytes]) -> str:
     """The runtime's own last error line in the kept log (a glog E/F line's text), or ""."""
