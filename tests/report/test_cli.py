@@ -301,6 +301,7 @@ def test_environment_differences_are_listed_above_the_verdicts(results_path: Pat
                    "xla_flags: not recorded → --xla_cpu_multi_thread_eigen=false"):
         assert change in line
     assert out.index("environment differs") < out.index("change against the baseline")
+    assert any(line.startswith("change against run") for line in out.splitlines())  # its own line, not "\\n"
     assert "another machine" not in result.stderr
 
 

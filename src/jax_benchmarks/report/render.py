@@ -84,7 +84,7 @@ def render_rich(tables: Sequence[ReportTable], console: Console) -> None:
         console.print(comparison_table(table.records, table.title, table.metric_names))
         summary = baseline_summary(table)
         if summary is not None:
-            console.print(literal(summary))
+            console.print("\n".join(literal(line) for line in summary.split("\n")))  # its lines are the code's
         if table.compared:
             changes = Table(title=literal(f"{table.group}: change against the baseline"), title_justify="left")
             for header in CHANGE_HEADERS:
@@ -127,7 +127,7 @@ def render_markdown(tables: Sequence[ReportTable]) -> str:
             out += ["", NOISY_NOTE]
         summary = baseline_summary(table)
         if summary is not None:
-            out += ["", md_text(summary)]
+            out += ["", *(md_text(line) for line in summary.split("\n"))]
         if table.compared:
             out += ["", _md_row(CHANGE_HEADERS), "|---|---|---:|---:|---:|---|---|"]
             out += [_md_row(change_cells(row)) for row in table.compared]
