@@ -225,3 +225,27 @@ def test_a_local_jobs_json_stdout_is_json_alone(tiny_idx: Path) -> None:
     records = json.loads(stdout)  # nothing but the records: the collective library's lines stay off stdout
     assert {r["params"]["process_index"] for r in records} == {0}
     assert len(records) == len([r for r in read_jsonl(tiny_idx / "r.jsonl") if r["params"]["process_index"] == 0])
+
+
+@pytest.mark.slow  # a two-process Flax training run
+def test_a_flax_process_whose_peer_dies_mid_run_ends_with_one_line(tiny_idx: Path) -> None:
+    address = f"127.0.0.1:{cluster.free_port()}"
+    results = tiny_idx / "r.jsonl"
+    job = [start(tiny_idx, "mnist", "flax", "--num-processes", "2", "--process-id", str(i), "--coordinator", address,
+                 "--dist-timeout", str(TIMEOUT), *TINY, "--num-epochs", "500") for i in (0, 1)]
+    deadline = time.monotonic() + 300
+    while not (results.exists() and any(r["case"].startswith("train_epoch") for r in read_jsonl(results))):
+        assert job[0].poll() is None and time.monotonic() < deadline, "the job ended before its first epoch"
+        time.sleep(0.3)
+    job[1].kill()
+    killed = time.monotonic()
+    _, stderr = job[0].communicate(timeout=120)
+    job[1].communicate()
+    assert time.monotonic() - killed < TIMEOUT + 5
+    assert job[0].returncode == 1, stderr[-3000:]
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("Error: process 0 of 2 stopped: "), stderr[-3000:]
+    assert not any(sign in stderr for sign in NATIVE_SIGNS)
+    assert not list(tiny_idx.glob("core*"))
+    assert read_jsonl(results)  # every line parses: no torn record
+    assert processes_of(tiny_idx) == []

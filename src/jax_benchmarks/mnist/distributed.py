@@ -126,18 +126,37 @@ def place_of(settings: MnistSettings, framework: Framework) -> Place:
 def joined(settings: MnistSettings, framework: Framework) -> Iterator[str]:
     """Join the job's runtime; yield the run id process 0 chose; leave the runtime at the end.
 
-    Any error inside (a peer that died breaks the next collective) ends this process with one line."""
+    Any error inside (a peer that died breaks the next collective) ends this process with one line. JAX's
+    shutdown then waits at a barrier for the peer that is gone and aborts the process with a C++ stack
+    (exit 134), as its exit handler would: a JAX process in that state says its line and ends at once."""
     no_core_dumps()
     place = place_of(settings, framework)
     run_id = guarded_join(place, lambda: join_jax(settings) if framework == "jax" else join_torch(settings))
     try:
         yield run_id
     except click.ClickException:
+        leave(framework)
         raise
     except Exception as exc:
-        raise JobFailed(f"{where(settings)} stopped: {first_line(exc)}") from None
-    finally:
+        failure = JobFailed(f"{where(settings)} stopped: {first_line(exc)}")
+        if framework == "jax":
+            end_now(failure)
         leave(framework)
+        raise failure from None
+    except BaseException:  # Ctrl-C, SIGTERM: the run says what it saved
+        leave(framework)
+        raise
+    leave(framework)
+
+
+def end_now(failure: click.ClickException) -> NoReturn:
+    """Write the failure's `Error:` line and end the process now, skipping the runtime's own shutdown and exit
+    handlers (the records are on disk already: each was appended whole)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.write(2, f"Error: {' '.join(failure.format_message().split())}\n".encode(errors="replace"))
+    kill_children()
+    os._exit(failure.exit_code)
 
 
 def no_core_dumps() -> None:
