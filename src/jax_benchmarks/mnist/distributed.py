@@ -79,10 +79,6 @@ class JobFailed(click.ClickException):
     exit_code = 1
 
 
-def where(settings: MnistSettings) -> str:
-    return f"process {settings.process_id} of {settings.num_processes}"
-
-
 def first_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split())
     return text[:300] or type(exc).__name__
@@ -102,10 +98,6 @@ class Place:
     @property
     def who(self) -> str:
         return f"process {self.process_id} of {self.num_processes}"
-
-    @property
-    def native_timeout_s(self) -> int:
-        return self.timeout_s + NATIVE_GRACE_S
 
     def deadline_message(self) -> str:
         """What did not happen by --dist-timeout, from this process's side."""
@@ -138,7 +130,7 @@ def joined(settings: MnistSettings, framework: Framework) -> Iterator[str]:
         leave(framework)
         raise
     except Exception as exc:
-        failure = JobFailed(f"{where(settings)} stopped: {first_line(exc)}")
+        failure = JobFailed(f"{place.who} stopped: {first_line(exc)}")
         if framework == "jax":
             end_now(failure)
         leave(framework)
@@ -168,12 +160,16 @@ def no_core_dumps() -> None:
 def guarded_join(place: Place, join: Callable[[], T]) -> T:
     """Preflight the coordinator, then run the runtime's `join` under the watchdog; its result (the run id).
     Every failure ends in JobFailed (one line) or, from the watchdog, in one line and os._exit."""
+    started = time.monotonic()
     problem = preflight(place)
     if problem is not None:
         raise JobFailed(problem)
+    # --dist-timeout bounds the whole join, the preflight's waiting included (the native call gets a few
+    # seconds at least, for a coordinator that appeared at the last moment).
+    budget = max(float(NATIVE_GRACE_S), place.timeout_s - (time.monotonic() - started))
     log = tempfile.TemporaryFile()
     try:
-        with watchdog(place), native_output_kept(log):
+        with watchdog(place, budget), native_output_kept(log):
             return join()
     except click.ClickException:
         raise
@@ -321,8 +317,9 @@ def log_error_line(log: IO[bytes]) -> str:
 
 
 @contextmanager
-def watchdog(place: Place) -> Iterator[None]:
-    """End this process with one line if the block outlives --dist-timeout, or on Ctrl-C / SIGTERM.
+def watchdog(place: Place, budget_s: float) -> Iterator[None]:
+    """End this process with one line if the block outlives `budget_s` (what is left of --dist-timeout), or on
+    Ctrl-C / SIGTERM.
 
     The runtime's C++ code waits with the GIL released, so a Python thread still runs; Python's own signal
     handlers run only when the main thread returns to the interpreter, so the signals reach this thread
@@ -343,7 +340,7 @@ def watchdog(place: Place) -> Iterator[None]:
         os._exit(code)
 
     def watch() -> None:
-        end_at = time.monotonic() + place.timeout_s
+        end_at = time.monotonic() + budget_s
         while not done.is_set():
             left = end_at - time.monotonic()
             if left <= 0:
