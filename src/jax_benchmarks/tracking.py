@@ -11,14 +11,25 @@
 
 comet_ml is imported only when an experiment is started (it takes about a
 second to import), so `--help` and untracked runs never load it.
+
+The key is a secret, and comet's own error paths print what they were given
+(a key with a line break came back in full, twice, in an HTTP header error).
+So, before comet is imported, a key of the wrong shape is refused (one line,
+exit 2, the key not shown), and every record comet's loggers emit passes a
+filter that replaces the key with `KEY_HIDDEN`, in the message and in any
+traceback.
 """
 
 from __future__ import annotations
 
+import logging
 import os
+import re
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Literal
+
+import click
 
 TrackingMode = Literal["auto", "off", "online", "offline"]
 COMET_DIR = Path("data/comet")
@@ -31,6 +42,67 @@ _QUIET: dict[str, Any] = dict(
     parse_args=False, auto_output_logging=None, log_env_details=False, log_git_metadata=False,
     log_git_patch=False, display_summary_level=0,
 )
+
+
+# comet.ml API keys are letters and digits (25 of them today); '_' and '-' allowed for other deployments.
+API_KEY_PATTERN = re.compile(r"[A-Za-z0-9_-]{8,128}")
+KEY_HIDDEN = "[COMET_API_KEY hidden]"
+COMET_LOGGER = "comet_ml"
+
+
+class BadSecret(click.UsageError):
+    """A secret of the wrong shape (exit 2); the message describes it and never contains it."""
+
+
+def api_key_problem(key: str) -> str | None:
+    """What is wrong with the shape of COMET_API_KEY, in words that do not reveal it (None: it looks right)."""
+    if API_KEY_PATTERN.fullmatch(key):
+        return None
+    if any(c in key for c in "\r\n"):
+        what = "contains a line break"
+    elif any(c.isspace() for c in key):
+        what = "contains white space"
+    elif not 8 <= len(key) <= 128:
+        what = f"is {len(key)} characters long (8–128 expected)"
+    else:
+        what = "contains characters other than letters, digits, '_' and '-'"
+    return f"COMET_API_KEY {what}; it is not a comet.ml API key (its value is not shown); fix or unset it"
+
+
+class RedactSecret(logging.Filter):
+    """Replace the secret in a log record's message and traceback before any handler writes it."""
+
+    def __init__(self, secret: str) -> None:
+        super().__init__()
+        self.secret = secret
+
+    def hide(self, text: str) -> str:
+        hidden = text.replace(self.secret, KEY_HIDDEN)
+        # Each line of a multi-line key on its own (an error message may quote it line by line or escaped).
+        for part in {*self.secret.splitlines(), repr(self.secret)[1:-1]}:
+            if len(part) >= 4:
+                hidden = hidden.replace(part, KEY_HIDDEN)
+        return hidden
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = self.hide(record.getMessage()), None
+        if record.exc_info:
+            record.exc_text = self.hide(logging.Formatter().formatException(record.exc_info))
+            record.exc_info = None
+        if record.stack_info:
+            record.stack_info = self.hide(record.stack_info)
+        return True
+
+
+def redact_in_comet_logs(secret: str) -> None:
+    """Every handler of comet's logger (and the root's, where its records may go) hides `secret`."""
+    loggers = [logging.getLogger(COMET_LOGGER), logging.getLogger()]
+    for logger in loggers:
+        if not any(isinstance(f, RedactSecret) and f.secret == secret for f in logger.filters):
+            logger.addFilter(RedactSecret(secret))
+        for handler in logger.handlers:
+            if not any(isinstance(f, RedactSecret) and f.secret == secret for f in handler.filters):
+                handler.addFilter(RedactSecret(secret))
 
 
 class Tracker:
@@ -90,8 +162,16 @@ def start_tracking(
     if resolved == "off":
         log("skip comet.ml initialization" + ("" if mode == "off" else " (COMET_API_KEY not set)"))
         return Tracker()
+    key = os.environ.get("COMET_API_KEY")
+    if key is not None:
+        problem = api_key_problem(key)
+        if problem is not None:
+            raise BadSecret(problem)
     os.environ.setdefault("COMET_DISABLE_AUTO_LOGGING", "1")
     import comet_ml
+
+    if key:
+        redact_in_comet_logs(key)
 
     project = os.environ.get("COMET_PROJECT_NAME", DEFAULT_PROJECT)
     experiment: Any

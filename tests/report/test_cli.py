@@ -259,17 +259,30 @@ def test_single_round_figures_are_too_few_samples(results_path: Path, tmp_path: 
     assert {(r["verdict"], r["test"]) for r in rows} == {("too few samples", "too-few-rounds")}
     assert {round(r["change_pct"], 1) for r in rows} == {30.0}
     result = report("--results", str(results_path), "--baseline", str(base), "--fail-on-regression", "20")
-    assert result.exit_code == 0, result.stderr
-    assert "2 of 2 figure(s) cannot be judged: too few samples" in result.stderr
+    # The gate never passes what it could not judge: exit 2 and what to change, the table still printed.
+    assert result.exit_code == 2, result.stderr
+    assert "2 of 2 figure(s) cannot be judged: 1 round(s) in a run" in result.stderr
+    assert "--rounds 3" in result.stderr and "no regression" not in result.stderr
     assert "too few samples" in result.stdout
+
+
+def test_the_gate_never_passes_single_round_runs_2_to_3_times_slower(results_path: Path) -> None:
+    write_results(results_path, [*mnist_run("20250101T120000Z-aaaaaa", epoch_s=10.0,
+                                            timestamp="2025-01-01T12:00:00+00:00"),
+                                 *mnist_run("20250102T120000Z-bbbbbb", epoch_s=25.0)])
+    result = report("--results", str(results_path), "--baseline", "previous", "--fail-on-regression", "5")
+    assert result.exit_code == 2, result.stderr
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert errors == ["Error: --fail-on-regression: 2 of 2 figure(s) cannot be judged: 1 round(s) in a run, the "
+                      "variation between runs needs 3 or more; record both runs with --rounds 3"]
 
 
 def test_previous_without_earlier_run_says_so(results: Path) -> None:
     result = report("--results", str(results), "--group", "jit", "--baseline", "previous",
                     "--fail-on-regression", "5")
-    assert result.exit_code == 0
+    assert result.exit_code == 2  # nothing judged is no pass
     assert "no earlier jit run on this machine to compare with" in result.stdout
-    assert "no figure had a baseline" in result.stderr
+    assert "no figure of this report has a baseline to compare with, so nothing was judged" in result.stderr
 
 
 # ------------------------------------------- environment of the baseline ---
@@ -288,6 +301,7 @@ def test_environment_differences_are_listed_above_the_verdicts(results_path: Pat
                    "xla_flags: not recorded → --xla_cpu_multi_thread_eigen=false"):
         assert change in line
     assert out.index("environment differs") < out.index("change against the baseline")
+    assert any(line.startswith("change against run") for line in out.splitlines())  # its own line, not "\\n"
     assert "another machine" not in result.stderr
 
 

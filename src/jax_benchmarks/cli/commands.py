@@ -106,7 +106,7 @@ def execute(
     if settings.rounds > 1 and not settings.is_round:
         execute_rounds(group, command or (names[0] if len(names) == 1 else "all"), settings)
         return
-    from jax_benchmarks.cli.console import RichProgress, make_console, print_run_header
+    from jax_benchmarks.cli.console import RichProgress, literal, make_console, print_run_header
     from jax_benchmarks.store.results import Run
     from jax_benchmarks.cli.tables import comparison_table
     from jax_benchmarks.hardware.threads import pin_loaded, set_before_import
@@ -145,7 +145,7 @@ def execute(
         # Whatever happened, show and hand out what was measured: it is already on disk.
         if run.records and show:
             console.print(comparison_table(run.records, f"{group.name}: {', '.join(names)}", group.metric_rows))
-            console.print(f"{len(run.records)} records appended to {settings.results} (run {run.run_id})")
+            console.print(f"{len(run.records)} records appended to {literal(settings.results)} (run {run.run_id})")
         if settings.json_output and show:
             click.echo(json.dumps([r.model_dump() for r in run.records]))
 
@@ -166,7 +166,7 @@ def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> N
     """--rounds N: the command in N fresh processes under one run id; print each figure's spread."""
     from rich.table import Table
 
-    from jax_benchmarks.cli.console import make_console
+    from jax_benchmarks.cli.console import literal, make_console
     from jax_benchmarks.store.results import new_run_id
     from jax_benchmarks.measure.rounds import run_rounds, spreads
     from jax_benchmarks.cli.tables import format_seconds
@@ -183,11 +183,11 @@ def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> N
             for header in ("case", "backend", "median of round medians", "round spread"):
                 table.add_column(header, justify="left" if header in ("case", "backend") else "right")
             for figure in spreads(outcome.records):
-                table.add_row(figure.case, figure.column, format_seconds(figure.median_s),
+                table.add_row(literal(figure.case), literal(figure.column), format_seconds(figure.median_s),
                               f"{figure.spread_pct:.1f} %")
             console.print(table)
             per_round = ", ".join(f"{w:.1f}" for w in outcome.round_wall_s)
-            console.print(f"{len(outcome.records)} records appended to {settings.results} (run {run_id}); "
+            console.print(f"{len(outcome.records)} records appended to {literal(settings.results)} (run {run_id}); "
                           f"{settings.rounds} rounds took {outcome.wall_s:.1f} s ({per_round} s)")
             if settings.json_output:
                 click.echo(json.dumps([r.model_dump() for r in outcome.records]))

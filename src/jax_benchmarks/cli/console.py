@@ -1,10 +1,23 @@
-"""Human output: stdout normally, stderr with --json so stdout carries only JSON."""
+"""Human output: stdout normally, stderr with --json so stdout carries only JSON.
+
+Text that comes from data (a results file's run ids, case names, backends,
+variants, environment; a path the user typed) is printed literally: `visible`
+shows control characters as escapes (an ESC in a case name cannot clear the
+screen or set the window title), and `literal` also escapes rich's markup (a
+`[/]` in a case name is text, not a closing tag). A terminal whose encoding
+cannot show `·`, `×`, `≤` gets ASCII stand-ins (`encodable_streams`) rather
+than a UnicodeEncodeError.
+"""
 
 from __future__ import annotations
 
+import codecs
+import io
+import sys
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 
 from jax_benchmarks.hardware.devices import device_text
 from jax_benchmarks.hardware.environment import environment
@@ -12,8 +25,50 @@ from jax_benchmarks.store.results import Run
 from jax_benchmarks.settings import BenchSettings
 
 
-def make_console(json_output: bool) -> Console:
-    return Console(stderr=json_output, highlight=False)
+def make_console(json_output: bool = False) -> Console:
+    """The console every command prints through (emoji codes such as `:x:` in data stay text)."""
+    return Console(stderr=json_output, highlight=False, emoji=False)
+
+
+def visible(text: str) -> str:
+    """`text` with every control or format character (ESC, BEL, newline, DEL, C1, bidi overrides) written as a
+    Python escape (`\\x1b`, `\\u202e`), so that the terminal shows it instead of obeying it."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
+def literal(text: object) -> str:
+    """Data for rich: control characters visible, markup escaped (printed exactly as it reads)."""
+    return escape(visible(str(text)))
+
+
+# What the program's own text uses beyond ASCII, as ASCII; anything else becomes a \\x.. / \\u.... escape.
+ASCII_STAND_INS = {
+    "·": ".", "×": "x", "≤": "<=", "≥": ">=", "±": "+-", "µ": "u", "—": "-", "–": "-", "…": "...", "÷": "/",
+    "²": "^2", "³": "^3", "⁻": "^-", "¹": "1", "→": "->", "≈": "~", "≠": "!=", "−": "-", "‘": "'", "’": "'",
+    "“": '"', "”": '"', "✓": "ok", "✗": "x", "█": "#", "━": "-", "─": "-", "│": "|", "┃": "|",
+}
+ASCII_ERRORS = "jax_benchmarks.ascii"
+
+
+def _ascii_stand_in(error: UnicodeError) -> tuple[str, int]:
+    if not isinstance(error, UnicodeEncodeError):
+        raise error
+    text = error.object[error.start:error.end]
+    return "".join(ASCII_STAND_INS.get(c) or c.encode("ascii", "backslashreplace").decode("ascii")
+                   for c in text), error.end
+
+
+codecs.register_error(ASCII_ERRORS, _ascii_stand_in)
+
+
+def encodable_streams() -> None:
+    """stdout and stderr write what their encoding cannot hold (PYTHONIOENCODING=ascii, a C locale) as ASCII
+    stand-ins instead of raising UnicodeEncodeError; a UTF-8 stream is left as it is."""
+    for stream in (sys.stdout, sys.stderr):
+        if isinstance(stream, io.TextIOWrapper) and codecs.lookup(stream.encoding).name != "utf-8":
+            stream.reconfigure(errors=ASCII_ERRORS)
 
 
 def print_run_header(console: Console, run: Run, settings: BenchSettings) -> None:

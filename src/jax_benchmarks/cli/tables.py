@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from rich.table import Table
 
+from jax_benchmarks.cli.console import literal
 from jax_benchmarks.store.results import Record
 
 
@@ -94,21 +95,22 @@ def comparison_table(
     title: str,
     metric_rows: Sequence[str] = (),
 ) -> Table:
-    """Median ± IQR per case and backend, the ratio to the row's fastest, and metric rows."""
+    """Median ± IQR per case and backend, the ratio to the row's fastest, and metric rows. Every name in it
+    (title, cases, columns, text metrics) is printed literally: it may come from a results file."""
     # A record with nothing to show in a cell (e.g. a parity record: its figures
     # are in `checks`) gets no column.
     layout = grid([r for r in records if r.median_s is not None or any(m in r.metrics for m in metric_rows)])
     cells = layout.cells
 
-    table = Table(title=title, title_justify="left")
+    table = Table(title=literal(title), title_justify="left")
     table.add_column("case")
     for col in layout.columns:
-        table.add_column(col, justify="right")
+        table.add_column(literal(col), justify="right")
 
     noisy_seen = False
     for case in layout.cases:
         if any(r.median_s for (c, _), r in cells.items() if c == case):
-            row = [case]
+            row = [literal(case)]
             for col in layout.columns:
                 rec = cells.get((case, col))
                 if rec is None:
@@ -120,7 +122,8 @@ def comparison_table(
         for metric in metric_rows:
             values = [cells[(case, c)].metrics.get(metric) if (case, c) in cells else None for c in layout.columns]
             if any(v is not None for v in values):
-                table.add_row(f"{case} · {metric}", *("—" if v is None else format_value(v) for v in values))
+                table.add_row(literal(f"{case} · {metric}"),
+                              *("—" if v is None else literal(format_value(v)) for v in values))
     if noisy_seen:
         table.caption = NOISY_NOTE
     return table

@@ -3,11 +3,17 @@
 from __future__ import annotations
 
 import errno
+import logging
 import os
+import resource
 import secrets
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Protocol
+
+import click
 
 from jax_benchmarks.mnist.settings import CHECKPOINTS_DIR
 
@@ -38,13 +44,76 @@ def write_atomically(path: Path, data: bytes) -> None:
     os.replace(tmp, path)
 
 
+# Less free space than this on the checkpoint's file system after a failed save: the disk is full (PyTorch's
+# zip writer reports a short write as "unexpected pos", orbax through several layers, neither with an errno).
+NEARLY_FULL_BYTES = 16 * 2**20
+FULL_DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
+
+
+class CheckpointNotSaved(click.ClickException):
+    """The checkpoint could not be written (full disk, file size limit, I/O error): exit 1, one line; the
+    earlier checkpoint is untouched (the new one was written under another name) and the records are on disk."""
+
+    exit_code = 1
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    seen: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and current not in seen:
+        seen.append(current)
+        current = current.__cause__ or current.__context__
+    return seen
+
+
+def why_not_saved(exc: BaseException, folder: Path) -> str:
+    """The cause of a failed save in a few words: a full disk, the file size limit, or the error's first line."""
+    chain = _chain(exc)
+    codes = {getattr(e, "errno", None) for e in chain}
+    try:
+        free: int | None = shutil.disk_usage(folder).free
+    except OSError:
+        free = None
+    room = f" ({free:,} bytes free)" if free is not None else ""
+    if codes & set(FULL_DISK_ERRNOS) or any("No space left on device" in str(e) for e in chain):
+        return f"the disk holding {folder} is full{room}"
+    soft, _ = resource.getrlimit(resource.RLIMIT_FSIZE)
+    if errno.EFBIG in codes or soft != resource.RLIM_INFINITY:
+        return f"a file reached this process's file size limit (ulimit -f: {soft:,} bytes)" \
+            if soft != resource.RLIM_INFINITY else "a file grew beyond the largest size allowed"
+    if free is not None and free < NEARLY_FULL_BYTES:
+        return f"the disk holding {folder} is full{room}"
+    text = " ".join(str(exc).split())[:200]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+@contextmanager
+def framework_logs_off() -> Iterator[None]:
+    """Python logging off for the block: orbax logs each failed write of its threads as a whole traceback
+    (over 200 lines for one full disk) before it raises; the caller says the cause once."""
+    previous = logging.root.manager.disable
+    logging.disable(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
 def save_atomically(trainer: Saves, path: Path) -> Path:
     """Save under a unique temporary name, then rename it into place: two runs in one folder never share
-    a temporary (orbax's own temporary folder is named after ours), and a reader never sees half a checkpoint."""
+    a temporary (orbax's own temporary folder is named after ours), and a reader never sees half a checkpoint.
+    A save that fails (a full disk) leaves the earlier checkpoint as it was and ends in CheckpointNotSaved."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = unique_sibling(path)
     try:
-        saved_tmp = trainer.save(tmp)  # a folder (orbax) or tmp.pt (torch)
+        try:
+            with framework_logs_off():
+                saved_tmp = trainer.save(tmp)  # a folder (orbax) or tmp.pt (torch)
+        except Exception as exc:
+            raise CheckpointNotSaved(
+                f"checkpoint not saved to {path}: {why_not_saved(exc, path.parent)}; the earlier checkpoint there "
+                "is unchanged and the run's records are saved"
+            ) from None
         final = path.with_name(path.name + saved_tmp.name[len(tmp.name):])
         if saved_tmp.is_dir():
             replace_folder(saved_tmp, final)

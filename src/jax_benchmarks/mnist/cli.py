@@ -20,6 +20,7 @@ from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group, exe
 from jax_benchmarks.settings import BenchSettings, command_line, parse_settings, settings_options
 from jax_benchmarks.cli.relaunch import self_command
 from jax_benchmarks.hardware.network import free_port
+from jax_benchmarks.errors import interrupt_signal, interrupted
 from jax_benchmarks.mnist import cluster, xla_flags
 from jax_benchmarks.mnist.settings import DataSettings, FlaxSettings, MnistSettings
 
@@ -120,7 +121,11 @@ def launch_local(name: str, settings: MnistSettings) -> None:
     commands = cluster.process_commands(base, count, run_id, free_port())
     click.echo(f"launching {count} local processes of `mnist {name}` (run {run_id}); process 0 reports",
                err=settings.json_output)
-    result = cluster.supervise(commands, cluster.child_environment(os.environ, count, cpu_count()))
+    try:
+        result = cluster.supervise(commands, cluster.child_environment(os.environ, count, cpu_count()))
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the processes are stopped; say what they saved
+        raise interrupted(f"Interrupted: the job's {count} processes were stopped; "
+                          f"{cluster.saved_records(settings.results, run_id)}", interrupt_signal(exc)) from None
     if not result.ok:
         raise click.ClickException(
             f"run {run_id}: {result.message}; the records written before stay in {settings.results}"

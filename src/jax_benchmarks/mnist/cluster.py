@@ -15,6 +15,7 @@ themselves are joined in `src/jax_benchmarks/mnist/distributed.py`.
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import socket
@@ -23,6 +24,7 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, Any
 
 from pydantic import BaseModel, Field, model_validator
@@ -128,14 +130,6 @@ def from_launcher(values: dict[str, Any], environ: Mapping[str, str], framework:
 
 # ------------------------------------------------------------ --launch-local ---
 
-def free_port() -> int:
-    """A TCP port nobody listens on right now (the coordinator of a local job binds it next)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def wait_for_listener(address: str, timeout_s: float) -> bool:
     """Whether something accepts TCP connections at HOST:PORT within `timeout_s` (tried every 0.2 s)."""
     host, _, port = address.rpartition(":")
@@ -195,7 +189,10 @@ def supervise(commands: Sequence[Sequence[str]], env: Mapping[str, str], cwd: st
     try:
         for i, (command, log) in enumerate(zip(commands, logs, strict=True)):
             stdout = None if i == 0 else log
-            procs.append(subprocess.Popen(list(command), env=dict(env), cwd=cwd, stdout=stdout, stderr=log))
+            # Each process leads its own process group: a terminal's Ctrl-C reaches the supervisor alone, which
+            # stops them, and stopping a group also ends what a process started (a runtime's helpers).
+            procs.append(subprocess.Popen(list(command), env=dict(env), cwd=cwd, stdout=stdout, stderr=log,
+                                          start_new_session=True))
         while True:
             codes = [proc.poll() for proc in procs]
             failed = [(i, code) for i, code in enumerate(codes) if code not in (None, 0)]
@@ -210,6 +207,7 @@ def supervise(commands: Sequence[Sequence[str]], env: Mapping[str, str], cwd: st
                     + (f" ({detail})" if detail else ""),
                 )
             if all(code == 0 for code in codes):
+                stop(procs)  # nothing they started stays behind
                 return JobResult(True, f"{len(procs)} processes finished")
             time.sleep(POLL_S)
     except KeyboardInterrupt:
@@ -221,18 +219,41 @@ def supervise(commands: Sequence[Sequence[str]], env: Mapping[str, str], cwd: st
 
 
 def stop(procs: Sequence[subprocess.Popen[bytes]]) -> list[int]:
-    """SIGTERM every process still running, SIGKILL those alive after the grace period; their indices."""
+    """SIGTERM every process group still running, SIGKILL those alive after the grace period; the indices
+    of the processes that were running. Groups of processes that already ended are killed too: nothing a
+    process of the job started outlives it."""
     running = [i for i, proc in enumerate(procs) if proc.poll() is None]
     for i in running:
-        procs[i].terminate()
+        signal_group(procs[i], signal.SIGTERM)
     deadline = time.monotonic() + STOP_GRACE_S
     for i in running:
         try:
             procs[i].wait(timeout=max(0.0, deadline - time.monotonic()))
         except subprocess.TimeoutExpired:
-            procs[i].kill()
-            procs[i].wait()
+            pass
+    for proc in procs:
+        signal_group(proc, signal.SIGKILL)
+        proc.wait()
     return running
+
+
+def signal_group(proc: subprocess.Popen[bytes], signum: int) -> None:
+    """Send `signum` to the process group `proc` leads (started with start_new_session); gone: nothing."""
+    try:
+        os.killpg(proc.pid, signum)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def saved_records(results: Path, run_id: str) -> str:
+    """What the run has in the results file, said truly: "N records of run X are saved in PATH"."""
+    from jax_benchmarks.store.results import read_records
+
+    try:
+        count = sum(1 for record in read_records(results, lambda _: None) if record.run_id == run_id)
+    except OSError:
+        count = 0
+    return f"{count} records of run {run_id} are saved in {results}"
 
 
 def child_environment(environ: Mapping[str, str], count: int, cores: int) -> dict[str, str]:

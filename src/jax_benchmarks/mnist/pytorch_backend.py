@@ -17,13 +17,15 @@ DataLoader: both backends then do the same work per step.
 from __future__ import annotations
 
 import copy
+import signal
+import sys
 import warnings
 from collections.abc import Callable
-from datetime import timedelta
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TypedDict
 
+import click
 import numpy as np
 import torch
 import torch.distributed as dist
@@ -40,7 +42,9 @@ from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.measure.timing import Sync, torch_sync
 from jax_benchmarks.mnist import model_spec as spec
 from jax_benchmarks.mnist.cases import CaseNames, Log, evaluation_suite, selects, training_suite
+from jax_benchmarks.mnist.cluster import describe_exit
 from jax_benchmarks.mnist.data import MnistData
+from jax_benchmarks.mnist.distributed import JobFailed, Place, first_line, guarded_join, no_core_dumps, torch_group
 from jax_benchmarks.mnist.settings import MnistSettings
 from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table, plan
 
@@ -288,28 +292,39 @@ class DDPTrainer(TorchTrainer):
 
 
 def init_rank(settings: MnistSettings, rank: int, world: int, port: int) -> None:
-    backend = "nccl" if settings.device_kind == "gpu" else "gloo"
-    if settings.device_kind == "gpu":
-        torch.cuda.set_device(rank)
-    else:
+    """Join the `--devices N` ranks' process group through the same guarded join as a multi-process job
+    (preflight, --dist-timeout, one line on failure)."""
+    if settings.device_kind != "gpu":
         torch.set_num_threads(max(1, cpu_count() // world))  # one core's share each, no oversubscription
-    dist.init_process_group(
-        backend, init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=world, timeout=timedelta(seconds=300)
-    )
+    coordinator = f"127.0.0.1:{port}"
+    saved = f"the records so far are saved in {settings.results}" if rank == 0 else "this rank writes no record"
+    guarded_join(Place("torch", rank, world, coordinator, settings.dist_timeout, saved),
+                 lambda: torch_group(f"tcp://{coordinator}", rank, world, settings.device_kind == "gpu", rank,
+                                     settings.dist_timeout))
 
 
 def worker(rank: int, world: int, settings: MnistSettings, data: MnistData, port: int) -> None:
-    """Entry point of ranks 1..N-1 (started with torch.multiprocessing)."""
-    init_rank(settings, rank, world, port)
+    """Entry point of ranks 1..N-1 (started with torch.multiprocessing): a failure ends it with one line."""
+    no_core_dumps()
     try:
-        # A spawned process starts with torch's defaults: the run's GPU policy must be set here too, or the
-        # ranks would compute in different precisions (rank 0 runs under the CLI's policy).
-        with applied(settings.precision, ["torch"]):
-            DDPTrainer(settings, data, RNG_Provider(settings.seed), rank, world).follow(
-                settings, devices_variant(BACKEND, world)
-            )
-    finally:
-        dist.destroy_process_group()
+        init_rank(settings, rank, world, port)
+        try:
+            # A spawned process starts with torch's defaults: the run's GPU policy must be set here too, or
+            # the ranks would compute in different precisions (rank 0 runs under the CLI's policy).
+            with applied(settings.precision, ["torch"]):
+                DDPTrainer(settings, data, RNG_Provider(settings.seed), rank, world).follow(
+                    settings, devices_variant(BACKEND, world)
+                )
+        finally:
+            dist.destroy_process_group()
+    except click.ClickException as exc:
+        print(f"Error: {exc.format_message()}", file=sys.stderr)
+        sys.exit(exc.exit_code)
+    except KeyboardInterrupt:  # the CLI process (rank 0) was interrupted too and says what it saved
+        sys.exit(128 + signal.SIGINT)
+    except Exception as exc:
+        print(f"Error: rank {rank} of {world} stopped: {first_line(exc)}", file=sys.stderr)
+        sys.exit(1)
 
 
 class SpawnedRanks:
@@ -341,9 +356,10 @@ class SpawnedRanks:
             process.join(timeout=60)
             if process.is_alive():
                 process.terminate()
-        failed = [p.exitcode for p in self.others if p.exitcode != 0]
+        failed = [f"rank {rank} {describe_exit(p.exitcode)}" for rank, p in enumerate(self.others, start=1)
+                  if p.exitcode not in (0, None)]
         if failed:
-            raise RuntimeError(f"DDP worker processes exited with codes {failed}")
+            raise JobFailed(f"DistributedDataParallel: {', '.join(failed)}; the records so far are saved")
 
 
 def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], TorchTrainer]:

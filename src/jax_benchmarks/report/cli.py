@@ -118,8 +118,16 @@ class RegressionFound(click.ClickException):
     exit_code = 1
 
 
+class CannotJudge(click.ClickException):
+    """The gate was asked to judge figures it cannot judge (no baseline, too few rounds): exit 2, never a pass."""
+
+    exit_code = 2
+
+
 def warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+    from jax_benchmarks.cli.console import visible
+
+    click.echo(f"warning: {visible(message)}", err=True)
 
 
 def report(settings: ReportSettings) -> None:
@@ -177,9 +185,11 @@ def report(settings: ReportSettings) -> None:
 
         paths = [plot(table) for table in tables for plot in (plot_table, plot_spread)]
         paths += [plot_history(history) for history in histories]
+        from jax_benchmarks.cli.console import visible
+
         for path in paths:
             if path is not None:
-                click.echo(f"chart: {path}", err=not to_stdout)
+                click.echo(f"chart: {visible(str(path))}", err=not to_stdout)
     if settings.fail_on_regression is not None:
         check_regressions([row for t in tables for row in t.rows], settings.fail_on_regression)
 
@@ -213,15 +223,16 @@ def report_scaling(records: Sequence[Record], fmt: Format) -> None:
     if fmt != "table":
         click.echo(render_text(rows, fmt))
         return
-    from rich.console import Console
     from rich.table import Table
+
+    from jax_benchmarks.cli.console import literal, make_console
 
     table = Table(title="mnist training: images/s by process count (median of process 0's epochs)")
     for i, name in enumerate(HEADER):
         table.add_column(name, justify="right" if 2 <= i <= 5 else "left", no_wrap=i not in (1, 6))
     for row in rows:
-        table.add_row(*cells(row))
-    console = Console(highlight=False)
+        table.add_row(*(literal(cell) for cell in cells(row)))
+    console = make_console()
     console.print(table)
     console.print("speed-up: images/s ÷ the 1-process run's; efficiency: speed-up ÷ devices (1.00 = perfect)")
 
@@ -269,9 +280,9 @@ def emit(tables: Sequence[ReportTable], fmt: Format) -> None:
     from jax_benchmarks.report import render
 
     if fmt == "table":
-        from rich.console import Console
+        from jax_benchmarks.cli.console import make_console
 
-        render.render_rich(tables, Console(highlight=False))
+        render.render_rich(tables, make_console())
         return
     renderers = {"markdown": render.render_markdown, "csv": render.render_csv, "json": render.render_json,
                  "github-benchmark": render.render_github_benchmark}
@@ -284,9 +295,9 @@ def emit_history(histories: Sequence[GroupHistory], fmt: Format) -> None:
     from jax_benchmarks.report import render
 
     if fmt == "table":
-        from rich.console import Console
+        from jax_benchmarks.cli.console import make_console
 
-        render.render_history_rich(histories, Console(highlight=False))
+        render.render_history_rich(histories, make_console())
         return
     renderers = {"markdown": render.render_history_markdown, "csv": render.render_history_csv,
                  "json": render.render_history_json}
@@ -296,29 +307,38 @@ def emit_history(histories: Sequence[GroupHistory], fmt: Format) -> None:
 # ------------------------------------------------------------------------------------------
 
 def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
+    """The gate: exit 1 on a regression, and never pass what it could not judge (exit 2, saying what to change):
+    a figure without a baseline or with fewer than MIN_ROUNDS rounds on a side is not a figure that passed."""
     from jax_benchmarks.report.compare import MIN_ROUNDS, is_regression
 
     compared = [row for row in rows if row.comparison is not None]
     if not compared:
-        warn("--fail-on-regression: no figure had a baseline to compare with")
-        return
+        raise CannotJudge(
+            "--fail-on-regression: no figure of this report has a baseline to compare with, so nothing was judged; "
+            "give --baseline a run (id, file or 'previous') that recorded these figures"
+        )
     unjudged = [row for row in compared if row.comparison is not None and row.comparison.log_ratio is None]
-    if unjudged:
-        warn(f"--fail-on-regression: {len(unjudged)} of {len(compared)} figure(s) cannot be judged: too few "
-             f"samples (fewer than {MIN_ROUNDS} rounds in a run; run both with --rounds {MIN_ROUNDS} or more)")
     slower = [row for row in compared if is_regression(row.comparison)]
-    if not slower:
-        click.echo(f"no regression: {len(compared) - len(unjudged)} figure(s) judged, none slower than the "
-                   f"baseline by more than {threshold_pct:g} % beyond the variation between rounds", err=True)
-        return
-    listed = ", ".join(
-        f"{row.group} {row.case} {row.column} {row.comparison.change_pct:+.1f} %"
-        for row in slower[:MAX_LISTED] if row.comparison is not None
-    )
-    more = f" and {len(slower) - MAX_LISTED} more" if len(slower) > MAX_LISTED else ""
-    raise RegressionFound(
-        f"regression: {len(slower)} figure(s) slower than the baseline by more than {threshold_pct:g} %: {listed}{more}"
-    )
+    cannot = ""
+    if unjudged:
+        fewest = min(min(row.comparison.rounds, row.comparison.baseline_rounds)
+                     for row in unjudged if row.comparison is not None)
+        cannot = (f"{len(unjudged)} of {len(compared)} figure(s) cannot be judged: {fewest} round(s) in a run, "
+                  f"the variation between runs needs {MIN_ROUNDS} or more; record both runs with --rounds {MIN_ROUNDS}")
+    if slower:
+        listed = ", ".join(
+            f"{row.group} {row.case} {row.column} {row.comparison.change_pct:+.1f} %"
+            for row in slower[:MAX_LISTED] if row.comparison is not None
+        )
+        more = f" and {len(slower) - MAX_LISTED} more" if len(slower) > MAX_LISTED else ""
+        raise RegressionFound(
+            f"regression: {len(slower)} figure(s) slower than the baseline by more than {threshold_pct:g} %: "
+            f"{listed}{more}" + (f" ({cannot})" if cannot else "")
+        )
+    if unjudged:
+        raise CannotJudge(f"--fail-on-regression: {cannot}")
+    click.echo(f"no regression: {len(compared)} figure(s) judged, none slower than the "
+               f"baseline by more than {threshold_pct:g} % beyond the variation between rounds", err=True)
 
 
 @settings_options(ReportSettings)

@@ -7,17 +7,18 @@ one function each. Only the CLI decides where the text goes.
 from __future__ import annotations
 
 import csv
+import html
 import io
 import json
 from collections.abc import Sequence
 from typing import Any
 
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from jax_benchmarks.store.results import Scalar
 from jax_benchmarks.hardware.environment import LIBRARIES
+from jax_benchmarks.cli.console import literal, visible
 from jax_benchmarks.cli.tables import NOISY_NOTE, comparison_table, format_seconds, format_value, timing_cell
 from jax_benchmarks.report.compare import Comparison
 from jax_benchmarks.report.history import GroupHistory, history_cells, history_headers, history_rows
@@ -79,33 +80,38 @@ def baseline_summary(table: ReportTable) -> str | None:
 
 def render_rich(tables: Sequence[ReportTable], console: Console) -> None:
     for table in tables:
-        console.print(escape(env_header(table.env)), style="dim")
+        console.print(literal(env_header(table.env)), style="dim")
         console.print(comparison_table(table.records, table.title, table.metric_names))
         summary = baseline_summary(table)
         if summary is not None:
-            console.print(escape(summary))
+            console.print("\n".join(literal(line) for line in summary.split("\n")))  # its lines are the code's
         if table.compared:
-            changes = Table(title=f"{table.group}: change against the baseline", title_justify="left")
+            changes = Table(title=literal(f"{table.group}: change against the baseline"), title_justify="left")
             for header in CHANGE_HEADERS:
                 changes.add_column(header, justify="left" if header in ("case", "backend", "verdict", "test") else "right")
             for row in table.compared:
-                cells = [escape(c) for c in change_cells(row)]
-                style = VERDICT_STYLE[cells[5]]
+                cells = [literal(c) for c in change_cells(row)]
+                style = VERDICT_STYLE[row.comparison.verdict if row.comparison else "unchanged"]
                 cells[5] = f"[{style}]{cells[5]}[/]"
                 changes.add_row(*cells)
             console.print(changes)
         console.print()
 
 
+def md_text(text: str) -> str:
+    """Data in markdown: control characters visible, HTML escaped (a case name cannot add a tag or a script)."""
+    return html.escape(visible(text), quote=False)
+
+
 def _md_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+    return "| " + " | ".join(md_text(c).replace("|", "\\|") for c in cells) + " |"
 
 
 def render_markdown(tables: Sequence[ReportTable]) -> str:
     """GitHub-flavoured markdown, ready to paste into the README."""
     out: list[str] = []
     for table in tables:
-        out += [f"### {table.title}", "", env_header(table.env), ""]
+        out += [f"### {md_text(table.title)}", "", md_text(env_header(table.env)), ""]
         out.append(_md_row(["case", *table.columns]))
         out.append("|---|" + "---:|" * len(table.columns))
         for case in table.cases:
@@ -121,7 +127,7 @@ def render_markdown(tables: Sequence[ReportTable]) -> str:
             out += ["", NOISY_NOTE]
         summary = baseline_summary(table)
         if summary is not None:
-            out += ["", summary]
+            out += ["", *(md_text(line) for line in summary.split("\n"))]
         if table.compared:
             out += ["", _md_row(CHANGE_HEADERS), "|---|---|---:|---:|---:|---|---|"]
             out += [_md_row(change_cells(row)) for row in table.compared]
@@ -198,16 +204,16 @@ def render_github_benchmark(tables: Sequence[ReportTable]) -> str:
 
 def render_history_rich(histories: Sequence[GroupHistory], console: Console) -> None:
     for history in histories:
-        table = Table(title=f"{history.group} · history over {len(history.runs)} run(s)", title_justify="left",
-                      caption=history.legend, caption_justify="left")
+        table = Table(title=literal(f"{history.group} · history over {len(history.runs)} run(s)"),
+                      title_justify="left", caption=literal(history.legend), caption_justify="left")
         rows = history_cells(history)
         # The figure names are what a reader looks for: keep them whole (up to 48 characters).
         name_width = min(max((len(cells[0]) for cells in rows), default=6), 48)
         for i, header in enumerate(history_headers(history, sep="\n")):
-            table.add_column(escape(header), justify="left" if i == 0 else "right",
+            table.add_column(literal(header), justify="left" if i == 0 else "right",
                              min_width=name_width if i == 0 else None)
         for cells in rows:
-            table.add_row(*(escape(c) for c in cells))
+            table.add_row(*(literal(c) for c in cells))
         console.print(table)
         console.print()
 
@@ -216,7 +222,7 @@ def render_history_markdown(histories: Sequence[GroupHistory]) -> str:
     out: list[str] = []
     for history in histories:
         headers = history_headers(history)
-        out += [f"### {history.group} · history over {len(history.runs)} run(s)", "", history.legend, "",
+        out += [f"### {md_text(history.group)} · history over {len(history.runs)} run(s)", "", md_text(history.legend), "",
                 _md_row(headers), "|---|" + "---:|" * (len(headers) - 1)]
         out += [_md_row(cells) for cells in history_cells(history)]
         out.append("")

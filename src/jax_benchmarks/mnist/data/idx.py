@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from jax_benchmarks.errors import DataError
 from jax_benchmarks.mnist.data.arrays import RawSplits, checked_split
+from jax_benchmarks.xla.memory import format_gib, host_available_bytes
 
 Role = Literal["train-images", "train-labels", "t10k-images", "t10k-labels"]
 ROLES: tuple[Role, ...] = ("train-images", "train-labels", "t10k-images", "t10k-labels")
@@ -71,6 +72,19 @@ def header_shape(header: bytes, expected_magic: int, where: str) -> tuple[int, .
     if len(header) < size:
         raise DataError(f"{where}: truncated IDX header ({len(header)} of {size} bytes)")
     return tuple(int.from_bytes(header[4 + 4 * i : 8 + 4 * i], "big") for i in range(ndim))
+
+
+# Host bytes per declared data byte: the decoded uint8 array and, for images, their normalized float32 copy.
+HOST_BYTES_PER_BYTE = 1 + 4
+
+
+def memory_problem(count: int, available: int | None, where: str) -> str | None:
+    """Why `count` declared data bytes cannot be decoded in the host memory there is (None: they can)."""
+    need = count * HOST_BYTES_PER_BYTE
+    if available is None or need <= available:
+        return None
+    return (f"{where}: the IDX header declares {count:,} bytes of data, {format_gib(need)} in memory once decoded "
+            f"and normalized, and {format_gib(available)} is free on this host; refused before reading it")
 
 
 def _check_size(shape: tuple[int, ...], available: int, where: str) -> int:
@@ -128,6 +142,12 @@ def _inflate_at_most(compressed: bytes, limit: int, where: str) -> bytes:
     return out
 
 
+def refuse_beyond_memory(shape: tuple[int, ...], where: str) -> None:
+    problem = memory_problem(math.prod(shape), host_available_bytes(), where)
+    if problem is not None:
+        raise DataError(problem)
+
+
 def _read_role(path: Path, role: Role) -> npt.NDArray[np.uint8]:
     """Read the header first and check the size it declares against the file before reading the data."""
     magic = IMAGES_MAGIC if role.endswith("images") else LABELS_MAGIC
@@ -139,6 +159,7 @@ def _read_role(path: Path, role: Role) -> npt.NDArray[np.uint8]:
         if gz:
             compressed = path.read_bytes()  # the file's own size: not declared by its contents
             shape = header_shape(_inflate_at_most(compressed, header_size, where), magic, where)
+            refuse_beyond_memory(shape, where)
             # One byte more than declared, so that extra data is seen without inflating it all.
             data = _inflate_at_most(compressed, header_size + math.prod(shape) + 1, where)
             offset = header_size
@@ -148,6 +169,8 @@ def _read_role(path: Path, role: Role) -> npt.NDArray[np.uint8]:
                 shape = header_shape(header, magic, where)
                 # The size is known without reading: refuse a lying header before any allocation.
                 _check_size(shape, path.stat().st_size - header_size, where)
+                # A header and a (sparse) file can agree on more data than this host holds.
+                refuse_beyond_memory(shape, where)
                 data = _read_at_most(fh, math.prod(shape) + 1)
     except (OSError, EOFError, zlib.error) as exc:
         if gz:

@@ -1,0 +1,98 @@
+"""COMET_API_KEY never reaches stdout, stderr, records, logs or the offline archive.
+
+comet_ml's OfflineExperiment runs without a network: the tracking code path is the real one.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from jax_benchmarks.tracking import BadSecret, KEY_HIDDEN, api_key_problem, start_tracking
+from tests.mnist.fixtures import tiny_raw, write_idx
+
+REPO = Path(__file__).resolve().parents[1]
+WELL_SHAPED = "Q7xk2PLmN9vR4sT8wY3zA6bC1"
+
+
+@pytest.mark.parametrize(
+    ("key", "said"),
+    [("abcdefgh\nijklmnop", "contains a line break"), ("abcd efgh ijkl", "contains white space"),
+     ("short", "is 5 characters long"), ("abcdefgh;rmrf", "characters other than letters")],
+)
+def test_a_key_of_the_wrong_shape_is_described_never_shown(key: str, said: str) -> None:
+    problem = api_key_problem(key)
+    assert problem is not None and said in problem
+    assert all(part not in problem for part in key.split() if len(part) >= 4)
+    assert api_key_problem(WELL_SHAPED) is None
+
+
+def test_tracking_refuses_a_rejected_key_before_comet_sees_it(tmp_path: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COMET_API_KEY", "sekritKEY123\nmore")
+    with pytest.raises(BadSecret) as caught:
+        start_tracking("offline", name="t", log=lambda _: None, directory=tmp_path)
+    assert caught.value.exit_code == 2
+    assert "sekrit" not in caught.value.format_message() and "\n" not in caught.value.format_message()
+
+
+def test_comets_logs_hide_the_key_in_messages_and_tracebacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                             capfd: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("COMET_API_KEY", WELL_SHAPED)
+    import comet_ml  # noqa: F401  # its handlers exist once it is imported
+
+    kept: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            kept.append(logging.Formatter().format(record))
+
+    keep = Keep()
+    logging.getLogger("comet_ml").addHandler(keep)
+    tracker = start_tracking("offline", name="t", log=lambda _: None, directory=tmp_path)
+    logger = logging.getLogger("comet_ml.connection")  # a child of comet's logger, as comet's modules log
+    logger.error("Invalid header value: %r", WELL_SHAPED)
+    try:
+        raise ValueError(f"bad key {WELL_SHAPED}")
+    except ValueError:
+        logger.exception("request failed")
+    tracker.log_metrics({"loss": 1.0})
+    archive = tracker.end()
+    logging.getLogger("comet_ml").removeHandler(keep)
+    out, err = capfd.readouterr()
+    assert WELL_SHAPED not in out + err
+    assert f"Invalid header value: '{KEY_HIDDEN}'" in out + err
+    # What any handler receives: both messages and the traceback, with the key replaced.
+    mine = [text for text in kept if text.startswith(("Invalid header value", "request failed"))]
+    assert len(mine) == 2 and KEY_HIDDEN in mine[0] and f"ValueError: bad key {KEY_HIDDEN}" in mine[1]
+    assert all(WELL_SHAPED not in text for text in kept)
+    assert archive is not None
+    with zipfile.ZipFile(archive) as zf:
+        assert all(WELL_SHAPED.encode() not in zf.read(name) for name in zf.namelist())
+
+
+def test_a_run_with_a_rejected_key_exits_2_with_one_line_and_keeps_its_records(tmp_path: Path) -> None:
+    write_idx(tmp_path / "data" / "mnist", tiny_raw(96, 40))
+    secret = "sekritKEY123\nmoreSEKRIT"
+    result = subprocess.run(
+        [sys.executable, str(REPO / "main.py"), "mnist", "pytorch", "--device", "cpu", "--data-source", "local",
+         "--dry-run", "--train-batch-size", "16", "--test-batch-size", "32", "--repeats", "1", "--num-epochs", "1",
+         "--comet", "online", "--results", "r.jsonl"],
+        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        env={**{k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}, "COMET_API_KEY": secret},
+    )
+    assert result.returncode == 2, result.stderr[-3000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert errors == ["Error: COMET_API_KEY contains a line break; it is not a comet.ml API key (its value is not "
+                      "shown); fix or unset it"]
+    assert "Traceback" not in result.stderr
+    written = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    for part in ("sekritKEY123", "moreSEKRIT"):
+        assert part not in result.stdout + result.stderr
+        assert part.encode() not in written  # records, plots, logs, archives
