@@ -110,7 +110,7 @@ def test_rounds_run_fresh_processes_under_one_run_id(results_path: Path) -> None
     assert len({r["run_id"] for r in records}) == 1
     assert sorted({r["round_index"] for r in records}) == [0, 1, 2] and {r["rounds"] for r in records} == {3}
     assert {r["env"]["threads"] for r in records} == {1}
-    from jax_benchmarks.store.results import Record
+    from jax_benchmarks.store.record import Record
     figures = spreads([Record.model_validate(r) for r in records])
     assert len(figures) == 6 and all(len(f.round_medians) == 3 for f in figures)
 

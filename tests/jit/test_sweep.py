@@ -11,7 +11,7 @@ from jax_benchmarks.hardware import devices
 from jax_benchmarks.hardware.devices import devices_to_time
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.measure.harness import Suite, run_suite
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.measure.timing import no_sync
 from jax_benchmarks.example_function.in_numpy import f
 from jax_benchmarks.jit import jax_backend, numpy_backend, pytorch_backend

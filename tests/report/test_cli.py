@@ -13,7 +13,8 @@ import pytest
 
 from tests.help_probe import probe
 from tests.conftest import invoke
-from jax_benchmarks.store.results import Record, read_records
+from jax_benchmarks.store.record import Record
+from jax_benchmarks.store.jsonl import read_records
 from tests.report.fixtures import (
     ENV, JIT_RUN, MNIST_RUN, XLA_NEW, XLA_OLD, all_records, mnist_run, record, samples, write_results, xla_rounds,
     xla_run,

@@ -10,7 +10,7 @@ import pytest
 import scipy.optimize  # type: ignore[import-untyped]
 
 from jax_benchmarks.errors import CheckFailed
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.scipy.agreement import check_agreement
 from jax_benchmarks.scipy.data import exact_minimiser, make_sensor_data
 from jax_benchmarks.scipy.fit import Fit, largest_disagreement, recovery_checks, recovery_failure

@@ -38,7 +38,7 @@ from jax_benchmarks.autograd.reference import (
 from jax_benchmarks.autograd.settings import AutogradSettings
 from jax_benchmarks.hardware.devices import DeviceKind
 from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.measure.timing import Measurement, Sync
 
 A = TypeVar("A")  # the backend's array type (jax.Array, torch.Tensor, NumPy array)

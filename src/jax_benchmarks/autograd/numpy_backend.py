@@ -18,7 +18,7 @@ from jax_benchmarks.autograd.reference import Points
 from jax_benchmarks.autograd.settings import EngineSettings
 from jax_benchmarks.hardware.devices import cpu_library_runs
 from jax_benchmarks.measure.harness import Suite, Target
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.measure.timing import no_sync
 from jax_benchmarks.example_function.in_numpy import f as numpy_f
 

@@ -15,7 +15,8 @@ import numpy as np
 
 from jax_benchmarks.autograd.reference import F64, TOLERANCE, Evaluation, max_abs_diff
 from jax_benchmarks.errors import CheckFailed
-from jax_benchmarks.store.results import Record, Run
+from jax_benchmarks.store.record import Record
+from jax_benchmarks.run import Run
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from numpy.typing import NDArray
 
 from jax_benchmarks.hardware.devices import DeviceKind, devices_to_time, jax_device
 from jax_benchmarks.measure.harness import Suite
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.measure.timing import jax_sync
 from jax_benchmarks.frameworks.typed import typed_jit
 from jax_benchmarks.example_function.in_jax import f

@@ -7,7 +7,7 @@ from numpy.typing import NDArray
 
 from jax_benchmarks.hardware.devices import cpu_library_runs
 from jax_benchmarks.measure.harness import Suite, Target
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.measure.timing import no_sync
 from jax_benchmarks.example_function.in_numpy import f
 from jax_benchmarks.jit.settings import SweepSettings

@@ -16,7 +16,7 @@ from numpy.typing import NDArray
 
 from jax_benchmarks.hardware.devices import DeviceKind, devices_to_time, torch_device
 from jax_benchmarks.measure.harness import Suite
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.measure.timing import torch_sync
 from jax_benchmarks.example_function.in_torch import f

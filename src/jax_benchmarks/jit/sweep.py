@@ -24,7 +24,8 @@ from rich.markup import escape
 from jax_benchmarks.hardware.devices import DeviceKind
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed
-from jax_benchmarks.store.results import Run, Scalar
+from jax_benchmarks.run import Run
+from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.measure.timing import Measurement, Sync
 from jax_benchmarks.example_function.in_numpy import f as numpy_f
 from jax_benchmarks.jit.settings import ARRAY_LENGTHS, SweepSettings

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from jax_benchmarks.errors import CheckFailed
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.scipy.fit import AGREEMENT_TOLERANCE, largest_disagreement, solve_records
 
 BACKEND = "all"

@@ -13,7 +13,7 @@ import numpy as np
 import scipy.optimize  # type: ignore[import-untyped]
 
 from jax_benchmarks.measure.harness import Suite, Timed
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.scipy.cases import Calibration, calibration_suite
 from jax_benchmarks.scipy.data import MAX_ITER, START, Array, SensorData
 from jax_benchmarks.scipy.fit import Fit

@@ -9,7 +9,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from jax_benchmarks.measure.harness import Suite, Target
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.xla.settings import XlaSettings
 from jax_benchmarks.xla.workload import LinalgOps, workload_suite
