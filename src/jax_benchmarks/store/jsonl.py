@@ -367,6 +367,7 @@ def complete_records(records: Iterable[Record], warn: Callable[[str], None],
                     bad.add(number, str(exc))
                     dropped.add(id(record))
                     continue
+                record.__dict__.clear()  # the fields in Record's order, as a record read in full has them
                 record.__dict__.update(full.__dict__)
                 object.__setattr__(record, "__pydantic_fields_set__", full.__pydantic_fields_set__)
                 object.__setattr__(record, "__pydantic_extra__", full.__pydantic_extra__)
