@@ -59,7 +59,7 @@ def as_server_user(args: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *args] if os.geteuid() == 0 else args
 
 
-def start_server(file_size_limit_kib: int | None = None) -> PgServer:
+def start_server(file_size_limit_kib: int | None = None, wal_segment_mib: int | None = None) -> PgServer:
     """initdb into a new temporary folder and start the server (password login over TCP, as a team would)."""
     bindir = server_binaries()
     if bindir is None:
@@ -74,7 +74,8 @@ def start_server(file_size_limit_kib: int | None = None) -> PgServer:
         shutil.chown(pwfile, "postgres", "postgres")
     pgdata = datadir / "data"
     subprocess.run(as_server_user([str(bindir / "initdb"), "-D", str(pgdata), "-U", USER, "--pwfile", str(pwfile),
-                                   "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8"]),
+                                   "--auth-local=trust", "--auth-host=scram-sha-256", "-E", "UTF8",
+                                   *(["--wal-segsize", str(wal_segment_mib)] if wal_segment_mib else [])]),
                    check=True, capture_output=True)
     port = free_port()
     options = f"-p {port} -k {datadir} -c listen_addresses=127.0.0.1 -c max_connections=40"
