@@ -76,7 +76,14 @@ def as_location(value: object) -> ResultsLocation:
     if isinstance(value, ResultsLocation):
         return value
     if isinstance(value, (str, Path)) and str(value):
-        return ResultsLocation(str(value))
+        location = ResultsLocation(str(value))
+        if location.kind == "postgres":
+            try:
+                urlsplit(location.value)
+            except ValueError as exc:  # the URL's text is not shown: it may hold the password
+                raise ValueError(f"not a PostgreSQL URL ({exc}); the form is "
+                                 "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE") from None
+        return location
     raise ValueError("give a file path (.jsonl: JSON lines, else SQLite) or a postgresql:// URL")
 
 
