@@ -357,7 +357,7 @@ def test_only_corrupt_lines_exit_2(results_path: Path) -> None:
 
 
 def test_missing_results_file_exit_2() -> None:
-    result = report()  # the default data/results/results.jsonl does not exist in tmp_path
+    result = report()  # the default data/results/results.sqlite does not exist in tmp_path
     assert result.exit_code == 2
     assert "'--results'" in result.stderr and "does not exist" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
