@@ -31,7 +31,7 @@ class PgServer:
         return f"postgresql://{USER}:{password or self.password}@127.0.0.1:{self.port}/{database}"
 
     def create_database(self) -> str:
-        import psycopg
+        import psycopg  # type: ignore[import-not-found,unused-ignore]
 
         name = "t_" + secrets.token_hex(6)
         with psycopg.connect(self.url(), autocommit=True) as conn:

@@ -124,8 +124,8 @@ def limit_file_size(limit: int) -> Callable[[], None]:
 
 def test_a_full_disk_fails_the_write_and_keeps_every_earlier_record_sqlite(tmp_path: Path) -> None:
     location = str(tmp_path / "results.sqlite")
-    open_store(location).close()  # the tables exist; the writer's files cannot grow past 256 KiB
-    child = writer(location, "full", 10_000, preexec=limit_file_size(256 * 1024))
+    open_store(location).close()  # the tables exist; the writer's files cannot grow past 2 MiB
+    child = writer(location, "full", 10_000, preexec=limit_file_size(2 * 1024 * 1024))
     out, err = child.communicate(timeout=120)
     assert child.returncode == 3, err
     assert "failed: cannot write a record to" in out and "nothing of that record was kept" in out

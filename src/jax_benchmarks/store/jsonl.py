@@ -272,22 +272,28 @@ def _read_lines(path: Path, index: Index, bad: BadLines, index_only: bool) -> It
 
 
 def records_with_text(path: Path, bad: BadLines) -> Iterator[tuple[Record, str]]:
-    """Every valid record of a file, checked in full, with its line as written (an import keeps the line's
-    text, so that nothing of it is lost); bad lines are added to `bad`."""
+    """Every record of a file with its line as written (an import keeps the line's text, so that nothing
+    of it is lost); bad lines are added to `bad`. A line as Run.record writes it is read index-only, as
+    `read_records` reads it for a report (a torn line never is: it lacks its env and closing braces), and
+    checked in full when a view reads it; a line in another layout is checked in full now."""
+    index = Index()
     collecting = gc.isenabled()
     gc.disable()  # as in read_records: no line makes garbage
     try:
         with path.open("rb") as fh:
-            for number, (_, line) in enumerate(_lines(fh), start=1):
+            for number, (start, line) in enumerate(_lines(fh), start=1):
                 if line is None:
                     bad.add(number, f"a line longer than {MAX_LINE_BYTES:,} bytes")
                     continue
                 if not line.strip():
                     continue
                 try:
-                    yield parse_record(line), line.decode().strip()
-                except ValueError as exc:
-                    bad.add(number, str(exc))
+                    text = line.decode().strip()
+                    record = index.record(line, (path, start, number)) or parse_record(line)
+                except (ValueError, UnicodeDecodeError) as exc:
+                    bad.add(number, "bytes that are not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc))
+                    continue
+                yield record, text
     finally:
         if collecting:
             gc.enable()

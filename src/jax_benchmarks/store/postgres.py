@@ -58,5 +58,12 @@ class PostgresStore(SqlStore):
         with self.conn.transaction(), self.conn.cursor() as cur:
             yield cur
 
+    def lock_for_import(self, cur: Cursor) -> None:
+        cur.execute("LOCK TABLE records IN EXCLUSIVE MODE")  # readers go on; other writers wait
+
+    def after_import(self, cur: Cursor) -> None:
+        # The ids were given explicitly: the identity's sequence goes on after the highest.
+        cur.execute("SELECT setval(pg_get_serial_sequence('records', 'id'), (SELECT MAX(id) FROM records))")
+
     def close(self) -> None:
         self.conn.close()

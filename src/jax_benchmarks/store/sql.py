@@ -45,22 +45,13 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS runs_latest ON runs (grp, backend, last_ts, run_id)",
     "CREATE INDEX IF NOT EXISTS runs_time ON runs (backend, last_ts, run_id)",
     "CREATE INDEX IF NOT EXISTS runs_id ON runs (run_id)",
+    "CREATE INDEX IF NOT EXISTS runs_groups ON runs (backend, grp)",
 )
 UPSERT_RUN = (
     "INSERT INTO runs (grp, backend, run_id, last_ts, last_id, env_id) VALUES (?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (grp, backend, run_id) DO UPDATE SET last_ts = {greatest}(runs.last_ts, excluded.last_ts), "
     "last_id = excluded.last_id, env_id = excluded.env_id"
 )
-# After a bulk insert (an import): the runs of the records with id > ?, merged into those already there.
-MERGE_RUNS = (
-    "INSERT INTO runs (grp, backend, run_id, last_ts, last_id, env_id) "
-    "SELECT grp, backend, run_id, MAX(timestamp), MAX(id), 0 FROM records WHERE id > ? AND backend <> '' "
-    "GROUP BY grp, backend, run_id "
-    "UNION ALL SELECT grp, '', run_id, MAX(timestamp), MAX(id), 0 FROM records WHERE id > ? GROUP BY grp, run_id "
-    "ON CONFLICT (grp, backend, run_id) DO UPDATE SET last_ts = {greatest}(runs.last_ts, excluded.last_ts), "
-    "last_id = excluded.last_id, env_id = excluded.env_id"
-)
-FILL_RUN_ENVS = "UPDATE runs SET env_id = (SELECT env_id FROM records WHERE records.id = runs.last_id) WHERE env_id = 0"
 
 
 @dataclass(frozen=True)
@@ -206,22 +197,44 @@ class SqlStore:
             cur.execute(self.sql("INSERT INTO meta (key, value) VALUES (?, ?)"), (key, json.dumps(mark)))
         return note
 
+    def lock_for_import(self, cur: Cursor) -> None:
+        """Be the only writer of `records` until the transaction ends (an import gives the ids itself)."""
+
+    def after_import(self, cur: Cursor) -> None:
+        """Whatever the database needs after ids were given explicitly."""
+
     def insert_many(self, cur: Cursor, records: Iterable[tuple[Record, str]]) -> int:
-        """Bulk insert (an import) in the caller's transaction: each record with its JSON text as given."""
+        """Bulk insert (an import) in the caller's transaction: each record with its JSON text as given, ids
+        given in order after the highest one; the runs' rows are gathered on the way and upserted once."""
+        self.lock_for_import(cur)
         cur.execute("SELECT COALESCE(MAX(id), 0) FROM records")
-        before = int(cur.fetchone()[0])
+        first_id = next_id = int(cur.fetchone()[0]) + 1
         new: dict[str, int] = {}
-        rows = ((r.run_id, r.timestamp, r.group, r.backend, self._env_id(cur, r.env, new), body)
-                for r, body in records)
-        insert = self.sql("INSERT INTO records (run_id, timestamp, grp, backend, env_id, body) "
-                          "VALUES (?, ?, ?, ?, ?, ?)")
-        count = 0
-        while chunk := [row for _, row in zip(range(FETCH_ROWS), rows)]:
+        # id(env) -> (env, its id): a file's records share their env objects (each kept here, so that no
+        # other object takes its id while the import runs).
+        env_ids: dict[int, tuple[Env, int]] = {}
+        runs: dict[tuple[str, str, str], list[Any]] = {}  # (group, backend, run) -> [last ts, last id, env id]
+        insert = self.sql("INSERT INTO records (id, run_id, timestamp, grp, backend, env_id, body) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?)")
+        chunk: list[tuple[Any, ...]] = []
+        for record, body in records:
+            known = env_ids.get(id(record.env))
+            env_id = known[1] if known else self._env_id(cur, record.env, new)
+            env_ids[id(record.env)] = (record.env, env_id)
+            for backend in dict.fromkeys((ALL_BACKENDS, record.backend)):
+                run = runs.setdefault((record.group, backend, record.run_id), [record.timestamp, 0, 0])
+                run[0] = max(run[0], record.timestamp)
+                run[1:] = next_id, env_id
+            chunk.append((next_id, record.run_id, record.timestamp, record.group, record.backend, env_id, body))
+            next_id += 1
+            if len(chunk) == FETCH_ROWS:
+                cur.executemany(insert, chunk)
+                chunk = []
+        if chunk:
             cur.executemany(insert, chunk)
-            count += len(chunk)
-        cur.execute(self.sql(MERGE_RUNS), (before, before))
-        cur.execute(FILL_RUN_ENVS)
-        return count
+        cur.executemany(self.sql(UPSERT_RUN), [(*key, *values) for key, values in runs.items()])
+        self.after_import(cur)
+        return next_id - first_id
 
     # ----------------------------------------------------------- views ---
     def _records(self, where: str, params: Sequence[Any]) -> list[Record]:
@@ -264,9 +277,10 @@ class SqlStore:
         return [str(row[0]) for row in cur.fetchall()]
 
     def _run_of(self, run_id: str, group: str, backend: str | None) -> list[Record]:
-        if backend is None:
-            return self._records("run_id = ? AND grp = ?", (run_id, group))
-        return self._records("run_id = ? AND grp = ? AND backend = ?", (run_id, group, backend))
+        # Selected on the run alone, its few records filtered here: with more conditions a query planner
+        # without statistics may take the group's index and read the whole group.
+        return [r for r in self._records("run_id = ?", (run_id,))
+                if r.group == group and (backend is None or r.backend == backend)]
 
     def latest_run(self, group: str, backend: str | None) -> list[Record]:
         cur = self.cursor()
