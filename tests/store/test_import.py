@@ -110,6 +110,22 @@ def test_a_password_is_never_shown(tmp_path: Path) -> None:
         assert secret not in done.stdout + done.stderr
 
 
+def test_a_json_lines_file_under_another_name_stays_json_lines() -> None:
+    Path("results.json").write_text(WRITTEN_BY_V1.read_text())
+    result = invoke("report", "--results", "results.json", "--format", "jsonl")
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == 6
+    assert ResultsLocation("results.json").kind == "jsonl" and ResultsLocation("new.json").kind == "sqlite"
+
+
+def test_the_full_url_goes_to_the_processes_a_run_starts() -> None:
+    from jax_benchmarks.settings import BenchSettings, command_line
+
+    url = "postgresql://bench:s3cr3t@127.0.0.1:1/db"
+    settings = BenchSettings.model_construct(**{**BenchSettings().model_dump(), "results": ResultsLocation(url)})
+    args = command_line(settings)
+    assert args[args.index("--results") + 1] == url
+
+
 def test_a_file_that_is_no_store_is_refused_in_one_line() -> None:
     Path("notes.txt").write_text("hello\n")
     result = invoke("report", "--results", "notes.txt")

@@ -1,6 +1,7 @@
 """Where results are kept (`--results`), and the store that keeps them there.
 
-* a path ending in `.jsonl`: a JSON-lines file (src/jax_benchmarks/store/jsonl.py), read and appended as is;
+* a path ending in `.jsonl`, or an existing file of JSON lines: a JSON-lines file
+  (src/jax_benchmarks/store/jsonl.py), read and appended as is;
 * `postgresql://…` or `postgres://…`: a PostgreSQL database (src/jax_benchmarks/store/postgres.py);
 * any other path: an SQLite file (src/jax_benchmarks/store/sqlite.py), data/results/results.sqlite by default.
 
@@ -21,7 +22,7 @@ from typing import Literal
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from jax_benchmarks.store.jsonl import (
-    MIN_FREE_BYTES, JsonlStore, check_results_path, file_kind, regular_file_problem,
+    MIN_FREE_BYTES, SNIFF_BYTES, JsonlStore, check_results_path, file_kind, regular_file_problem,
 )
 from jax_benchmarks.store.sql import StoreError
 from jax_benchmarks.store.sqlite import SqliteStore, sqlite_problem
@@ -42,9 +43,11 @@ class ResultsLocation:
 
     @property
     def kind(self) -> Kind:
+        """postgres by the URL's scheme; a file by its name (.jsonl), or an existing file by its first
+        bytes: a results file of earlier versions, JSON lines under another name, stays JSON lines."""
         if self.value.startswith(POSTGRES_SCHEMES):
             return "postgres"
-        return "jsonl" if self.value.endswith(".jsonl") else "sqlite"
+        return "jsonl" if self.value.endswith(".jsonl") or starts_like_json_lines(self.path) else "sqlite"
 
     @property
     def path(self) -> Path:
@@ -69,6 +72,18 @@ class ResultsLocation:
             netloc = f"{user.partition(':')[0]}:{HIDDEN}@{host}"
         query = urlencode([(k, HIDDEN if k == "password" else v) for k, v in parse_qsl(parts.query)], safe="*")
         return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+
+
+def starts_like_json_lines(path: Path) -> bool:
+    """An existing regular file whose first non-blank byte opens a JSON object (an SQLite file starts
+    with its header, "SQLite format 3")."""
+    try:
+        if not path.is_file():
+            return False
+        with path.open("rb") as fh:
+            return fh.read(SNIFF_BYTES).lstrip()[:1] == b"{"
+    except OSError:
+        return False
 
 
 def as_location(value: object) -> ResultsLocation:
