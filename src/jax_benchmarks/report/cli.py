@@ -6,6 +6,7 @@ This module imports only click, pydantic and light `src` modules, so that
 
 from __future__ import annotations
 
+import gc
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -179,6 +180,9 @@ def report_from(store: ResultsStore, settings: ReportSettings) -> None:
         shown = [(run, *baselines.for_run(run)) for run in runs]
         # --history draws every run of the selected groups and backends.
         history_records = store.history(settings.group, settings.backend) if settings.history else []
+        # The records live as long as the report: frozen, the cyclic collector stops rescanning their
+        # ~10⁵ objects each time the report allocates more (grouping a long history took twice as long).
+        gc.freeze()
     finally:
         for summary in store.warnings():
             warn(summary)

@@ -11,6 +11,7 @@ Store schema versions (`meta.schema`): 1 = this layout. A record keeps its own `
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Sequence
@@ -243,12 +244,20 @@ class SqlStore:
         return list(self._parsed(cur))
 
     def _parsed(self, cur: Cursor) -> Iterator[Record]:
-        while rows := cur.fetchmany(FETCH_ROWS):
-            for record_id, body in rows:
-                try:
-                    yield parse_record(body)
-                except ValueError as exc:
-                    self.bad.add(int(record_id), str(exc))
+        # As in reading a JSON-lines file: each record makes container objects and none is garbage; the
+        # cyclic collector, triggered every 700 of them, would rescan the growing list (40 % of the time).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            while rows := cur.fetchmany(FETCH_ROWS):
+                for record_id, body in rows:
+                    try:
+                        yield parse_record(body)
+                    except ValueError as exc:
+                        self.bad.add(int(record_id), str(exc))
+        finally:
+            if collecting:
+                gc.enable()
 
     def _env(self, env_id: int) -> Env:
         if env_id not in self._envs:

@@ -1,9 +1,11 @@
 """The default results store: one SQLite file (Python's own sqlite3) under data/results/.
 
-WAL journal: readers never wait for a writer, and a writer's transaction is on disk whole or not at all,
-whatever kills the process. Each write takes the write lock at its start (BEGIN IMMEDIATE) and waits up
-to BUSY_TIMEOUT_S for another process's; synchronous=FULL syncs every commit to disk, as the JSON-lines
-store fsyncs every line.
+WAL journal: readers never wait for a writer, and a writer's transaction is in the file whole or not at
+all, whatever kills the process. Each write takes the write lock at its start (BEGIN IMMEDIATE) and waits
+up to BUSY_TIMEOUT_S for another process's. synchronous=NORMAL: a commit is written to the WAL without
+waiting for the disk (the WAL is synced at each checkpoint): a killed or crashed program loses nothing;
+a power loss or an operating-system crash may lose the last commits, never leave a torn one. Syncing
+every commit (FULL) made appending a run's 10 records take 90 ms instead of 17 ms here.
 """
 
 from __future__ import annotations
@@ -48,7 +50,7 @@ class SqliteStore(SqlStore):
             # most fit in one page, without a chain of overflow pages (an import took 30 % less time).
             self.conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
             self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = FULL")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
             with self.transaction() as cur:
                 self.create_schema(cur)
         except (sqlite3.Error, OSError) as exc:
