@@ -83,7 +83,7 @@ def test_new_runs_go_to_the_store_and_read_with_the_imported_ones() -> None:
     assert DEFAULT_JSONL.read_bytes() == before
     records = exported()
     assert len(records) == 7 and len({r["run_id"] for r in records}) == 2
-    assert records[-1]["case"].startswith("matmul_32x32")
+    assert str(records[-1]["case"]).startswith("matmul_32x32")
 
 
 def test_the_environment_variable_names_the_default_store(tmp_path: Path) -> None:
@@ -121,7 +121,7 @@ def test_the_full_url_goes_to_the_processes_a_run_starts() -> None:
     from jax_benchmarks.settings import BenchSettings, command_line
 
     url = "postgresql://bench:s3cr3t@127.0.0.1:1/db"
-    settings = BenchSettings.model_construct(**{**BenchSettings().model_dump(), "results": ResultsLocation(url)})
+    settings = BenchSettings.model_validate({}).model_copy(update={"results": ResultsLocation(url)})
     args = command_line(settings)
     assert args[args.index("--results") + 1] == url
 
