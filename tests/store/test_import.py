@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 from jax_benchmarks.store.location import ResultsLocation, open_store
+from jax_benchmarks.store.record import Record
 from jax_benchmarks.store.sql import STORE_SCHEMA
 from jax_benchmarks.store.sqlite import SqliteStore
 from tests.conftest import invoke
@@ -72,6 +73,21 @@ def test_the_old_file_is_imported_once_with_nothing_lost() -> None:
         assert store.meta("schema") == str(STORE_SCHEMA)
     finally:
         store.close()
+
+
+def test_an_import_into_postgresql_reads_as_the_file(pg_url: str) -> None:
+    Path("history.jsonl").write_text("\n".join(legacy_lines()) + "\n")
+    store = open_store(pg_url)
+    try:
+        note = getattr(store, "import_jsonl")(Path("history.jsonl"))
+        assert note.records == 8 and "line(s) 9" in note.skipped
+        assert getattr(store, "import_jsonl")(Path("history.jsonl")) is None  # once
+        store.append(Record.model_validate_json(WRITTEN_BY_V1.read_text().splitlines()[0]))  # ids go on
+    finally:
+        store.close()
+    from_db = invoke("report", "--results", pg_url, "--format", "jsonl").stdout.splitlines()
+    from_file = invoke("report", "--results", "history.jsonl", "--format", "jsonl").stdout.splitlines()
+    assert len(from_db) == 9 and from_db[:8] == from_file
 
 
 def test_new_runs_go_to_the_store_and_read_with_the_imported_ones() -> None:

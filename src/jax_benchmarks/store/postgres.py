@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 
 from jax_benchmarks.store.sql import Cursor, SqlStore, StoreError
 
@@ -57,6 +57,13 @@ class PostgresStore(SqlStore):
     def transaction(self) -> Iterator[Cursor]:
         with self.conn.transaction(), self.conn.cursor() as cur:
             yield cur
+
+    def insert_rows(self, cur: Cursor, rows: list[tuple[Any, ...]]) -> None:
+        # COPY: one stream for the rows (an INSERT per row costs a round trip each).
+        columns = "id, run_id, timestamp, grp, backend, env_id, body"
+        with cast(Any, cur).copy(f"COPY records ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
 
     def lock_for_import(self, cur: Cursor) -> None:
         cur.execute("LOCK TABLE records IN EXCLUSIVE MODE")  # readers go on; other writers wait

@@ -204,6 +204,11 @@ class SqlStore:
     def after_import(self, cur: Cursor) -> None:
         """Whatever the database needs after ids were given explicitly."""
 
+    def insert_rows(self, cur: Cursor, rows: list[tuple[Any, ...]]) -> None:
+        """Bulk insert of (id, run_id, timestamp, grp, backend, env_id, body) rows."""
+        cur.executemany(self.sql("INSERT INTO records (id, run_id, timestamp, grp, backend, env_id, body) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?)"), rows)
+
     def insert_many(self, cur: Cursor, records: Iterable[tuple[Record, str]]) -> int:
         """Bulk insert (an import) in the caller's transaction: each record with its JSON text as given, ids
         given in order after the highest one; the runs' rows are gathered on the way and upserted once."""
@@ -215,8 +220,6 @@ class SqlStore:
         # other object takes its id while the import runs).
         env_ids: dict[int, tuple[Env, int]] = {}
         runs: dict[tuple[str, str, str], list[Any]] = {}  # (group, backend, run) -> [last ts, last id, env id]
-        insert = self.sql("INSERT INTO records (id, run_id, timestamp, grp, backend, env_id, body) "
-                          "VALUES (?, ?, ?, ?, ?, ?, ?)")
         chunk: list[tuple[Any, ...]] = []
         for record, body in records:
             known = env_ids.get(id(record.env))
@@ -229,10 +232,10 @@ class SqlStore:
             chunk.append((next_id, record.run_id, record.timestamp, record.group, record.backend, env_id, body))
             next_id += 1
             if len(chunk) == FETCH_ROWS:
-                cur.executemany(insert, chunk)
+                self.insert_rows(cur, chunk)
                 chunk = []
         if chunk:
-            cur.executemany(insert, chunk)
+            self.insert_rows(cur, chunk)
         cur.executemany(self.sql(UPSERT_RUN), [(*key, *values) for key, values in runs.items()])
         self.after_import(cur)
         return next_id - first_id
