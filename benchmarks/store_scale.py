@@ -137,6 +137,25 @@ def append_run(location: str, records: list[dict[str, Any]]) -> float:
     return timed(append)
 
 
+def views_in_process(location: str) -> tuple[float, float]:
+    """(ms, ms) of the latest run of every group, and of each one's previous run on the same machine, read
+    from an open store: the views' own cost, without the interpreter's start (~0.4 s of every child)."""
+    from jax_benchmarks.report.envdiff import same_machine
+    from jax_benchmarks.report.select import previous_on_machine
+
+    store = open_store(location, create=False)
+    try:
+        began = time.perf_counter()
+        runs = [store.latest_run(group, None) for group in store.groups(None)]
+        latest = time.perf_counter() - began
+        began = time.perf_counter()
+        for run in runs:
+            previous_on_machine(store, run, None, same_machine)
+        return latest * 1000, (time.perf_counter() - began) * 1000
+    finally:
+        store.close()
+
+
 def postgres() -> tuple[Any, Callable[[], None]] | None:
     """A started PostgreSQL server (tests/store/conftest.py), or None where none can be started."""
     try:
@@ -189,6 +208,9 @@ def main() -> None:
                     wall, rss, code = child(["--results", location, *wanted], folder)
                     cells.append(f"{wall:8.2f} / {rss:4.0f}" + (" !" if code else "  "))
             print(f"{label:38}" + "".join(f"{cell:>22}" for cell in cells), flush=True)
+        inside = {name: [views_in_process(location) for location in stores[name]] for name in names}
+        for index, label in enumerate(("latest runs, in the process (ms)", "previous runs, in the process (ms)")):
+            print(f"{label:38}" + "".join(f"{figures[index]:>22.1f}" for name in names for figures in inside[name]))
         print(f"\n{'append one run (10 records)':38}" + "".join(
             f"{append_run(stores[name][0], middle) * 1000:>19.1f} ms{'':>22}" for name in names))
         print(f"{'import the JSON-lines file':38}{'':>44}" + "".join(
