@@ -20,7 +20,7 @@ import click
 import pytest
 
 from jax_benchmarks.groups import BENCHMARK_GROUPS
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 from tests.conftest import invoke
 from tests.report.fixtures import all_records, record, write_results
 
@@ -183,7 +183,7 @@ def test_link_resolves(where: str, page: Path, target: str) -> None:
 
 
 def test_the_record_format_page_names_every_field() -> None:
-    from jax_benchmarks.store.results import Record
+    from jax_benchmarks.store.record import Record
 
     page = (REPO / "docs" / "records.md").read_text(encoding="utf-8")
     missing = [name for name in Record.model_fields if f"`{name}`" not in page]

@@ -57,7 +57,7 @@ class ResultsWriteError(click.ClickException):
 
     exit_code = 1
 
-    def __init__(self, path: Path, reason: str) -> None:
+    def __init__(self, path: Path | str, reason: str) -> None:
         super().__init__(f"cannot write a record to {path}: {reason}; nothing of that record was kept")
 
 

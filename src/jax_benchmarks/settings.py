@@ -13,19 +13,22 @@ import types
 import typing
 from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import click
 from click.core import ParameterSource
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic.fields import FieldInfo
 
 from jax_benchmarks.hardware.devices import ONE_DEVICE, DeviceKind, DeviceRequest, cpu_count, devices_to_time, resolve_device
 from jax_benchmarks.errors import DataError
 from jax_benchmarks.hardware.gpu_policy import MatmulPrecision
-from jax_benchmarks.store.results import DEFAULT_RESULTS, check_results_path, regular_file_problem
+from jax_benchmarks.store.jsonl import regular_file_problem
+from jax_benchmarks.store.location import ResultsLocation, as_location, check_writable, default_location
 
 M = TypeVar("M", bound=BaseModel)
+# --results: a path or a URL, shown without its password (src/jax_benchmarks/store/location.py).
+Results = Annotated[ResultsLocation, BeforeValidator(as_location)]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
@@ -58,7 +61,12 @@ class BenchSettings(BaseModel):
         description="float32 matrix products and convolutions on NVIDIA GPUs, the same in JAX and PyTorch: "
         "float32 = IEEE float32; tf32 = TensorFloat-32 tensor cores (JAX's GPU default). CPUs: IEEE either way.",
     )
-    results: Path = Field(DEFAULT_RESULTS, description="JSON-lines file the records are appended to.")
+    results: Results = Field(
+        default_location(),
+        description="Where the records are appended: a .jsonl file (JSON lines), a postgresql:// URL, or any "
+                    "other path (an SQLite file); $JAX_BENCHMARKS_RESULTS, where set, replaces the default.",
+        json_schema_extra={"metavar": "PATH|URL"},
+    )
     json_output: bool = Field(
         False,
         description="Print only the JSON array of this run's records on stdout.",
@@ -136,7 +144,7 @@ class BenchSettings(BaseModel):
 
     @field_validator("results")
     @classmethod
-    def _results_writable(cls, value: Path) -> Path:
+    def _results_writable(cls, value: ResultsLocation) -> ResultsLocation:
         return writable_file(value)
 
     @property
@@ -145,9 +153,9 @@ class BenchSettings(BaseModel):
         return resolve_device(self.device)
 
 
-def writable_file(path: Path) -> Path:
-    """Refuse, before any work is done, a results path we could not append records to."""
-    return check_results_path(path)
+def writable_file(location: ResultsLocation | Path) -> ResultsLocation:
+    """Refuse, before any work is done, a results location we could not append records to."""
+    return check_writable(as_location(location))
 
 
 def writable_dir(path: Path, what: str) -> Path:
@@ -290,8 +298,11 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
                 fn = click.option(
                     option_name(model, name), *short_option(info), name,
                     type=click.Choice(narrowed) if narrowed else _click_type(info.annotation),
-                    default=info.default, show_default=info.default is not None, help=help_, hidden=hidden,
-                    metavar=metavar(info),
+                    # A results location's default is given whole; --help shows it without its password.
+                    default=option_text(info.default) if isinstance(info.default, ResultsLocation) else info.default,
+                    show_default=(str(info.default) if isinstance(info.default, ResultsLocation)
+                                  else info.default is not None), help=help_,
+                    hidden=hidden, metavar=metavar(info),
                 )(fn)
                 for alias in option_aliases(info):
                     fn = click.option(alias, ALIAS_PREFIX + name, type=_click_type(info.annotation),
@@ -319,8 +330,14 @@ def command_line(settings: BaseModel, skip: Collection[str] = ()) -> list[str]:
         if isinstance(value, bool):
             args.append(option if value else f"--no-{option[2:]}")
         else:
-            args += [option, str(value)]
+            args += [option, option_text(value)]
     return args
+
+
+def option_text(value: object) -> str:
+    """The text that gives `value` back on a command line: a results location whole, password included
+    (its str() hides the password, for printing)."""
+    return value.value if isinstance(value, ResultsLocation) else str(value)
 
 
 def parse_settings(model: type[M], values: Mapping[str, Any]) -> M:

@@ -16,7 +16,8 @@ from jax_benchmarks.measure.agreement import Computed
 from jax_benchmarks.autograd.settings import AutogradSettings, EngineSettings
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.measure.harness import run_suite
-from jax_benchmarks.store.results import Run, read_records
+from jax_benchmarks.run import Run
+from jax_benchmarks.store.jsonl import read_records
 from jax_benchmarks.example_function.in_numpy import f
 
 SETTINGS = AutogradSettings(points=16, dtype="float64", device="cpu")

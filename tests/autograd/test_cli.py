@@ -14,7 +14,8 @@ from jax_benchmarks.autograd.cases import AGREEMENT, record_gradient_agreement
 from jax_benchmarks.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, Points, df_exact, f_exact
 from jax_benchmarks.measure.agreement import Computed
 from jax_benchmarks.errors import CheckFailed
-from jax_benchmarks.store.results import Output, Run
+from jax_benchmarks.store.record import Output
+from jax_benchmarks.run import Run
 from tests.help_probe import probe
 from tests.conftest import invoke, read_jsonl
 

@@ -14,7 +14,8 @@ from jax_benchmarks.frameworks.arrays import JaxArrays, NumpyArrays, TorchArrays
 from jax_benchmarks.hardware import devices
 from jax_benchmarks.measure.agreement import Computed, compare, record_agreement, widest_gap
 from jax_benchmarks.measure.harness import Suite, Target, run_suite
-from jax_benchmarks.store.results import Output, Run
+from jax_benchmarks.store.record import Output
+from jax_benchmarks.run import Run
 
 
 @pytest.mark.parametrize("make", [NumpyArrays, lambda: JaxArrays("cpu"), lambda: TorchArrays("cpu")])

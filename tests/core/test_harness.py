@@ -8,7 +8,8 @@ import pytest
 
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.measure.harness import Case, Judgement, Target, Timed, matches, run_cases
-from jax_benchmarks.store.results import Run, read_records
+from jax_benchmarks.run import Run
+from jax_benchmarks.store.jsonl import read_records
 
 TARGET = Target("numpy", "cpu")
 

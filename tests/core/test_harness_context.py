@@ -10,7 +10,7 @@ import pytest
 
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed, run_suite
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 
 
 class Mode:

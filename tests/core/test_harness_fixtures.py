@@ -13,7 +13,8 @@ import pytest
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, run_cases, run_suite
 from jax_benchmarks.measure.timing import Measurement
-from jax_benchmarks.store.results import Run, read_records
+from jax_benchmarks.run import Run
+from jax_benchmarks.store.jsonl import read_records
 
 TARGET = Target("numpy", "cpu")
 

@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from jax_benchmarks.store.results import Record, Run, read_records
+from jax_benchmarks.store.record import Record
+
+from jax_benchmarks.run import Run
+
+from jax_benchmarks.store.jsonl import read_records
 from jax_benchmarks.measure.timing import Measurement
 
 from tests.conftest import read_jsonl

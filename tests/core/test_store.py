@@ -17,9 +17,11 @@ from typing import Any
 
 import pytest
 
-from jax_benchmarks.store import results as store
+from jax_benchmarks.store import jsonl as store
 from jax_benchmarks.errors import ResultsWriteError
-from jax_benchmarks.store.results import Record, Run, append_record, check_results_path, read_records
+from jax_benchmarks.store.record import SCHEMA_VERSION, Record
+from jax_benchmarks.run import Run
+from jax_benchmarks.store.jsonl import append_record, check_results_path, read_records
 from jax_benchmarks.measure.timing import Measurement
 from tests.conftest import invoke, read_jsonl
 
@@ -134,7 +136,7 @@ import resource, signal, sys
 sys.path.insert(0, {str(REPO)!r})
 from pathlib import Path
 from jax_benchmarks.errors import ResultsWriteError
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.measure.timing import Measurement
 run = Run("xla", Path({str(results)!r}))
 run.record(backend="numpy", case="a", device="cpu", measurement=Measurement((0.1,)))
@@ -216,7 +218,7 @@ def test_read_only_results_folder_is_refused(tmp_path: Path) -> None:
 
 def test_records_without_schema_version_load_as_legacy(results_path: Path) -> None:
     record = Record(run_id="r", timestamp="t", group="xla", backend="numpy", case="c", device="cpu")
-    assert record.schema_version == store.SCHEMA_VERSION == 1
+    assert record.schema_version == SCHEMA_VERSION == 1
     legacy = record.model_dump()
     del legacy["schema_version"]
     results_path.write_text(json.dumps(legacy) + "\n" + record.model_dump_json() + "\n")
@@ -338,7 +340,7 @@ def test_concurrent_writers_processes_never_mix_lines(results_path: Path) -> Non
 import sys
 sys.path.insert(0, {str(REPO)!r})
 from pathlib import Path
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.measure.timing import Measurement
 run = Run("xla", Path({str(results_path)!r}))
 for i in range(50):

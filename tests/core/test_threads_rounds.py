@@ -16,6 +16,7 @@ from jax_benchmarks.hardware.environment import environment
 from jax_benchmarks.measure.rounds import ROUND_FIELDS, spreads
 from jax_benchmarks.settings import command_line, parse_settings
 from jax_benchmarks.hardware.threads import framework_environment, merged_xla_flags
+from jax_benchmarks.store.location import open_store
 from tests.conftest import invoke, read_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
@@ -38,7 +39,8 @@ def test_threads_pins_blas_and_xla_and_is_recorded(tmp_path: Path) -> None:
         assert env["threads"] == 1
         assert env["blas_threads"] == 1 and env["blas"]  # threadpoolctl read OpenBLAS/MKL back: it is pinned
         assert env["xla_threads"] == 1 and "--xla_cpu_multi_thread_eigen=false" in env["xla_flags"]
-    assert read_jsonl(tmp_path / "data/results/results.jsonl") == records
+    store = open_store(tmp_path / "data/results/results.sqlite")  # the default store
+    assert [record.model_dump() for record in store.all_records()] == records
 
 
 def test_default_threads_is_recorded_as_none(results_path: Path) -> None:
@@ -110,7 +112,7 @@ def test_rounds_run_fresh_processes_under_one_run_id(results_path: Path) -> None
     assert len({r["run_id"] for r in records}) == 1
     assert sorted({r["round_index"] for r in records}) == [0, 1, 2] and {r["rounds"] for r in records} == {3}
     assert {r["env"]["threads"] for r in records} == {1}
-    from jax_benchmarks.store.results import Record
+    from jax_benchmarks.store.record import Record
     figures = spreads([Record.model_validate(r) for r in records])
     assert len(figures) == 6 and all(len(f.round_medians) == 3 for f in figures)
 

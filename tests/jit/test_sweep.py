@@ -11,7 +11,7 @@ from jax_benchmarks.hardware import devices
 from jax_benchmarks.hardware.devices import devices_to_time
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.measure.harness import Suite, run_suite
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.example_function.in_numpy import f
 from jax_benchmarks.frameworks import arrays
 from jax_benchmarks.frameworks.arrays import NumpyArrays

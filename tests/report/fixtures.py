@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 
 ENV: dict[str, Any] = {
     "python": "3.11.9", "numpy": "2.4.0", "scipy": "1.17.0", "jax": "0.10.2", "jaxlib": "0.10.2",

@@ -13,7 +13,8 @@ import pytest
 
 from tests.help_probe import probe
 from tests.conftest import invoke
-from jax_benchmarks.store.results import Record, read_records
+from jax_benchmarks.store.record import Record
+from jax_benchmarks.store.jsonl import read_records
 from tests.report.fixtures import (
     ENV, JIT_RUN, MNIST_RUN, XLA_NEW, XLA_OLD, all_records, mnist_run, record, samples, write_results, xla_rounds,
     xla_run,
@@ -370,7 +371,7 @@ def test_only_corrupt_lines_exit_2(results_path: Path) -> None:
 
 
 def test_missing_results_file_exit_2() -> None:
-    result = report()  # the default data/results/results.jsonl does not exist in tmp_path
+    result = report()  # the default data/results/results.sqlite does not exist in tmp_path
     assert result.exit_code == 2
     assert "'--results'" in result.stderr and "does not exist" in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 from jax_benchmarks.report.compare import (
     ALPHA, MIN_ROUNDS, Comparison, LogRatio, benjamini_hochberg, compare, is_regression, judge, round_fastest,
     round_medians,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 from jax_benchmarks.report.history import build_histories, group_history
 from tests.conftest import invoke
 from tests.report.fixtures import XLA_NEW, XLA_OLD, all_records, write_results, xla_run

@@ -123,7 +123,7 @@ def test_fifo_given_to_report_is_refused_without_hanging(results_path: Path, tmp
 
 def test_a_line_longer_than_the_limit_is_skipped_in_pieces(results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A binary file without newlines is never held in memory as one line (limit lowered for a fast test)."""
-    from jax_benchmarks.store import results as store
+    from jax_benchmarks.store import jsonl as store
 
     monkeypatch.setattr(store, "MAX_LINE_BYTES", 4096)
     _write(results_path, [b"x" * 50_000, b"y" * 4095, b"z" * 4096])

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from jax_benchmarks.store.results import Record, append_record
+from jax_benchmarks.store.record import Record
+
+from jax_benchmarks.store.jsonl import append_record
 from jax_benchmarks.report.scaling import scaling_rows
 from tests.conftest import invoke
 

@@ -1,9 +1,9 @@
-"""Picking runs: one grouping pass (select.group_runs / RunHistory) gives the same runs as before."""
+"""Picking runs: one grouping pass (store.views.group_runs / RunHistory) gives the same runs as before."""
 
 from __future__ import annotations
 
-from jax_benchmarks.store.results import Record
-from jax_benchmarks.report.select import RunHistory, group_runs, latest_runs, previous_run, split_runs
+from jax_benchmarks.store.record import Record
+from jax_benchmarks.store.views import RunHistory, group_runs, latest_runs, previous_run, split_runs
 from tests.report.fixtures import ENV, record, samples
 
 

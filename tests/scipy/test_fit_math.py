@@ -11,7 +11,8 @@ import scipy.optimize  # type: ignore[import-untyped]
 
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.measure.agreement import Computed
-from jax_benchmarks.store.results import Output, Run
+from jax_benchmarks.store.record import Output
+from jax_benchmarks.run import Run
 from jax_benchmarks.scipy.agreement import check_agreement
 from jax_benchmarks.scipy.cases import AGREEMENT
 from jax_benchmarks.scipy.data import exact_minimiser, make_sensor_data

@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Sequence
 from typing import Any
 
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 
 RUN = "20261124T120000Z-aaaaaa"
 ENV: dict[str, Any] = {"cpu": "Test CPU", "cpu_cores": 2, "gpu": None, "numpy": "2.4.6", "jax": "0.10.2",

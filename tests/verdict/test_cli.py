@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.scale import SCALES, Step, round_argv, seconds_left
 from tests.conftest import invoke
 from tests.help_probe import probe

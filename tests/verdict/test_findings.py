@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.against import machine_ratios
 from jax_benchmarks.verdict.findings import (
     all_findings, break_even, jit_findings, latest_runs, linear_algebra, memory_findings, noise_findings,

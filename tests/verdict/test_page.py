@@ -5,7 +5,7 @@ from __future__ import annotations
 import base64
 from html.parser import HTMLParser
 
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.build import build_page
 from tests.verdict.fixtures import figure, matmul, record
 

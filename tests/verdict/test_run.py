@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from jax_benchmarks.groups import BENCHMARK_GROUPS
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.cli import measure
 from jax_benchmarks.verdict.scale import Scale, Step
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from jax_benchmarks.errors import CheckFailed
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.xla import checks, memory
 from jax_benchmarks.xla.settings import XlaSettings
 from tests.help_probe import probe

@@ -36,7 +36,7 @@ from jax_benchmarks.frameworks.arrays import DeviceArrays
 from jax_benchmarks.measure.agreement import Agreement, Computed, computed, record_agreement
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed
 from jax_benchmarks.measure.timing import Measurement
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 
 A = TypeVar("A")  # the backend's array type (jax.Array, torch.Tensor, NumPy array)
 AGREEMENT = "autograd f and f′"  # the kind of values `autograd all` compares across backends

@@ -18,7 +18,7 @@ from jax_benchmarks.autograd.reference import Points
 from jax_benchmarks.autograd.settings import EngineSettings
 from jax_benchmarks.frameworks.arrays import NumpyArrays, cpu_only_suites
 from jax_benchmarks.measure.harness import Suite
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.example_function.in_numpy import f as numpy_f
 
 

@@ -107,7 +107,7 @@ def execute(
         execute_rounds(group, command or (names[0] if len(names) == 1 else "all"), settings)
         return
     from jax_benchmarks.cli.console import RichProgress, literal, make_console, print_run_header
-    from jax_benchmarks.store.results import Run
+    from jax_benchmarks.run import Run
     from jax_benchmarks.cli.tables import comparison_table
     from jax_benchmarks.hardware.threads import pin_loaded, set_before_import
 
@@ -167,7 +167,7 @@ def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> N
     from rich.table import Table
 
     from jax_benchmarks.cli.console import literal, make_console
-    from jax_benchmarks.store.results import new_run_id
+    from jax_benchmarks.store.record import new_run_id
     from jax_benchmarks.measure.rounds import run_rounds, spreads
     from jax_benchmarks.cli.tables import format_seconds
 

@@ -21,7 +21,7 @@ from rich.markup import escape
 
 from jax_benchmarks.hardware.devices import device_text
 from jax_benchmarks.hardware.environment import environment
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.settings import BenchSettings
 
 

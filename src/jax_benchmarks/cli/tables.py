@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from rich.table import Table
 
 from jax_benchmarks.cli.console import literal
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 
 
 def format_seconds(seconds: float) -> str:

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 from jax_benchmarks.hardware.devices import DeviceKind, DeviceRequest, cpu_library_runs, devices_to_time
 from jax_benchmarks.measure.harness import Suite, Target
 from jax_benchmarks.measure.timing import Sync, jax_sync, no_sync, torch_sync
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 
 if TYPE_CHECKING:
     import jax

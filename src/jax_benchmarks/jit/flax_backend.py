@@ -20,7 +20,7 @@ from rich.markup import escape
 from jax_benchmarks.hardware.devices import jax_device
 from jax_benchmarks.errors import DataError
 from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.measure.timing import Measurement, jax_sync
 from jax_benchmarks.frameworks.typed import jit_cache_size, typed_jit
 from jax_benchmarks.jit import data as training_data

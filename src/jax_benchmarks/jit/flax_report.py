@@ -6,7 +6,7 @@ from typing import Literal
 
 from jax_benchmarks.measure.harness import Judgement
 from jax_benchmarks.measure.relative import relative_error
-from jax_benchmarks.store.results import Scalar
+from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.jit.batching import Batching
 from jax_benchmarks.jit.data import DataShape

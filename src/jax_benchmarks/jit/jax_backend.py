@@ -14,7 +14,7 @@ from jax_benchmarks.hardware.devices import devices_to_time
 from jax_benchmarks.jit.settings import SweepSettings
 from jax_benchmarks.jit.sweep import SweepVariant, X1Check, log_skipped_lengths, sweep_suite, x1
 from jax_benchmarks.measure.harness import Suite
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 
 BACKEND = "jax"
 

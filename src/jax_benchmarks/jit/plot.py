@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from jax_benchmarks.cli.plots import new_figure
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 from jax_benchmarks.cli.tables import format_seconds
 
 if TYPE_CHECKING:

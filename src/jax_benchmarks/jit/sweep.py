@@ -23,7 +23,8 @@ from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.frameworks.arrays import DeviceArrays, Floats
 from jax_benchmarks.measure.agreement import Agreement, compare
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed
-from jax_benchmarks.store.results import Run, Scalar
+from jax_benchmarks.run import Run
+from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.example_function.in_numpy import f as numpy_f
 from jax_benchmarks.jit.settings import ARRAY_LENGTHS, SweepSettings

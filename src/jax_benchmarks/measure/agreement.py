@@ -23,7 +23,8 @@ import numpy.typing as npt
 
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.measure.relative import relative_difference
-from jax_benchmarks.store.results import Record, Run, Scalar
+from jax_benchmarks.store.record import Record, Scalar
+from jax_benchmarks.run import Run
 
 BACKEND = "all"
 Difference = Literal["abs", "rel"]  # |a − b|, or |a − b| relative to the larger magnitude

@@ -63,7 +63,8 @@ from rich.markup import escape
 
 from jax_benchmarks.errors import CheckFailed, first_line
 from jax_benchmarks.measure.progress import Progress
-from jax_benchmarks.store.results import Output, Record, Run, Scalar
+from jax_benchmarks.store.record import Output, Record, Scalar
+from jax_benchmarks.run import Run
 from jax_benchmarks.measure.timing import Measurement, Sync, measure, no_sync, single, time_call, time_runs
 
 R = TypeVar("R")

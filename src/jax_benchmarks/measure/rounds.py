@@ -28,7 +28,7 @@ import click
 from pydantic import BaseModel
 
 from jax_benchmarks.cli.relaunch import self_command
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 from jax_benchmarks.settings import BenchSettings, command_line
 
 # Filled in per round by the parent; never copied from the parent's own settings.

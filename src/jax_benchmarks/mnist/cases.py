@@ -31,7 +31,8 @@ import numpy as np
 from jax_benchmarks.errors import DataError
 from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed, matches, select
 from jax_benchmarks.measure.progress import NoProgress, Progress
-from jax_benchmarks.store.results import Run, Scalar
+from jax_benchmarks.run import Run
+from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.tracking import Tracker, start_tracking
 from jax_benchmarks.mnist.checkpoints import checkpoint_path, metadata_path, save_atomically, write_atomically

@@ -109,7 +109,7 @@ PREPROCESS = GroupSpec(
 def launch_local(name: str, settings: MnistSettings) -> None:
     """`--launch-local N`: this command N times on this host as one job; the first failure ends it (exit 1)."""
     from jax_benchmarks.hardware.devices import cpu_count
-    from jax_benchmarks.store.results import new_run_id
+    from jax_benchmarks.store.record import new_run_id
 
     count = settings.launch_local
     assert count is not None

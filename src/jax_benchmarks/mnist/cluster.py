@@ -247,7 +247,7 @@ def signal_group(proc: subprocess.Popen[bytes], signum: int) -> None:
 
 def saved_records(results: Path, run_id: str) -> str:
     """What the run has in the results file, said truly: "N records of run X are saved in PATH"."""
-    from jax_benchmarks.store.results import read_records
+    from jax_benchmarks.store.jsonl import read_records
 
     try:
         count = sum(1 for record in read_records(results, lambda _: None) if record.run_id == run_id)

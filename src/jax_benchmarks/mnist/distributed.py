@@ -54,7 +54,7 @@ import click
 import numpy as np
 
 from jax_benchmarks.errors import first_line
-from jax_benchmarks.store.results import new_run_id
+from jax_benchmarks.store.record import new_run_id
 from jax_benchmarks.mnist.cluster import wait_for_listener
 from jax_benchmarks.mnist.settings import MnistSettings
 

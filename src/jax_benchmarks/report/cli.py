@@ -1,4 +1,4 @@
-"""`python main.py report`: tables, regressions and charts from the results file.
+"""`python main.py report`: tables, regressions and charts from the results store.
 
 This module imports only click, pydantic and light `src` modules, so that
 `report --help` is instant; rich, scipy and matplotlib load when they are used.
@@ -7,7 +7,7 @@ This module imports only click, pydantic and light `src` modules, so that
 from __future__ import annotations
 
 import gc
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -15,18 +15,22 @@ import click
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from jax_benchmarks.errors import DataError, interrupt_signal, interrupted
-from jax_benchmarks.store.results import DEFAULT_RESULTS, Record, SkippedLines, complete_records
 from jax_benchmarks.cli.plots import PLOTS_DIR
-from jax_benchmarks.settings import OptionError, parse_settings, readable_path, settings_options, writable_dir
+from jax_benchmarks.settings import (
+    OptionError, Results, parse_settings, readable_path, settings_options, writable_dir,
+)
+from jax_benchmarks.store.location import POSTGRES_SCHEMES, ResultsLocation, check_readable, default_location
+from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.groups import BENCHMARK_GROUPS, BenchmarkGroup
 from jax_benchmarks.report.select import PREVIOUS, Filters, is_path_like
 
 if TYPE_CHECKING:  # rich-based modules load only when a report is made
     from jax_benchmarks.report.history import GroupHistory
     from jax_benchmarks.report.rows import FigureRow, ReportTable
+    from jax_benchmarks.store.views import ResultsStore
 
 GroupName = BenchmarkGroup  # the one list of groups: src/jax_benchmarks/groups.py
-Format = Literal["table", "markdown", "csv", "json", "html", "github-benchmark"]
+Format = Literal["table", "markdown", "csv", "json", "html", "github-benchmark", "jsonl"]
 MAX_LISTED = 5
 
 
@@ -44,7 +48,8 @@ class ReportSettings(BaseModel):
     output_format: Format = Field(
         "table", description="Output format; everything but table prints only the data on stdout "
                              "(html: one self-contained page with the charts embedded; github-benchmark: "
-                             "github-action-benchmark's customSmallerIsBetter JSON).",
+                             "github-action-benchmark's customSmallerIsBetter JSON; jsonl: every record of every run "
+                             "of the selected groups and backends, or of --run, as JSON lines: an export).",
         json_schema_extra={"option": "--format"},
     )
     markdown: bool = Field(False, description="Same as --format markdown (hidden: the old name).",
@@ -70,22 +75,26 @@ class ReportSettings(BaseModel):
         False, description="mnist training images/s by process count: speed-up and scaling efficiency "
                            "against the 1-process run.",
     )
-    results: Path = Field(DEFAULT_RESULTS, description="JSON-lines results file to read.")
+    results: Results = Field(
+        default_location(),
+        description="The results store to read: a .jsonl file (JSON lines), a postgresql:// URL, or any other "
+                    "path (an SQLite file); $JAX_BENCHMARKS_RESULTS, where set, replaces the default.",
+        json_schema_extra={"metavar": "PATH|URL"},
+    )
 
     @field_validator("results")
     @classmethod
-    def _results_readable(cls, value: Path) -> Path:
-        if not value.exists():
-            raise ValueError(f"{value} does not exist: no results yet, run a benchmark first "
-                             "(e.g. `python main.py xla all`)")
-        if value.is_dir():
-            raise ValueError(f"{value} is a directory, not a results file")
-        return readable_path(value)
+    def _results_readable(cls, value: ResultsLocation) -> ResultsLocation:
+        check_readable(value)
+        if value.kind != "postgres" and value.path.exists():
+            readable_path(value.path)
+        return value
 
     @field_validator("baseline")
     @classmethod
     def _baseline_file_readable(cls, value: str | None) -> str | None:
-        if value is not None and value != PREVIOUS and is_path_like(value):
+        if (value is not None and value != PREVIOUS and is_path_like(value)
+                and not value.startswith(POSTGRES_SCHEMES)):
             path = readable_path(Path(value))
             if path.is_dir():
                 raise ValueError(f"{value} is a directory, not a results file")
@@ -101,6 +110,11 @@ class ReportSettings(BaseModel):
         for option, value in (("--run", self.run), ("--baseline", self.baseline)):
             if self.history and value is not None and self.format != "html":
                 raise OptionError("--history", f"shows every run instead of the tables; {option} needs --format html")
+        if self.format == "jsonl":
+            for option, given in (("--baseline", self.baseline), ("--history", self.history),
+                                  ("--plot", self.plot), ("--scaling", self.scaling)):
+                if given:
+                    raise OptionError(option, "does not go with --format jsonl (an export of the records)")
         if self.fail_on_regression is not None and self.baseline is None:
             raise OptionError("--fail-on-regression", "needs --baseline RUN_ID|PATH|previous to compare with")
         if self.plot:
@@ -130,43 +144,60 @@ def warn(message: str) -> None:
     click.echo(f"warning: {visible(message)}", err=True)
 
 
+def note(message: str) -> None:
+    click.echo(message, err=True)
+
+
 def report(settings: ReportSettings) -> None:
     """Select the runs, compare them with the baseline, print, plot, and fail on regressions."""
+    from jax_benchmarks.store.location import open_store, store_errors
+    from jax_benchmarks.store.sql import StoreError
+
+    try:
+        store = open_store(settings.results, create=False, log=note)
+    except StoreError as exc:
+        raise DataError(str(exc)) from None
+    try:
+        with store_errors(store):
+            report_from(store, settings)
+    except StoreError as exc:
+        raise DataError(str(exc)) from None
+    finally:
+        store.close()
+
+
+def report_from(store: ResultsStore, settings: ReportSettings) -> None:
     from jax_benchmarks.report import select
+    from jax_benchmarks.report.envdiff import same_machine
     from jax_benchmarks.report.history import build_histories
     from jax_benchmarks.report.rows import build_table, judge_tables, order_tables
 
-    skipped = SkippedLines()  # bad lines of every phase, reported once per file
     try:
-        records = select.load(settings.results, warn, skipped)
-        # The index lives as long as the report: frozen, the cyclic collector stops rescanning its ~10⁵
-        # objects each time the report allocates more (grouping runs took twice as long with it).
-        gc.freeze()
+        select.require_records(store)
         filters = Filters(run=settings.run, group=settings.group, backend=settings.backend)
-        if settings.scaling:  # a view of its own: images/s by process count (the bad-line summary follows it)
-            report_scaling(complete_records(
-                select.apply_filters(records, Filters(group="mnist", backend=settings.backend)), warn, skipped),
-                settings.format)
+        if settings.format == "jsonl":
+            export_jsonl(store, filters)
             return
-        chosen = select.apply_filters(records, filters)
-        runs = select.split_runs(chosen) if settings.run else select.latest_runs(chosen)
-        baselines = Baselines(settings, records, filters, skipped)
+        if settings.scaling:  # a view of its own: images/s by process count (the bad-record summary follows it)
+            scaling = Filters(group="mnist", backend=settings.backend)
+            select.check_filters(store, scaling)
+            report_scaling(store.history("mnist", settings.backend), settings.format)
+            return
+        runs = select.chosen_runs(store, filters)
+        baselines = Baselines(settings, store, filters, same_machine)
         shown = [(run, *baselines.for_run(run)) for run in runs]
-        # Only now are the shown records (and their baselines) read in full; a corrupt one drops out.
-        needed = [r for run, base, _ in shown for r in (*run, *(base or ()))]
-        valid = {id(r) for r in complete_records(needed, warn, skipped)}
-        # --history draws every run of the selected groups and backends: those are read in full too.
-        history_records = (complete_records(select.apply_filters(records, filters.every_run()), warn, skipped)
-                           if settings.history else [])
+        # --history draws every run of the selected groups and backends.
+        history_records = store.history(settings.group, settings.backend) if settings.history else []
+        # The records live as long as the report: frozen, the cyclic collector stops rescanning their
+        # ~10⁵ objects each time the report allocates more (grouping a long history took twice as long).
+        gc.freeze()
     finally:
-        for summary in skipped.summaries():
+        for summary in store.warnings():
             warn(summary)
-    tables = order_tables([
-        build_table([r for r in run if id(r) in valid], [r for r in base if id(r) in valid] if base else base, note)
-        for run, base, note in shown if any(id(r) in valid for r in run)
-    ], list(BENCHMARK_GROUPS))
+    tables = order_tables([build_table(run, base, note) for run, base, note in shown if run],
+                          list(BENCHMARK_GROUPS))
     if not tables:
-        raise DataError(f"no valid benchmark records to show in {settings.results}")
+        raise DataError(f"no valid benchmark records to show in {store.location}")
     # All compared figures form one family (false discovery rate), judged against the gate's threshold.
     tables = judge_tables(tables, settings.fail_on_regression or 0.0)
 
@@ -175,7 +206,7 @@ def report(settings: ReportSettings) -> None:
     if settings.format == "html":
         from jax_benchmarks.report.page import build_page
 
-        click.echo(build_page(tables, histories, str(settings.results)), nl=False)
+        click.echo(build_page(tables, histories, store.location), nl=False)
     elif settings.history:
         emit_history(histories, settings.format)
     else:
@@ -238,33 +269,31 @@ def report_scaling(records: Sequence[Record], fmt: Format) -> None:
 
 
 class Baselines:
-    """The baseline records of each reported run (loaded once)."""
+    """The baseline records of each reported run (another store's read once)."""
 
-    def __init__(self, settings: ReportSettings, records: Sequence[Record], filters: Filters,
-                 skipped: SkippedLines | None = None) -> None:
+    def __init__(self, settings: ReportSettings, store: ResultsStore, filters: Filters,
+                 same_machine: Callable[[Mapping[str, Scalar], Mapping[str, Scalar]], bool]) -> None:
         from jax_benchmarks.report import select
 
         self.value = settings.baseline
+        self.store = store
+        self.backend = filters.backend
+        self.same_machine = same_machine
         self.pool: list[Record] = []
-        self.history: select.RunHistory | None = None
-        if self.value == PREVIOUS:
-            self.history = select.RunHistory(select.apply_filters(records, filters.every_run()))
-        elif self.value is not None:
-            self.pool = select.baseline_records(self.value, records, filters, warn, skipped)
+        if self.value is not None and self.value != PREVIOUS:
+            self.pool = select.baseline_records(self.value, store, filters, warn)
 
     def for_run(self, run: Sequence[Record]) -> tuple[list[Record] | None, str | None]:
         """(baseline records or None, the note printed under the table)."""
+        from jax_benchmarks.report import select
+
         group = run[0].group
         if self.value is None:
             return None, None
-        if self.history is not None:
-            from jax_benchmarks.report.envdiff import same_machine
-
-            now = run[-1].env
+        if self.value == PREVIOUS:
             # Every record of a run was measured on one machine: one test per earlier run, latest first.
-            base = self.history.previous(run, lambda earlier: same_machine(earlier[-1].env, now))
+            base, elsewhere = select.previous_on_machine(self.store, run, self.backend, self.same_machine)
             if not base:
-                elsewhere = len(self.history.previous(run)) > 0
                 return None, f"no earlier {group} run on this machine to compare with" + (
                     " (there are runs from other machines: pass one's run id to compare anyway)" if elsewhere else "")
         else:
@@ -274,6 +303,22 @@ class Baselines:
         ids = ", ".join(dict.fromkeys(r.run_id for r in base))
         env_note = environment_note(run, base)
         return base, (env_note + "\n" if env_note else "") + f"change against run {ids}"
+
+
+def export_jsonl(store: ResultsStore, filters: Filters) -> None:
+    """--format jsonl: the selected records as JSON lines, in the order they were written."""
+    from jax_benchmarks.report import select
+
+    if filters.run is not None:
+        records: Iterable[Record] = select.apply_filters(
+            store.run_records(select.resolve_run(store, filters.run, "--run")), filters)
+    elif filters.group is None and filters.backend is None:
+        records = store.all_records()
+    else:
+        select.check_filters(store, filters)
+        records = store.history(filters.group, filters.backend)
+    for record in records:
+        click.echo(record.model_dump_json())
 
 
 def emit(tables: Sequence[ReportTable], fmt: Format) -> None:

@@ -45,7 +45,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 from jax_benchmarks.report.student_t import t_quantile, t_sf
 
 Verdict = Literal["faster", "slower", "unchanged", "too few samples"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from jax_benchmarks.store.results import Scalar
+from jax_benchmarks.store.record import Scalar
 
 # The machine a figure was measured on. A record without `host` (written before it was recorded) is
 # matched on the rest.

@@ -12,9 +12,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jax_benchmarks.store.results import Record, Scalar
+from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.cli.tables import column_of, format_seconds
-from jax_benchmarks.report.select import by_group, by_run, run_key
+from jax_benchmarks.store.views import by_group, by_run, run_key
 
 # Environment fields that label a run when they change between runs (in this order).
 VERSION_KEYS = ("git_commit", "python", "numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch", "xla_flags")

@@ -16,7 +16,7 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from jax_benchmarks.store.results import Scalar
+from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.cli.tables import NOISY_NOTE, format_value
 from jax_benchmarks.report.history import GroupHistory, history_cells, history_headers
 from jax_benchmarks.report.render import (

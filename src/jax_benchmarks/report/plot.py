@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from jax_benchmarks.hardware.environment import LIBRARIES
 from jax_benchmarks.cli.plots import new_figure, save_figure
-from jax_benchmarks.store.results import Scalar
+from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.report.history import GroupHistory, quartiles
 from jax_benchmarks.report.rows import FigureRow, ReportTable
 

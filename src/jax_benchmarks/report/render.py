@@ -16,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from jax_benchmarks.store.results import Scalar
+from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.hardware.environment import LIBRARIES
 from jax_benchmarks.cli.console import literal, visible
 from jax_benchmarks.cli.tables import NOISY_NOTE, comparison_table, format_seconds, format_value, timing_cell

@@ -12,10 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
-from jax_benchmarks.store.results import Record, Scalar
+from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.cli.tables import grid
 from jax_benchmarks.report.compare import Comparison, compare, judge
-from jax_benchmarks.report.select import FigureKey, figure_key, run_key
+from jax_benchmarks.report.select import FigureKey, figure_key
+from jax_benchmarks.store.views import run_key
 
 # Recorded with every figure by Run.record; the compile time is shown apart.
 HIDDEN_METRICS = frozenset({"first_call_s"})

@@ -18,7 +18,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 
 # (backend, device, dataset, global batch)
 SetupKey = tuple[str, str, str, int]

@@ -12,7 +12,7 @@ from typing import Any
 from jax_benchmarks.measure.agreement import Agreement, computed, record_agreement
 from jax_benchmarks.scipy.cases import AGREEMENT
 from jax_benchmarks.scipy.fit import AGREEMENT_TOLERANCE
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 
 
 def check_agreement(run: Run) -> Agreement | None:

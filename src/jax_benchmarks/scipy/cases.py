@@ -19,7 +19,7 @@ from typing import Any, Generic, TypeVar
 
 from jax_benchmarks.measure.agreement import Computed
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, no_judgement
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.scipy.data import DTYPE, SensorData, case_name, exact_minimiser, make_sensor_data
 from jax_benchmarks.scipy.fit import Fit, solve_judgement

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.scipy.settings import ScipySettings
 
 

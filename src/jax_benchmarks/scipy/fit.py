@@ -13,7 +13,7 @@ from rich.table import Table
 
 from jax_benchmarks.measure.harness import Judgement
 from jax_benchmarks.measure.relative import relative_error
-from jax_benchmarks.store.results import Record, Scalar
+from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.measure.timing import Measurement
 

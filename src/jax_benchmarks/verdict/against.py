@@ -13,7 +13,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from jax_benchmarks.store.results import Record, Scalar
+from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.verdict.findings import Contrast, Finding, contrasts, figures, run_ids
 
 WorkKey = tuple[str, str, str, str | None]  # group, case, backend, variant

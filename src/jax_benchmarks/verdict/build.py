@@ -8,7 +8,7 @@ from typing import Literal
 from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.report.page import Chart
 from jax_benchmarks.report.rows import build_table, order_tables
-from jax_benchmarks.store.results import Record
+from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.against import against_finding, machine_name
 from jax_benchmarks.verdict.findings import TARGET_ACCURACY, Finding, all_findings, latest_runs
 from jax_benchmarks.verdict.page import Machine, render_html, render_markdown

@@ -102,7 +102,7 @@ def checked_input(path: Path, option: str) -> Path:
 
 def checked_output(path: Path) -> Path:
     """Refuse, before anything runs, a page path that is not a regular file or whose folder cannot be made."""
-    from jax_benchmarks.store.results import regular_file_problem
+    from jax_benchmarks.store.jsonl import regular_file_problem
 
     problem = regular_file_problem(path)
     try:
@@ -145,7 +145,7 @@ def cli(scale: ScaleName, from_path: Path | None, against_path: Path | None, run
     Example: python main.py verdict --scale quick -o verdict.html
     """
     from jax_benchmarks.settings import writable_file
-    from jax_benchmarks.store.results import new_run_id
+    from jax_benchmarks.store.record import new_run_id
     from jax_benchmarks.verdict.build import build_page
     from jax_benchmarks.verdict.source import read_results
 

@@ -26,8 +26,9 @@ from jax_benchmarks.measure.rounds import spreads
 from jax_benchmarks.measure.timing import NOISY_IQR_RATIO
 from jax_benchmarks.report.compare import MIN_ROUNDS, Comparison, compare, judge, round_medians
 from jax_benchmarks.report.plot import COMPILED_VARIANTS
-from jax_benchmarks.report.select import FigureKey, by_group, by_run, figure_key, run_key
-from jax_benchmarks.store.results import Record, Scalar
+from jax_benchmarks.report.select import FigureKey, figure_key
+from jax_benchmarks.store.views import by_group, by_run, run_key
+from jax_benchmarks.store.record import Record, Scalar
 
 Status = Literal["found", "same", "cannot judge", "missing", "measured"]
 Judged = Literal["faster", "slower", "same", "cannot judge"]

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from jax_benchmarks.report.page import CSS, Chart, environment_section, image
 from jax_benchmarks.report.plot import machine_title
 from jax_benchmarks.report.rows import ReportTable
-from jax_benchmarks.store.results import Record, Scalar
+from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.verdict.findings import Finding
 
 PAGE_TITLE = "jax-benchmarks verdict"

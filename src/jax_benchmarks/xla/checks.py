@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass
 
 from jax_benchmarks.measure.relative import relative_error
-from jax_benchmarks.store.results import Scalar
+from jax_benchmarks.store.record import Scalar
 
 MIN_REL_TOL = 0.01
 SIGMAS = 6.0

@@ -8,7 +8,7 @@ import torch
 
 from jax_benchmarks.hardware.devices import torch_device
 from jax_benchmarks.measure.harness import Suite
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.run import Run
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.measure.timing import Sync, torch_sync
 from jax_benchmarks.xla.settings import XlaSettings

@@ -19,7 +19,8 @@ from typing import Any, Generic, TypeVar
 from jax_benchmarks.hardware.devices import gpu_name
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, no_judgement
 from jax_benchmarks.hardware.peaks import datasheet_peak
-from jax_benchmarks.store.results import Run, Scalar
+from jax_benchmarks.run import Run
+from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.measure.timing import Measurement, Sync, no_sync
 from jax_benchmarks.xla import checks
 from jax_benchmarks.xla.settings import XlaSettings

@@ -1,4 +1,5 @@
-"""Results store: one JSON line per measured figure, appended as soon as it exists.
+"""JSON-lines results: one line per record, appended as soon as it exists (the interchange format, and a
+store of its own for `--results FILE.jsonl`).
 
 Guarantees (tests/core/test_store.py shows each one):
 * a record is one `write()` of one complete line on an O_APPEND descriptor, then fsync: a crash or kill
@@ -22,75 +23,24 @@ import gc
 import json
 import os
 import re
-import secrets
-import signal
 import stat
 import sys
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from datetime import datetime, timezone
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from functools import partial
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO, cast
+from typing import BinaryIO
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
-
-from jax_benchmarks.hardware.environment import environment
-from jax_benchmarks.errors import ResultsWriteError, Terminated
-from jax_benchmarks.measure.progress import NoProgress, Progress
-from jax_benchmarks.measure.timing import Measurement
-
-DEFAULT_RESULTS = Path("data/results/results.jsonl")
-SCHEMA_VERSION = 1  # records written before the field existed load as version 0
-Scalar = float | int | str | bool | None
-# A duration is finite, never negative and below ~32 years: anything else in a file is corrupt, not data.
-MAX_SECONDS = 1e9
-Seconds = Annotated[float, Field(ge=0, le=MAX_SECONDS, allow_inf_nan=False)]
+from jax_benchmarks.errors import ResultsWriteError
+from jax_benchmarks.store.record import (
+    INDEXED_FIELDS, REQUIRED_TEXT, SCALAR_TYPES, Record, Scalar, fields_set, parse_record, record_of, with_defaults,
+)
+from jax_benchmarks.store.views import EarlierRun, RunHistory, by_run, latest_runs, run_key
 
 SNIFF_BYTES = 1 << 16  # head and tail of a results file checked for being JSON-lines text
 MIN_FREE_BYTES = 1 << 20  # room for some hundreds of records
 LISTED_LINES = 5  # bad line numbers named in the summary warning
 MAX_LINE_BYTES = 1 << 24  # a record is a few KB; a longer line is skipped without being held in memory
 
-
-class Record(BaseModel):
-    """One measured figure and everything needed to interpret it later."""
-
-    model_config = ConfigDict(extra="allow")
-
-    schema_version: int = SCHEMA_VERSION
-    run_id: str
-    timestamp: str
-    group: str
-    backend: str
-    variant: str | None = None  # e.g. "jit" / "eager", shown next to the backend
-    case: str
-    device: str
-    dtype: str | None = None
-    params: dict[str, Any] = Field(default_factory=dict)
-    median_s: Seconds | None = None
-    iqr_s: Seconds | None = None
-    min_s: Seconds | None = None
-    repeats: int = Field(0, ge=0)
-    samples_s: list[Seconds] = Field(default_factory=list)
-    compile_s: Seconds | None = None
-    noisy: bool = False
-    metrics: dict[str, Scalar] = Field(default_factory=dict)
-    checks: dict[str, Scalar] = Field(default_factory=dict)
-    # --rounds N: every round (a fresh process) shares the run id and records its index (0-based).
-    round_index: int | None = None
-    rounds: int | None = None
-    # Last: report's index-only read takes env from the end of each line (INDEX_HEAD, ENV_KEY).
-    env: dict[str, Scalar] = Field(default_factory=dict)
-    # Where the line is (file, byte offset, line number) while the record is index-only; see `complete_records`.
-    _source: tuple[Path, int, int] | None = PrivateAttr(default=None)
-
-
-def new_run_id() -> str:
-    """Sortable and unique: UTC time plus a random suffix."""
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)
-
-
-# ---------------------------------------------------------------- writing ---
 
 def file_kind(mode: int) -> str:
     kinds = ((stat.S_ISDIR, "a directory"), (stat.S_ISFIFO, "a FIFO (named pipe)"),
@@ -207,10 +157,11 @@ def _undo_partial(fd: int, written: int) -> None:
 # ---------------------------------------------------------------- reading ---
 
 class BadLines:
-    """Line numbers and the first reasons of skipped lines, reported once."""
+    """Line numbers (or a database's record ids) and the first reasons of skipped records, reported once."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path | str, unit: str = "line") -> None:
         self.path = path
+        self.unit = unit
         self.numbers: list[int] = []
         self.reasons: list[str] = []  # the reason of the first bad line
         self.first = 0
@@ -218,7 +169,7 @@ class BadLines:
     def add(self, number: int, reason: str) -> None:
         self.numbers.append(number)
         if not self.reasons or number < self.first:
-            self.first, self.reasons = number, [f"line {number}: {reason}"]
+            self.first, self.reasons = number, [f"{self.unit} {number}: {reason}"]
 
     def summary(self) -> str | None:
         if not self.numbers:
@@ -226,119 +177,8 @@ class BadLines:
         numbers = sorted(self.numbers)
         listed = ", ".join(str(n) for n in numbers[:LISTED_LINES])
         more = f" and {len(self.numbers) - LISTED_LINES} more" if len(self.numbers) > LISTED_LINES else ""
-        return (f"{self.path}: skipped {len(self.numbers)} corrupt or impossible record(s) at line(s) "
+        return (f"{self.path}: skipped {len(self.numbers)} corrupt or impossible record(s) at {self.unit}(s) "
                 f"{listed}{more} (first: {self.reasons[0]})")
-
-
-def parse_record(line: bytes) -> Record:
-    """One line as a Record; ValueError (with a short reason) for anything that is not a valid record."""
-    try:
-        data = json.loads(line)
-    except UnicodeDecodeError:
-        raise ValueError("bytes that are not UTF-8") from None
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
-    except ValueError as exc:  # JSONDecodeError, and integers beyond Python's digit limit
-        raise ValueError(str(exc).splitlines()[0][:120]) from None
-    if not isinstance(data, dict):
-        raise ValueError("not a JSON object")
-    data.setdefault("schema_version", 0)  # written before records carried a version
-    record = _exact_record(data)
-    if record is not None:
-        return record
-    try:
-        return Record.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        where = ".".join(str(part) for part in error["loc"])
-        raise ValueError(f"{where}: {error['msg']}") from None
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
-
-
-# ------------------------------------------------- fast path of reading ---
-# Pydantic's validation costs ~30 µs a record, three times the JSON parsing: a line exactly as
-# `Run.record` writes it (every field of its own type, durations finite and ≥ 0, no extra keys) is
-# checked here with plain type tests and becomes a Record without it; anything else takes pydantic's
-# way (coercion, or the reason it is refused).
-REQUIRED_TEXT = ("run_id", "timestamp", "group", "backend", "case", "device")
-OPTIONAL_TEXT = ("variant", "dtype")
-DURATIONS = ("median_s", "iqr_s", "min_s", "compile_s")
-SCALAR_MAPS = ("metrics", "checks", "env")
-SCALAR_TYPES = frozenset({float, int, str, bool, type(None)})
-OPTIONAL_COUNTS = ("round_index", "rounds")
-FIELD_NAMES = tuple(Record.model_fields)
-FIELDS = frozenset(FIELD_NAMES)
-_PLAIN_DEFAULTS = {name: info.default for name, info in Record.model_fields.items()
-                   if not info.is_required() and info.default_factory is None}
-# Record's factories take no argument (list, dict); called directly: pydantic's get_default inspects the
-# factory's signature on every call, which multiplied a 100,000-line report's time by ten.
-_FACTORY_DEFAULTS = {name: cast(Callable[[], Any], info.default_factory)
-                     for name, info in Record.model_fields.items() if info.default_factory is not None}
-_FIELD_SETS: dict[frozenset[str], set[str]] = {}
-_INDEXED_FIELDS = ("schema_version", "run_id", "timestamp", "group", "backend", "env")
-
-
-def _is_duration(value: object) -> bool:
-    # NaN fails both comparisons; bool is excluded by the exact type test.
-    return (type(value) is float or type(value) is int) and 0 <= value <= MAX_SECONDS
-
-
-def _with_defaults(values: dict[str, Any]) -> dict[str, Any]:
-    """`values` plus every field of Record they lack at its default (fresh containers): a line may lack
-    fields added after it was written (e.g. round_index), and an index-only record has only a few."""
-    filled = {**_PLAIN_DEFAULTS, **values}
-    for name, factory in _FACTORY_DEFAULTS.items():
-        if name not in filled:
-            filled[name] = factory()
-    return filled
-
-
-def _exact_record(data: dict[str, Any]) -> Record | None:
-    if not FIELDS.issuperset(data) or type(data.get("schema_version")) is not int:
-        return None
-    for name in REQUIRED_TEXT:
-        if type(data.get(name)) is not str:
-            return None
-    for name in OPTIONAL_TEXT:
-        if data.get(name) is not None and type(data[name]) is not str:
-            return None
-    for name in DURATIONS:
-        if data.get(name) is not None and not _is_duration(data[name]):
-            return None
-    samples = data.get("samples_s", [])
-    if type(samples) is not list or not all(map(_is_duration, samples)):
-        return None
-    repeats = data.get("repeats", 0)
-    if type(repeats) is not int or repeats < 0 or type(data.get("noisy", False)) is not bool:
-        return None
-    for name in OPTIONAL_COUNTS:
-        count = data.get(name)
-        if count is not None and (type(count) is not int or count < 0):
-            return None
-    if type(data.get("params", {})) is not dict:
-        return None
-    for name in SCALAR_MAPS:
-        mapping = data.get(name, {})
-        if type(mapping) is not dict or not SCALAR_TYPES.issuperset(map(type, mapping.values())):
-            return None
-    values = _with_defaults(data)
-    return _record_of({name: values[name] for name in FIELD_NAMES}, _fields_set(data))
-
-
-def _fields_set(keys: Iterable[str]) -> set[str]:
-    """The one fields-set object shared by records with these keys (only read by model_dump(exclude_unset=...))."""
-    return _FIELD_SETS.setdefault(frozenset(keys), set(keys))
-
-
-def _record_of(fields: dict[str, Any], fields_set: set[str]) -> Record:
-    """A Record from checked values: what pydantic's model_construct sets, without its per-field Python loop."""
-    record: Record = Record.__new__(Record)
-    object.__setattr__(record, "__dict__", fields)
-    object.__setattr__(record, "__pydantic_fields_set__", fields_set)
-    object.__setattr__(record, "__pydantic_extra__", {})
-    object.__setattr__(record, "__pydantic_private__", {"_source": None})
-    return record
 
 
 # Run.record writes the fields in Record's order (a test keeps it so): the first ones are all that picks
@@ -350,7 +190,7 @@ INDEX_HEAD = re.compile(
     rb'"backend":"([^"\\]*)",'
 )
 ENV_KEY = b',"env":'
-_INDEXED_SET = _fields_set(_INDEXED_FIELDS)
+INDEXED_SET = fields_set(INDEXED_FIELDS)
 
 
 class SkippedLines:
@@ -431,6 +271,34 @@ def _read_lines(path: Path, index: Index, bad: BadLines, index_only: bool) -> It
             yield record
 
 
+def records_with_text(path: Path, bad: BadLines) -> Iterator[tuple[Record, str]]:
+    """Every record of a file with its line as written (an import keeps the line's text, so that nothing
+    of it is lost); bad lines are added to `bad`. A line as Run.record writes it is read index-only, as
+    `read_records` reads it for a report (a torn line never is: it lacks its env and closing braces), and
+    checked in full when a view reads it; a line in another layout is checked in full now."""
+    index = Index()
+    collecting = gc.isenabled()
+    gc.disable()  # as in read_records: no line makes garbage
+    try:
+        with path.open("rb") as fh:
+            for number, (start, line) in enumerate(_lines(fh), start=1):
+                if line is None:
+                    bad.add(number, f"a line longer than {MAX_LINE_BYTES:,} bytes")
+                    continue
+                if not line.strip():
+                    continue
+                try:
+                    text = line.decode().strip()
+                    record = index.record(line, (path, start, number)) or parse_record(line)
+                except (ValueError, UnicodeDecodeError) as exc:
+                    bad.add(number, "bytes that are not UTF-8" if isinstance(exc, UnicodeDecodeError) else str(exc))
+                    continue
+                yield record, text
+    finally:
+        if collecting:
+            gc.enable()
+
+
 class Index:
     """Index-only records of one file; equal strings and environments are shared (most are repeated)."""
 
@@ -449,7 +317,7 @@ class Index:
             return None
         version, run_id, timestamp, group, backend = head.groups()
         try:
-            fields = _with_defaults({
+            fields = with_defaults({
                 "schema_version": int(version) if version is not None else 0,  # none: written before versions
                 "run_id": sys.intern(run_id.decode()), "timestamp": sys.intern(timestamp.decode()),
                 "group": sys.intern(group.decode()), "backend": sys.intern(backend.decode()),
@@ -457,7 +325,7 @@ class Index:
             })
         except UnicodeDecodeError:
             return None
-        record = _record_of(fields, _INDEXED_SET)
+        record = record_of(fields, INDEXED_SET)
         record._source = source
         return record
 
@@ -505,6 +373,7 @@ def complete_records(records: Iterable[Record], warn: Callable[[str], None],
                     bad.add(number, str(exc))
                     dropped.add(id(record))
                     continue
+                record.__dict__.clear()  # the fields in Record's order, as a record read in full has them
                 record.__dict__.update(full.__dict__)
                 object.__setattr__(record, "__pydantic_fields_set__", full.__pydantic_fields_set__)
                 object.__setattr__(record, "__pydantic_extra__", full.__pydantic_extra__)
@@ -515,114 +384,93 @@ def complete_records(records: Iterable[Record], warn: Callable[[str], None],
     return [record for record in given if id(record) not in dropped]
 
 
-@dataclass(frozen=True)
-class Output:
-    """What a case computed, next to its record, for a later step of the same run to read (e.g. the values
-    `autograd all` compares across backends). Kept in memory on `Run.outputs`, never written to the file."""
+class JsonlStore:
+    """A JSON-lines file as a results store: appends as `append_record`; every view groups one index-only
+    read of the file (kept while the store is open) and reads in full only the records it hands out."""
 
-    record: Record
-    value: object
+    driver_errors: tuple[type[Exception], ...] = (OSError,)
 
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.skipped = SkippedLines()
+        self._index: list[Record] | None = None
+        self._latest: dict[str | None, dict[str, list[Record]]] = {}
+        self._ids: list[str] | None = None
+        self._histories: dict[tuple[str, str | None], RunHistory] = {}
 
-class Run:
-    """One invocation of a benchmark command: a run id, a results file, the records.
+    @property
+    def location(self) -> str:
+        return str(self.path)
 
-    Backends call `record(...)`; the record is written at once. `log` and `progress` are
-    sinks the CLI provides, so that backends never print themselves.
-    """
+    def reason(self, exc: BaseException) -> str:
+        return exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
 
-    def __init__(
-        self,
-        group: str,
-        results: Path,
-        log: Callable[[str], None] = lambda _msg: None,
-        run_id: str | None = None,
-        *,
-        round_index: int | None = None,
-        rounds: int | None = None,
-        settings_env: dict[str, Scalar] | None = None,
-        progress: Progress | None = None,
-    ) -> None:
-        self.group = group
-        # Where long work reports how far it is; the CLI draws it (src/jax_benchmarks/cli/console.py).
-        self.progress: Progress = progress or NoProgress()
-        self.results = results
-        self.log = log
-        self.run_id = run_id or new_run_id()
-        self.records: list[Record] = []
-        # What the cases handed on (`Judgement.output`), in record order; only in this process.
-        self.outputs: list[Output] = []
-        self.round_index = round_index
-        self.rounds = rounds
-        # Settings that decide speed and hold for the whole run (--threads, the GPU policy), recorded
-        # in every record's env next to what environment() reads.
-        self.settings_env = dict(settings_env or {})
-        self.stop_signal: int | None = None  # set by the CLI's SIGINT / SIGTERM handler
-        self.writing = False  # a record is being written: a signal waits until it is on disk and counted
+    def append(self, record: Record) -> None:
+        append_record(self.path, record)
+        self._index = None
+        self._latest, self._ids, self._histories = {}, None, {}
 
-    def stop(self, signum: int) -> None:
-        """Called from a signal handler: remember the signal, then raise it as an exception (once the
-        record being written, if any, is on disk and in `records`, so that the count said is exact)."""
-        self.stop_signal = signum
-        if not self.writing:
-            self.raise_if_stopped()
+    def _records(self) -> list[Record]:
+        if self._index is None:
+            self._index = (list(read_records(self.path, lambda _: None, index_only=True, skipped=self.skipped))
+                           if self.path.exists() else [])
+            # The index lives as long as the store: frozen, the cyclic collector stops rescanning its ~10⁵
+            # objects each time the caller allocates more (grouping runs took twice as long with it).
+            gc.freeze()
+        return self._index
 
-    def raise_if_stopped(self) -> None:
-        """Raise again a signal whose exception was swallowed: one raised inside JAX's garbage-collection
-        callback is only printed by Python ("Exception ignored in ..."), and the run would go on."""
-        if self.stop_signal is not None:
-            raise Terminated() if self.stop_signal == signal.SIGTERM else KeyboardInterrupt()
+    def _complete(self, records: Iterable[Record]) -> list[Record]:
+        return complete_records(records, lambda _: None, self.skipped)
 
-    def record(
-        self,
-        *,
-        backend: str,
-        case: str,
-        device: str,
-        measurement: Measurement | None = None,
-        variant: str | None = None,
-        dtype: str | None = None,
-        params: dict[str, Any] | None = None,
-        compile_s: float | None = None,
-        metrics: dict[str, Scalar] | None = None,
-        checks: dict[str, Scalar] | None = None,
-    ) -> Record:
-        timing: dict[str, Any] = {}
-        metrics = dict(metrics or {})
-        if measurement is not None:
-            if measurement.first_call_s is not None:
-                metrics.setdefault("first_call_s", measurement.first_call_s)
-            timing = dict(
-                median_s=measurement.median_s,
-                iqr_s=measurement.iqr_s,
-                min_s=measurement.min_s,
-                repeats=measurement.repeats,
-                samples_s=list(measurement.samples_s),
-                noisy=measurement.noisy,
-            )
-        record = Record(
-            run_id=self.run_id,
-            timestamp=datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            group=self.group,
-            backend=backend,
-            variant=variant,
-            case=case,
-            device=device,
-            dtype=dtype,
-            params=params or {},
-            compile_s=compile_s,
-            metrics=metrics,
-            checks=checks or {},
-            env={**environment(), **self.settings_env},
-            round_index=self.round_index,
-            rounds=self.rounds,
-            **timing,
-        )
-        self.writing = True
-        try:
-            append_record(self.results, record)
-            self.records.append(record)
-        finally:
-            self.writing = False
-        self.raise_if_stopped()
-        return record
+    def _selected(self, group: str | None, backend: str | None) -> list[Record]:
+        return [r for r in self._records()
+                if (group is None or r.group == group) and (backend is None or r.backend == backend)]
+
+    def is_empty(self) -> bool:
+        return not self._records()
+
+    def groups(self, backend: str | None) -> list[str]:
+        return sorted({r.group for r in self._selected(None, backend)})
+
+    def backends(self, group: str | None) -> list[str]:
+        return sorted({r.backend for r in self._selected(group, None)})
+
+    def latest_run(self, group: str, backend: str | None) -> list[Record]:
+        if backend not in self._latest:
+            self._latest[backend] = {run[0].group: run for run in latest_runs(self._selected(None, backend))}
+        return self._complete(self._latest[backend].get(group, []))
+
+    def _sorted_ids(self) -> list[str]:
+        if self._ids is None:
+            runs = by_run(self._records())
+            self._ids = sorted(runs, key=lambda rid: run_key(runs[rid]))
+        return self._ids
+
+    def run_ids(self, prefix: str) -> list[str]:
+        return [rid for rid in self._sorted_ids() if rid.startswith(prefix)]
+
+    def latest_run_ids(self, count: int) -> list[str]:
+        return list(reversed(self._sorted_ids()[-count:]))
+
+    def run_records(self, run_id: str) -> list[Record]:
+        return self._complete(r for r in self._records() if r.run_id == run_id)
+
+    def earlier_runs(self, current: Sequence[Record], backend: str | None) -> Iterator[EarlierRun]:
+        group = current[0].group
+        if (group, backend) not in self._histories:
+            self._histories[group, backend] = RunHistory(self._selected(group, backend))
+        for run in self._histories[group, backend].earlier(current):
+            yield run[-1].env, partial(self._complete, run)
+
+    def history(self, group: str | None, backend: str | None) -> list[Record]:
+        return self._complete(self._selected(group, backend))
+
+    def all_records(self) -> Iterator[Record]:
+        if self.path.exists():
+            yield from read_records(self.path, lambda _: None, skipped=self.skipped)
+
+    def warnings(self) -> list[str]:
+        return self.skipped.summaries()
+
+    def close(self) -> None:
+        self._index = None

@@ -1,0 +1,342 @@
+"""The SQL results store, one schema for SQLite and PostgreSQL (src/jax_benchmarks/store/sqlite.py, postgres.py).
+
+Each record is kept whole, as its JSON text (`records.body`), next to the few columns the views select on;
+so a field added to Record later is stored and read back with no change here. `runs` holds one row per
+(group, run) (backend '') and one per (group, backend, run): the time of its last record, which orders runs,
+and the environment of its last record, which tells its machine. The views read those rows through their
+indexes and then only the records they show: their cost follows what they show, not the history.
+
+Store schema versions (`meta.schema`): 1 = this layout. A record keeps its own `schema_version`.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import partial
+from pathlib import Path
+from typing import Any, Protocol
+
+from jax_benchmarks.errors import ResultsWriteError
+from jax_benchmarks.store.jsonl import BadLines, records_with_text
+from jax_benchmarks.store.record import Record, Scalar, parse_record
+from jax_benchmarks.store.views import EarlierRun, Env, run_key
+
+STORE_SCHEMA = 1
+ALL_BACKENDS = ""  # the `runs.backend` of the row that stands for a whole run of a group
+FETCH_ROWS = 500  # rows taken from a cursor at a time where a view reads many
+# Greater than any character: `prefix <= id < prefix + HIGHEST` is "id starts with prefix", on an index.
+HIGHEST = "\U0010ffff"
+
+# {text} is the text column type, {id} the auto-incremented key: they differ between SQLite and PostgreSQL.
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS meta (key {text} PRIMARY KEY, value {text} NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS envs (id {id}, digest {text} NOT NULL UNIQUE, env {text} NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS records (id {id}, run_id {text} NOT NULL, timestamp {text} NOT NULL, "
+    "grp {text} NOT NULL, backend {text} NOT NULL, env_id BIGINT NOT NULL, body {text} NOT NULL)",
+    "CREATE INDEX IF NOT EXISTS records_run ON records (run_id, id)",
+    "CREATE INDEX IF NOT EXISTS records_group ON records (grp, id)",
+    "CREATE TABLE IF NOT EXISTS runs (grp {text} NOT NULL, backend {text} NOT NULL, run_id {text} NOT NULL, "
+    "last_ts {text} NOT NULL, last_id BIGINT NOT NULL, env_id BIGINT NOT NULL, PRIMARY KEY (grp, backend, run_id))",
+    "CREATE INDEX IF NOT EXISTS runs_latest ON runs (grp, backend, last_ts, run_id)",
+    "CREATE INDEX IF NOT EXISTS runs_time ON runs (backend, last_ts, run_id)",
+    "CREATE INDEX IF NOT EXISTS runs_id ON runs (run_id)",
+    "CREATE INDEX IF NOT EXISTS runs_groups ON runs (backend, grp)",
+)
+UPSERT_RUN = (
+    "INSERT INTO runs (grp, backend, run_id, last_ts, last_id, env_id) VALUES (?, ?, ?, ?, ?, ?) "
+    "ON CONFLICT (grp, backend, run_id) DO UPDATE SET last_ts = {greatest}(runs.last_ts, excluded.last_ts), "
+    "last_id = excluded.last_id, env_id = excluded.env_id"
+)
+
+
+@dataclass(frozen=True)
+class ImportNote:
+    """What an import of a JSON-lines file brought in."""
+
+    path: Path
+    records: int
+    skipped: str | None  # the summary of the lines left out (corrupt), None when there were none
+
+    def text(self, into: str) -> str:
+        return (f"imported {self.records} records from {self.path} into {into} (once; the file is kept as it is)"
+                + (f"; {self.skipped}" if self.skipped else ""))
+
+
+class StoreError(Exception):
+    """The store cannot be used (bad location, server down, wrong credentials, another program's file):
+    one line that names the problem and never the password."""
+
+
+class Cursor(Protocol):
+    """What the views use of a DB-API cursor (sqlite3's and psycopg's)."""
+
+    def execute(self, sql: Any, params: Sequence[Any] = ()) -> Any: ...
+
+    def executemany(self, sql: Any, seq: Iterable[Sequence[Any]]) -> Any: ...
+
+    def fetchone(self) -> Any: ...
+
+    def fetchmany(self, size: int) -> Sequence[Any]: ...
+
+    def fetchall(self) -> Sequence[Any]: ...
+
+
+def env_digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def env_text(env: Env) -> str:
+    return json.dumps(env, sort_keys=True, separators=(",", ":"))
+
+
+class SqlStore:
+    """The views and writes of both SQL stores; a subclass connects, and says how its SQL differs."""
+
+    driver_errors: tuple[type[Exception], ...] = ()
+    placeholder = "?"
+    text_type = "TEXT"
+    id_type = "INTEGER PRIMARY KEY"
+    greatest = "MAX"
+
+    def __init__(self, location: str) -> None:
+        self._location = location
+        self.bad = BadLines(location, unit="record id")
+        self._envs: dict[int, Env] = {}  # env id -> env, read once
+        self._env_ids: dict[str, int] = {}  # env digest -> id, of envs committed
+
+    # -------------------------------------------------------- subclass ---
+    def cursor(self) -> Cursor:
+        raise NotImplementedError
+
+    def transaction(self) -> AbstractContextManager[Cursor]:
+        """A write transaction that holds the store's write lock from its start, committed on leaving."""
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    # ---------------------------------------------------------- common ---
+    @property
+    def location(self) -> str:
+        return self._location
+
+    def sql(self, text: str) -> str:
+        return text.format(greatest=self.greatest).replace("?", self.placeholder)
+
+    def create_schema(self, cur: Cursor) -> None:
+        """Make the tables (in the caller's transaction), or refuse a store of a newer schema."""
+        for statement in SCHEMA:
+            cur.execute(statement.format(text=self.text_type, id=self.id_type))
+        cur.execute(self.sql("SELECT value FROM meta WHERE key = ?"), ("schema",))
+        row = cur.fetchone()
+        if row is None:
+            cur.execute(self.sql("INSERT INTO meta (key, value) VALUES (?, ?)"), ("schema", str(STORE_SCHEMA)))
+        elif int(row[0]) > STORE_SCHEMA:
+            raise StoreError(f"{self.location} was written by a newer jax-benchmarks (store schema {row[0]}; "
+                             f"this one reads up to {STORE_SCHEMA}): update jax-benchmarks to read it")
+
+    def meta(self, key: str) -> str | None:
+        cur = self.cursor()
+        cur.execute(self.sql("SELECT value FROM meta WHERE key = ?"), (key,))
+        row = cur.fetchone()
+        return None if row is None else str(row[0])
+
+    def _env_id(self, cur: Cursor, env: Env, new: dict[str, int]) -> int:
+        text = env_text(env)
+        digest = env_digest(text)
+        known = self._env_ids.get(digest, new.get(digest))
+        if known is not None:
+            return known
+        cur.execute(self.sql("INSERT INTO envs (digest, env) VALUES (?, ?) ON CONFLICT (digest) DO NOTHING"),
+                    (digest, text))
+        cur.execute(self.sql("SELECT id FROM envs WHERE digest = ?"), (digest,))
+        new[digest] = int(cur.fetchone()[0])
+        return new[digest]
+
+    def reason(self, exc: BaseException) -> str:
+        """The driver's error in one line (its messages never hold the password)."""
+        return next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+
+    def append(self, record: Record) -> None:
+        """One record in one transaction: its row, its environment and its runs' rows, or nothing."""
+        body = record.model_dump_json()
+        new: dict[str, int] = {}
+        try:
+            with self.transaction() as cur:
+                env_id = self._env_id(cur, record.env, new)
+                cur.execute(self.sql("INSERT INTO records (run_id, timestamp, grp, backend, env_id, body) "
+                                     "VALUES (?, ?, ?, ?, ?, ?) RETURNING id"),
+                            (record.run_id, record.timestamp, record.group, record.backend, env_id, body))
+                record_id = int(cur.fetchone()[0])
+                upsert = self.sql(UPSERT_RUN)
+                for backend in dict.fromkeys((ALL_BACKENDS, record.backend)):
+                    cur.execute(upsert, (record.group, backend, record.run_id, record.timestamp, record_id, env_id))
+        except self.driver_errors as exc:
+            raise ResultsWriteError(self.location, self.reason(exc)) from None
+        self._env_ids.update(new)  # only once committed: a rolled-back id may be taken by another writer
+
+    def import_jsonl(self, path: Path) -> ImportNote | None:
+        """Copy every valid record of a JSON-lines file into the store, once: the import and its mark in
+        `meta` are one transaction (a killed import leaves nothing, and is done again at the next open).
+        None when the file was imported before. The file itself is left as it is."""
+        key = f"imported {path.resolve()}"
+        with self.transaction() as cur:
+            cur.execute(self.sql("SELECT value FROM meta WHERE key = ?"), (key,))
+            if cur.fetchone() is not None:
+                return None
+            bad = BadLines(path)
+            count = self.insert_many(cur, records_with_text(path, bad))
+            note = ImportNote(path, count, bad.summary())
+            mark = {"records": count, "skipped": len(bad.numbers), "bytes": path.stat().st_size,
+                    "at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
+            cur.execute(self.sql("INSERT INTO meta (key, value) VALUES (?, ?)"), (key, json.dumps(mark)))
+        return note
+
+    def lock_for_import(self, cur: Cursor) -> None:
+        """Be the only writer of `records` until the transaction ends (an import gives the ids itself)."""
+
+    def after_import(self, cur: Cursor) -> None:
+        """Whatever the database needs after ids were given explicitly."""
+
+    def insert_rows(self, cur: Cursor, rows: list[tuple[Any, ...]]) -> None:
+        """Bulk insert of (id, run_id, timestamp, grp, backend, env_id, body) rows."""
+        cur.executemany(self.sql("INSERT INTO records (id, run_id, timestamp, grp, backend, env_id, body) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?)"), rows)
+
+    def insert_many(self, cur: Cursor, records: Iterable[tuple[Record, str]]) -> int:
+        """Bulk insert (an import) in the caller's transaction: each record with its JSON text as given, ids
+        given in order after the highest one; the runs' rows are gathered on the way and upserted once."""
+        self.lock_for_import(cur)
+        cur.execute("SELECT COALESCE(MAX(id), 0) FROM records")
+        first_id = next_id = int(cur.fetchone()[0]) + 1
+        new: dict[str, int] = {}
+        # id(env) -> (env, its id): a file's records share their env objects (each kept here, so that no
+        # other object takes its id while the import runs).
+        env_ids: dict[int, tuple[Env, int]] = {}
+        runs: dict[tuple[str, str, str], list[Any]] = {}  # (group, backend, run) -> [last ts, last id, env id]
+        chunk: list[tuple[Any, ...]] = []
+        for record, body in records:
+            known = env_ids.get(id(record.env))
+            env_id = known[1] if known else self._env_id(cur, record.env, new)
+            env_ids[id(record.env)] = (record.env, env_id)
+            for backend in dict.fromkeys((ALL_BACKENDS, record.backend)):
+                run = runs.setdefault((record.group, backend, record.run_id), [record.timestamp, 0, 0])
+                run[0] = max(run[0], record.timestamp)
+                run[1:] = next_id, env_id
+            chunk.append((next_id, record.run_id, record.timestamp, record.group, record.backend, env_id, body))
+            next_id += 1
+            if len(chunk) == FETCH_ROWS:
+                self.insert_rows(cur, chunk)
+                chunk = []
+        if chunk:
+            self.insert_rows(cur, chunk)
+        cur.executemany(self.sql(UPSERT_RUN), [(*key, *values) for key, values in runs.items()])
+        self.after_import(cur)
+        return next_id - first_id
+
+    # ----------------------------------------------------------- views ---
+    def _records(self, where: str, params: Sequence[Any]) -> list[Record]:
+        cur = self.cursor()
+        cur.execute(self.sql(f"SELECT id, body FROM records WHERE {where} ORDER BY id"), params)
+        return list(self._parsed(cur))
+
+    def _parsed(self, cur: Cursor) -> Iterator[Record]:
+        # As in reading a JSON-lines file: each record makes container objects and none is garbage; the
+        # cyclic collector, triggered every 700 of them, would rescan the growing list (40 % of the time).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            while rows := cur.fetchmany(FETCH_ROWS):
+                for record_id, body in rows:
+                    try:
+                        yield parse_record(body)
+                    except ValueError as exc:
+                        self.bad.add(int(record_id), str(exc))
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _env(self, env_id: int) -> Env:
+        if env_id not in self._envs:
+            cur = self.cursor()
+            cur.execute(self.sql("SELECT env FROM envs WHERE id = ?"), (env_id,))
+            row = cur.fetchone()
+            env: dict[str, Scalar] = json.loads(row[0]) if row else {}
+            self._envs[env_id] = env
+        return self._envs[env_id]
+
+    def is_empty(self) -> bool:
+        cur = self.cursor()
+        cur.execute("SELECT 1 FROM records LIMIT 1")
+        return cur.fetchone() is None
+
+    def groups(self, backend: str | None) -> list[str]:
+        cur = self.cursor()
+        cur.execute(self.sql("SELECT DISTINCT grp FROM runs WHERE backend = ? ORDER BY grp"),
+                    (backend or ALL_BACKENDS,))
+        return [str(row[0]) for row in cur.fetchall()]
+
+    def backends(self, group: str | None) -> list[str]:
+        cur = self.cursor()
+        where, params = ("backend <> ? AND grp = ?", (ALL_BACKENDS, group)) if group else ("backend <> ?", (ALL_BACKENDS,))
+        cur.execute(self.sql(f"SELECT DISTINCT backend FROM runs WHERE {where} ORDER BY backend"), params)
+        return [str(row[0]) for row in cur.fetchall()]
+
+    def _run_of(self, run_id: str, group: str, backend: str | None) -> list[Record]:
+        # Selected on the run alone, its few records filtered here: with more conditions a query planner
+        # without statistics may take the group's index and read the whole group.
+        return [r for r in self._records("run_id = ?", (run_id,))
+                if r.group == group and (backend is None or r.backend == backend)]
+
+    def latest_run(self, group: str, backend: str | None) -> list[Record]:
+        cur = self.cursor()
+        cur.execute(self.sql("SELECT run_id FROM runs WHERE grp = ? AND backend = ? "
+                             "ORDER BY last_ts DESC, run_id DESC LIMIT 1"), (group, backend or ALL_BACKENDS))
+        row = cur.fetchone()
+        return [] if row is None else self._run_of(str(row[0]), group, backend)
+
+    def run_ids(self, prefix: str) -> list[str]:
+        cur = self.cursor()
+        cur.execute(self.sql("SELECT run_id, MAX(last_ts) FROM runs WHERE backend = ? AND run_id >= ? "
+                             "AND run_id < ? GROUP BY run_id"), (ALL_BACKENDS, prefix, prefix + HIGHEST))
+        return [str(rid) for rid, _ in sorted(cur.fetchall(), key=lambda row: (row[1], row[0]))]
+
+    def latest_run_ids(self, count: int) -> list[str]:
+        cur = self.cursor()
+        # A run of several groups has a row in each: enough rows for `count` runs of up to 8 groups.
+        cur.execute(self.sql("SELECT run_id FROM runs WHERE backend = ? ORDER BY last_ts DESC, run_id DESC LIMIT ?"),
+                    (ALL_BACKENDS, count * 8))
+        return list(dict.fromkeys(str(row[0]) for row in cur.fetchall()))[:count]
+
+    def run_records(self, run_id: str) -> list[Record]:
+        return self._records("run_id = ?", (run_id,))
+
+    def earlier_runs(self, current: Sequence[Record], backend: str | None) -> Iterator[EarlierRun]:
+        group = current[0].group
+        last_ts, run_id = run_key(current)
+        cur = self.cursor()
+        cur.execute(self.sql("SELECT run_id, env_id FROM runs WHERE grp = ? AND backend = ? AND (last_ts, run_id) < (?, ?) "
+                             "ORDER BY last_ts DESC, run_id DESC"), (group, backend or ALL_BACKENDS, last_ts, run_id))
+        while rows := cur.fetchmany(FETCH_ROWS):
+            for earlier, env_id in rows:
+                yield self._env(int(env_id)), partial(self._run_of, str(earlier), group, backend)
+
+    def history(self, group: str | None, backend: str | None) -> list[Record]:
+        conditions = [(column, value) for column, value in (("grp", group), ("backend", backend)) if value is not None]
+        where = " AND ".join(f"{column} = ?" for column, _ in conditions) or "1 = 1"
+        return self._records(where, [value for _, value in conditions])
+
+    def all_records(self) -> Iterator[Record]:
+        cur = self.cursor()
+        cur.execute("SELECT id, body FROM records ORDER BY id")
+        yield from self._parsed(cur)
+
+    def warnings(self) -> list[str]:
+        summary = self.bad.summary()
+        return [summary] if summary else []
