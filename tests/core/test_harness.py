@@ -40,7 +40,7 @@ def test_every_case_is_timed_judged_and_recorded_in_order(tmp_path: Path) -> Non
     ]
     run_cases(run, TARGET, cases, repeats=3)
     assert calls.prepared == ["sum_10_float64", "matmul_10x10_float64"]
-    records = list(read_records(run.results, warn=pytest.fail))
+    records = list(read_records(run.results.path, warn=pytest.fail))
     assert [r.case for r in records] == ["sum_10_float64", "matmul_10x10_float64"]
     assert records[0].checks == {"value": 3} and records[0].metrics["x"] == 6
     assert records[1].dtype == "float64" and records[1].params == {"matrix_size": 10}

@@ -89,7 +89,7 @@ def test_a_providing_case_hands_its_timed_result_over_instead_of_a_second_build(
     assert "build pair" not in events.seen
     assert events.seen[-3:] == ["prepare sum_1_float32['timed']", "judge sum_1_float32['timed']",
                                 "teardown pair=timed"]
-    assert [r.case for r in read_records(run.results, warn=pytest.fail)] == [c.name for c in cases]
+    assert [r.case for r in read_records(run.results.path, warn=pytest.fail)] == [c.name for c in cases]
 
 
 def test_a_provided_value_replaces_one_built_earlier_which_is_torn_down(tmp_path: Path) -> None:

@@ -27,7 +27,7 @@ def test_an_output_is_kept_next_to_its_record_and_never_written(tmp_path: Path) 
     run_suite(run, Suite(TARGET, cases), repeats=1)
     assert [(o.record.variant, o.value) for o in run.outputs] == [("a", (1.0, 2.0))]
     assert run.outputs[0].record is run.records[0]
-    written = list(read_records(run.results, warn=pytest.fail))
+    written = list(read_records(run.results.path, warn=pytest.fail))
     assert [r.variant for r in written] == ["a", "b"]
     assert "output" not in written[0].model_dump() and written[0].checks == {"first": 1.0}
 
