@@ -14,6 +14,7 @@ from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.store.results import Run
 from jax_benchmarks.measure.timing import jax_sync
 from jax_benchmarks.frameworks.typed import typed_jit
+from jax_benchmarks.measure.memory import jax_program
 from jax_benchmarks.example_function.in_jax import f
 from jax_benchmarks.jit.settings import SweepSettings
 from jax_benchmarks.jit.sweep import F32, OnDevice, SweepVariant, X1Agreement, log_skipped_lengths, sweep_suite, x1
@@ -57,7 +58,7 @@ def suites(settings: SweepSettings) -> list[Suite]:
         sweep_suite(
             BACKEND, kind, settings, functools.partial(on, kind),
             # A fresh jax.jit per device, so its first call (the compilation) is timed apart.
-            [SweepVariant("eager", lambda: f), SweepVariant("jit", lambda: typed_jit(f), compiled=True)],
+            [SweepVariant("eager", lambda: f), SweepVariant("jit", lambda: typed_jit(f), compiled=True, program=jax_program)],
             agreement, before=before if i == 0 else None,
         )
         for i, kind in enumerate(devices_to_time(settings.device))

@@ -18,6 +18,7 @@ from jax_benchmarks.hardware.devices import DeviceKind, devices_to_time, torch_d
 from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.store.results import Run
 from jax_benchmarks.frameworks.rng import RNG_Provider
+from jax_benchmarks.measure.memory import TORCH_COMPILE
 from jax_benchmarks.measure.timing import torch_sync
 from jax_benchmarks.example_function.in_torch import f
 from jax_benchmarks.jit.settings import SweepSettings
@@ -62,7 +63,8 @@ def variants() -> list[SweepVariant[torch.Tensor]]:
     # `compiled_f` is looked up when the case first runs (tests replace it with a failing compiler).
     return [
         SweepVariant("eager", lambda: f),
-        SweepVariant("compile", lambda: compiled_f(), compiled=True, cannot_run=compile_failures()),
+        SweepVariant("compile", lambda: compiled_f(), compiled=True, cannot_run=compile_failures(),
+                     program=lambda _f, _x: lambda: TORCH_COMPILE),
     ]
 
 

@@ -102,6 +102,9 @@ class SweepVariant(Generic[A]):
     # Exceptions meaning "this variant cannot run here" (e.g. torch.compile without a working
     # compiler): the variant is skipped with the reason, never faked.
     cannot_run: tuple[type[Exception], ...] = ()
+    # How the compiled program of the built function on an input is obtained, for its memory analysis
+    # (`Timed.program`); None: nothing is compiled (eager).
+    program: Callable[[Callable[[A], A], A], Callable[[], object]] | None = None
 
 
 def no_context() -> AbstractContextManager[object]:
@@ -156,7 +159,7 @@ def sweep_suite(
         for variant in variants:
             cases.append(Case(
                 point.case,
-                prepare=functools.partial(prepare_loop, place, built[variant.name], point),
+                prepare=functools.partial(prepare_loop, place, built[variant.name], point, variant.program),
                 judge=functools.partial(judge_loop, place, point, x1_agreement),
                 variant=variant.name, dtype=DTYPE,
                 params={"array_length": point.array_length, "loop_count": point.loop_count,
@@ -166,8 +169,8 @@ def sweep_suite(
     return Suite(Target(backend, device), cases, before=before)
 
 
-def prepare_loop(place: Callable[[], OnDevice[A]], fn: Callable[[], Callable[[A], A]],
-                 point: SweepPoint) -> Timed[A]:
+def prepare_loop(place: Callable[[], OnDevice[A]], fn: Callable[[], Callable[[A], A]], point: SweepPoint,
+                 program: Callable[[Callable[[A], A], A], Callable[[], object]] | None = None) -> Timed[A]:
     """Untimed: the input on the device; timed: the whole loop of loop_count calls."""
     on_device = place()
     x = on_device.to_device(sweep_input(point.array_length))
@@ -177,7 +180,7 @@ def prepare_loop(place: Callable[[], OnDevice[A]], fn: Callable[[], Callable[[A]
         with on_device.context():
             return call_repeatedly(f, x, point.loop_count)
 
-    return Timed(loop, on_device.sync)
+    return Timed(loop, on_device.sync, program=None if program is None else program(f, x))
 
 
 def judge_loop(place: Callable[[], OnDevice[A]], point: SweepPoint, x1_agreement: X1Agreement,

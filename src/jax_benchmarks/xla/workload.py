@@ -13,6 +13,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 from jax_benchmarks.hardware.devices import gpu_name
@@ -21,7 +22,7 @@ from jax_benchmarks.hardware.peaks import datasheet_peak
 from jax_benchmarks.store.results import Run, Scalar
 from jax_benchmarks.measure.timing import Measurement, Sync, no_sync
 from jax_benchmarks.xla import checks
-from jax_benchmarks.xla.settings import XlaSettings
+from jax_benchmarks.xla.settings import ITEMSIZE, XlaSettings
 
 ArrayT = TypeVar("ArrayT")
 ScalarT = TypeVar("ScalarT")
@@ -50,6 +51,11 @@ class LinalgOps(ABC, Generic[ArrayT, ScalarT]):
     def sync(self) -> Sync:
         """Waits for a result; a device-bound framework replaces it."""
         return no_sync
+
+    def program(self, step: str, *args: Any) -> Callable[[], object] | None:
+        """How the compiled program of a step (`uniform_pair`, `matmul`, ...) on these inputs is obtained,
+        for its memory analysis (`Timed.program`); None where the framework compiles nothing."""
+        return None
 
     @abstractmethod
     def uniform_pair(self) -> tuple[ArrayT, ArrayT]:
@@ -165,9 +171,19 @@ def workload_cases(ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings,
     params = {"matrix_size": n, "rng": ops.rng, "seed": settings.seed}
 
     def case(op: str, prepare: Callable[[], Timed[Any]], judge: Callable[[Any, Measurement], Judgement],
-             matrices_in_shape: int = 1) -> Case[Any]:
+             matrices_in_shape: int = 1, held: int = 2) -> Case[Any]:
+        """`held`: the N×N matrices alive while the case runs (its inputs and outputs), its memory floor."""
         shape = f"{n}x{n}" if matrices_in_shape == 1 else f"{matrices_in_shape}x{n}x{n}"
-        return Case(f"{op}_{shape}_{dtype}", prepare, judge, dtype=dtype, params=params, compiled=ops.compiles)
+
+        def judge_with_floor(result: Any, measurement: Measurement) -> Judgement:
+            judgement = judge(result, measurement)
+            fields, below = checks.memory_floor(measurement.memory, held * n * n * ITEMSIZE[dtype],
+                                                settings.device_kind)
+            return replace(judgement, checks={**judgement.checks, **fields},
+                           failures=[*judgement.failures, *below])
+
+        return Case(f"{op}_{shape}_{dtype}", prepare, judge_with_floor, dtype=dtype, params=params,
+                    compiled=ops.compiles)
 
     def keep_pair(pair: tuple[ArrayT, ArrayT], _: Measurement) -> Judgement:
         matrices.keep_pair(pair)
@@ -177,7 +193,7 @@ def workload_cases(ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings,
                check: Callable[[str, int, float], checks.Check]) -> Case[Any]:
         def prepare() -> Timed[tuple[ScalarT, ScalarT]]:
             a, b = matrices.pair()
-            return Timed(lambda: step(a, b), ops.sync)
+            return Timed(lambda: step(a, b), ops.sync, program=ops.program(getattr(step, "__name__"), a, b))
 
         def judge(values: tuple[ScalarT, ScalarT], _: Measurement) -> Judgement:
             return judged(ops, [check(f"{op}_a", n, ops.to_float(values[0])),
@@ -187,7 +203,7 @@ def workload_cases(ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings,
 
     def multiply() -> Timed[ArrayT]:
         a, b = matrices.pair()
-        return Timed(lambda: ops.matmul(a, b), ops.sync)
+        return Timed(lambda: ops.matmul(a, b), ops.sync, program=ops.program("matmul", a, b))
 
     def judge_product(c: ArrayT, measurement: Measurement) -> Judgement:
         computed = ops.dtype_of(c)
@@ -204,7 +220,7 @@ def workload_cases(ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings,
 
     def invert() -> Timed[ArrayT]:
         c = matrices.product()
-        return Timed(lambda: ops.inverse(c), ops.sync)
+        return Timed(lambda: ops.inverse(c), ops.sync, program=ops.program("inverse", c))
 
     def keep_inverse(c_inv: ArrayT, _: Measurement) -> Judgement:
         matrices.keep_inverse(c_inv)
@@ -212,7 +228,7 @@ def workload_cases(ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings,
 
     def residual() -> Timed[ScalarT]:
         c, c_inv = matrices.product(), matrices.inverse()
-        return Timed(lambda: ops.residual(c, c_inv), ops.sync)
+        return Timed(lambda: ops.residual(c, c_inv), ops.sync, program=ops.program("residual", c, c_inv))
 
     def judge_residual(value: ScalarT, _: Measurement) -> Judgement:
         # Recorded and shown, not judged: it grows with cond(C) (~N³ for uniform
@@ -224,10 +240,10 @@ def workload_cases(ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings,
         )
 
     return [
-        case("uniform", lambda: Timed(ops.uniform_pair, ops.sync), keep_pair, 2),
+        case("uniform", lambda: Timed(ops.uniform_pair, ops.sync, program=ops.program("uniform_pair")), keep_pair, 2),
         reduce("mean", ops.means, checks.matrix_mean),
         reduce("sum", ops.sums, checks.matrix_sum),
-        case("matmul", multiply, judge_product),
+        case("matmul", multiply, judge_product, held=3),  # A, B and C
         case("inverse", invert, keep_inverse),
         case("residual", residual, judge_residual),
     ]
