@@ -58,7 +58,8 @@ class ReportSettings(BaseModel):
         None, ge=0, le=10_000,
         description="Exit 1 when a figure is slower than the baseline by more than this many percent, "
                     "clearly beyond the variation between rounds (both runs need --rounds 3 or more; "
-                    "needs --baseline).",
+                    "needs --baseline), or its memory (peak, compiled program) is larger by more than this many "
+                    "percent and 1 MiB of peak (judged from single runs).",
     )
     plot: bool = Field(False, description="Draw bar charts and box plots of the samples as PNG under data/plots/ "
                                           "and print their paths.")
@@ -296,6 +297,26 @@ def emit_history(histories: Sequence[GroupHistory], fmt: Format) -> None:
 # ------------------------------------------------------------------------------------------
 
 def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
+    """Time (`check_time_regressions`) and memory (report/memory_gate.py), each by its own rule; exit 1 on either."""
+    from jax_benchmarks.report.memory_gate import judge_memory
+
+    memory = judge_memory(rows, threshold_pct)
+    grown = ", ".join(change.text() for change in memory.grown[:MAX_LISTED])
+    grown += f" and {len(memory.grown) - MAX_LISTED} more" if len(memory.grown) > MAX_LISTED else ""
+    memory_failure = (f"memory: {len(memory.grown)} figure(s) larger than the baseline by more than "
+                      f"{threshold_pct:g} %: {grown}") if memory.grown else None
+    if memory.judged and not memory.grown:
+        click.echo(f"no memory regression: {memory.judged} figure(s) judged, none larger than the baseline by more "
+                   f"than {threshold_pct:g} %", err=True)
+    try:
+        check_time_regressions(rows, threshold_pct)
+    except RegressionFound as slower:
+        raise RegressionFound(slower.message + (f"; {memory_failure}" if memory_failure else "")) from None
+    if memory_failure:
+        raise RegressionFound(f"regression: {memory_failure}")
+
+
+def check_time_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
     from jax_benchmarks.report.compare import MIN_ROUNDS, is_regression
 
     compared = [row for row in rows if row.comparison is not None]
