@@ -69,8 +69,8 @@ def test_page_has_environment_tables_and_embedded_charts(results: Path) -> None:
     assert len(parsed.images) == 6
     for img in parsed.images:
         src = str(img["src"])
-        assert jax_benchmarks.startswith("data:image/png;base64,")
-        data = base64.b64decode(jax_benchmarks.split(",", 1)[1])
+        assert src.startswith("data:image/png;base64,")
+        data = base64.b64decode(src.split(",", 1)[1])
         assert data[:8] == PNG_MAGIC
         with Image.open(io.BytesIO(data)) as image:
             assert image.width > 300 and image.height > 200

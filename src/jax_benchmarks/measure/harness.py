@@ -195,6 +195,7 @@ def measure_case(timed: Timed[R], repeats: int, probe: Probe | None) -> tuple[R,
         result, measurement = time_case(timed, repeats)
         figures = probe.stop(AROUND_TIMED_RUN)
     else:
+        probe.before_timing()
         result, measurement = time_case(timed, repeats)
         del result  # no more results alive during the pass than during a timed call
         probe.start(settle=True)
