@@ -158,3 +158,15 @@ def test_bytes_and_log_text() -> None:
 def test_no_device_figure_for_a_case_on_the_cpu(tmp_path: Path) -> None:
     memory = run_one(tmp_path, Timed(lambda: 1))
     assert not any(key.startswith("device_") for key in memory)
+
+
+def test_a_gpu_case_without_a_visible_gpu_says_why(tmp_path: Path) -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is visible: the device figures are tested in tests/test_installation.py")
+    run = Run("test", tmp_path / "results.jsonl")
+    run_cases(run, Target("pytorch", "gpu"), [Case("c", lambda: Timed(lambda: 1))], repeats=1)
+    memory = run.records[0].memory
+    assert memory["device_status"] == "unavailable: PyTorch sees no CUDA device"
+    assert "device_peak_bytes" not in memory

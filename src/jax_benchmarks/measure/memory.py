@@ -27,7 +27,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import gc
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -233,7 +233,10 @@ def device_peak(backend: str, device: str) -> DevicePeak | None:
     if framework == "jax":
         import jax
 
-        gpus = jax.local_devices(backend="gpu")
+        try:
+            gpus = jax.local_devices(backend="gpu")
+        except RuntimeError:  # no GPU backend in this jaxlib (no CUDA plugin)
+            gpus = []
         return JaxPeak(gpus[0]) if gpus else NoDevicePeak("JAX sees no GPU")
     return NoDevicePeak(f"no allocator statistics are read for the {backend} backend")
 
@@ -323,7 +326,7 @@ def format_bytes(n_bytes: float) -> str:
     raise AssertionError("unreachable")
 
 
-def memory_text(memory: dict[str, Scalar] | Any) -> str:
+def memory_text(memory: Mapping[str, Scalar]) -> str:
     """'host peak 24.4 MiB · device peak 1.2 GiB (reserved 2 GiB)' for a log line; '' when nothing measured."""
     parts = []
     host = memory.get("host_peak_bytes")

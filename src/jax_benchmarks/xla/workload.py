@@ -18,6 +18,7 @@ from typing import Any, Generic, TypeVar
 
 from jax_benchmarks.hardware.devices import gpu_name
 from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed
+from jax_benchmarks.measure.memory import format_bytes, memory_text
 from jax_benchmarks.hardware.peaks import datasheet_peak
 from jax_benchmarks.store.results import Run, Scalar
 from jax_benchmarks.measure.timing import Measurement, Sync, no_sync
@@ -177,10 +178,14 @@ def workload_cases(ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings,
 
         def judge_with_floor(result: Any, measurement: Measurement) -> Judgement:
             judgement = judge(result, measurement)
-            fields, below = checks.memory_floor(measurement.memory, held * n * n * ITEMSIZE[dtype],
-                                                settings.device_kind)
+            floor = held * n * n * ITEMSIZE[dtype]
+            fields, below = checks.memory_floor(measurement.memory, floor, settings.device_kind)
+            # The product's footprint, logged: what A·B costs above its inputs, against the matrices' bytes.
+            footprint = memory_text(measurement.memory) if op == "matmul" else ""
+            notes = ([f"  {ops.name} product memory: {footprint} (A, B and C hold {format_bytes(floor)})"]
+                     if footprint else [])
             return replace(judgement, checks={**judgement.checks, **fields},
-                           failures=[*judgement.failures, *below])
+                           failures=[*judgement.failures, *below], notes=[*judgement.notes, *notes])
 
         return Case(f"{op}_{shape}_{dtype}", prepare, judge_with_floor, dtype=dtype, params=params,
                     compiled=ops.compiles)
