@@ -1,7 +1,7 @@
 """Benchmark: what one CPU run of `xla all`, `jit all` and `mnist all --epochs 1` records about memory, and
 what taking it costs the timing.
 
-    .venv/bin/python benchmarks/memory_footprint.py [rounds]
+    .venv/bin/python benchmarks/memory_footprint.py [rounds]     (rounds 0: only parts 3 and 4)
 
 Part 1 runs each command on the CPU in fresh processes, with --memory and with --no-memory, alternating
 which goes first from round to round (so machine noise hits both alike), and prints for every figure of
@@ -9,8 +9,10 @@ the --memory run: the peak host memory above what the process held before the ca
 program's bytes (XLA's analysis: arguments + outputs + temporaries + code), and the arrays' own size.
 Part 2 prints the timing overhead of the memory pass: per command, the ratio of each figure's fastest
 sample and median with the pass to without it (geometric mean and range over the figures), and of the
-command's wall time. Part 3 times the probe itself (reset VmHWM, read VmRSS, then read VmHWM), which is
-all that runs around work timed once (epochs, solves), against the shortest such figure.
+command's wall time; on a shared machine these ratios carry the drift between processes. Part 3 does the
+same in one process (xla all at N = 500, ten rounds alternating), free of that drift. Part 4 times the
+probe itself (reset VmHWM, read VmRSS, then read VmHWM), which is all that runs around work timed once
+(epochs, solves), against the shortest such figure.
 
 Sizes are small but show something: xla at N = 1000 float64, jit at its --quick lengths (and the Flax
 training points), mnist on the embedded digits (offline) for one epoch of --dry-run batches.
@@ -129,6 +131,36 @@ def probe_cost() -> float:
     return (time.perf_counter() - start) / PROBES
 
 
+def interleaved(rounds: int) -> list[str]:
+    """In one process, the same cases timed with the memory pass and without it, alternating round by round:
+    no process-to-process drift, so the ratio of the fastest samples shows what the pass does to the
+    timing of the case after it (the pass itself comes after every timed sample)."""
+    from jax_benchmarks.measure.harness import run_suite
+    from jax_benchmarks.store.results import Run
+    from jax_benchmarks.xla import jax_backend, numpy_backend, pytorch_backend
+    from jax_benchmarks.xla.settings import XlaSettings
+
+    settings = XlaSettings(matrix_size=500, device="cpu", repeats=5)
+    fastest: dict[bool, dict[str, list[float]]] = {True: {}, False: {}}
+    with tempfile.TemporaryDirectory() as tmp:
+        for r in range(rounds):
+            for memory in ((True, False) if r % 2 == 0 else (False, True)):
+                run = Run("xla", Path(tmp) / "results.jsonl")
+                for module in (numpy_backend, pytorch_backend, jax_backend):
+                    for suite in module.suites(settings):
+                        run_suite(run, suite, repeats=settings.repeats, memory=memory)
+                for record in run.records:
+                    if record.min_s:
+                        fastest[memory].setdefault(f"{record.backend} {record.case}", []).append(record.min_s)
+    lines = []
+    for figure, with_pass in fastest[True].items():
+        ratio = min(with_pass) / min(fastest[False][figure])
+        lines.append(f"  {figure:42} fastest sample with / without the pass ×{ratio:.3f}")
+    values = [min(v) / min(fastest[False][k]) for k, v in fastest[True].items()]
+    lines.append(f"  all {len(values)} figures: {ratio_text(values)}")
+    return lines
+
+
 def main(rounds: int) -> None:
     overhead: list[str] = []
     shortest_once = math.inf
@@ -153,13 +185,19 @@ def main(rounds: int) -> None:
                 f"{name}: fastest sample {ratio_text(ratios(with_pass, without, 'min_s'))}; "
                 f"median {ratio_text(ratios(with_pass, without, 'median_s'))}; wall time ×{wall_ratio:.3f} "
                 f"({statistics.median(walls[True]):.1f} s vs {statistics.median(walls[False]):.1f} s)")
-    print(f"\n## timing with the memory pass / without it ({rounds} round(s) each, fresh processes, "
-          "order alternating)")
+    if rounds:
+        print(f"\n## timing with the memory pass / without it ({rounds} round(s) each, fresh processes, "
+              "order alternating)")
     for line in overhead:
         print(line)
+    print("\n## in one process, xla all at N = 500, 10 rounds alternating --memory / --no-memory")
+    for line in interleaved(10):
+        print(line)
     cost = probe_cost()
-    print(f"\n## the probe around work timed once: {cost * 1e6:.0f} µs (outside the timed region); against the "
-          f"shortest such figure ({shortest_once:.3g} s) that is {cost / shortest_once:.2e} of it")
+    print(f"\n## the probe around work timed once (epochs, solves, loads): {cost * 1e6:.0f} µs per case, before "
+          "the first timed call and after the last (outside time_call's clock, so 0 on the figure itself)"
+          + (f"; against the shortest such figure ({shortest_once:.3g} s) it would be {cost / shortest_once:.2e}"
+             if math.isfinite(shortest_once) else ""))
 
 
 if __name__ == "__main__":

@@ -218,7 +218,7 @@ def run_cases(
 ) -> dict[str, Measurement]:
     """Time, judge and record every selected case in order; raise `CheckFailed` at the end if any check
     failed. Returns the measurements by case label (for a backend that reports across cases).
-    `memory=False` takes no memory figures (benchmarks/memory_footprint.py compares the timings)."""
+    `memory=False` (`--no-memory`) takes no memory figures and makes no extra call."""
     progress = progress or run.progress
     chosen = select(cases, patterns)
     for case in cases:
