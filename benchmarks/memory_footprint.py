@@ -74,6 +74,8 @@ def arrays_bytes(record: dict[str, Any]) -> str:
         return f"{format_bytes(checks['memory_floor_bytes'])} matrices held"
     if "array_length" in params:  # jit: the float32 input (the output is as large)
         return f"{format_bytes(4 * params['array_length'])} input"
+    if record["case"].startswith("validation") and "test_images" in params:
+        return f"{format_bytes(params['test_images'] * IMAGE_BYTES)} test images"
     if "batch" in params:
         return f"{format_bytes(params['batch'] * IMAGE_BYTES)} batch"
     return ""
