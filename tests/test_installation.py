@@ -96,3 +96,49 @@ def test_precision_policy_holds_on_the_gpu(framework: str) -> None:
     tf32 = relative_error_of_float32_product(framework, "tf32")
     assert ieee < 1e-5, f"{framework}: --precision float32 gave error {ieee:.2e}: not IEEE float32"
     assert tf32 > 3e-5, f"{framework}: --precision tf32 gave error {tf32:.2e}: TF32 tensor cores not used"
+
+
+# Known answer on the device: a case that allocates 256 MiB on the GPU records a device peak of that much.
+# Tolerance: at least the bytes (the allocators count whole blocks, rounded up), at most 4 MiB more
+# (PyTorch rounds to 512 B and 2 MiB segments; XLA's BFC allocator to 256 B plus a scratch buffer).
+DEVICE_BYTES = 256 * 2**20
+DEVICE_ABOVE = 4 * 2**20
+
+
+def device_peak_of(backend: str, call: object, tmp_path: object) -> dict[str, object]:
+    from pathlib import Path
+
+    from jax_benchmarks.measure.harness import Case, Target, Timed, run_cases
+    from jax_benchmarks.measure.timing import jax_sync, torch_sync
+    from jax_benchmarks.run import Run
+
+    sync = jax_sync if backend == "jax" else torch_sync("cuda")
+    run = Run("test", Path(str(tmp_path)) / "results.jsonl")
+    run_cases(run, Target(backend, "gpu"), [Case("alloc_256MiB", lambda: Timed(call, sync))], repeats=2)  # type: ignore[arg-type]
+    return dict(run.records[0].memory)
+
+
+@pytest.mark.skipif(not gpu_names(), reason=NO_GPU)
+def test_pytorch_device_peak_is_the_known_allocation(tmp_path: object) -> None:
+    import torch
+
+    memory = device_peak_of("pytorch", lambda: torch.ones(DEVICE_BYTES // 4, device="cuda"), tmp_path)
+    assert memory["device_status"] == "measured", memory
+    peak, reserved = memory["device_peak_bytes"], memory["device_reserved_bytes"]
+    assert isinstance(peak, int) and DEVICE_BYTES <= peak <= DEVICE_BYTES + DEVICE_ABOVE, memory
+    assert isinstance(reserved, int) and reserved >= peak, memory
+
+
+@pytest.mark.skipif(not gpu_names(), reason=NO_GPU)
+def test_jax_device_peak_is_the_known_allocation(tmp_path: object) -> None:
+    import jax
+    import jax.numpy as jnp
+
+    gpu = jax.devices("gpu")[0]
+    # Larger than anything earlier in the process: JAX's lifetime peak is then this case's.
+    size = max(DEVICE_BYTES, int((gpu.memory_stats() or {}).get("peak_bytes_in_use", 0)) + DEVICE_BYTES)
+    make = jax.jit(lambda: jnp.ones(size // 4, jnp.float32), device=gpu)
+    memory = device_peak_of("jax", make, tmp_path)
+    assert memory["device_status"] == "measured", memory
+    peak = memory["device_peak_bytes"]
+    assert isinstance(peak, int) and size <= peak <= size + DEVICE_ABOVE, memory

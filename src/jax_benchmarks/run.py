@@ -81,6 +81,7 @@ class Run:
         compile_s: float | None = None,
         metrics: dict[str, Scalar] | None = None,
         checks: dict[str, Scalar] | None = None,
+        memory: dict[str, Scalar] | None = None,
     ) -> Record:
         timing: dict[str, Any] = {}
         metrics = dict(metrics or {})
@@ -108,6 +109,7 @@ class Run:
             compile_s=compile_s,
             metrics=metrics,
             checks=checks or {},
+            memory=memory or {},
             env={**environment(), **self.settings_env},
             round_index=self.round_index,
             rounds=self.rounds,

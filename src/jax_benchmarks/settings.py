@@ -94,6 +94,12 @@ class BenchSettings(BaseModel):
         description="Smoke-test preset: small sizes and few repeats, so that the command ends in seconds "
                     "(not a measurement to compare); options given explicitly win over it.",
     )
+    memory: bool = Field(
+        True,
+        description="Record each case's peak host (and GPU) memory and its compiled program's bytes, taken in one "
+                    "untimed call after the timed samples (around the timed work for epochs and solves); "
+                    "--no-memory makes no extra call.",
+    )
     rounds: int = Field(
         1, ge=1, le=100,
         description="Run the command this many times, each round in a fresh process; every round is recorded "

@@ -218,12 +218,12 @@ def test_read_only_results_folder_is_refused(tmp_path: Path) -> None:
 
 def test_records_without_schema_version_load_as_legacy(results_path: Path) -> None:
     record = Record(run_id="r", timestamp="t", group="xla", backend="numpy", case="c", device="cpu")
-    assert record.schema_version == SCHEMA_VERSION == 1
+    assert record.schema_version == SCHEMA_VERSION == 2
     legacy = record.model_dump()
     del legacy["schema_version"]
     results_path.write_text(json.dumps(legacy) + "\n" + record.model_dump_json() + "\n")
     versions = [r.schema_version for r in read_records(results_path, print)]
-    assert versions == [0, 1]
+    assert versions == [0, 2]
 
 
 # ---------------------------------------------------------- interrupts ---

@@ -81,7 +81,7 @@ def run_backend(module: BackendModule, settings: BenchSettings, run: Any) -> Non
     try:
         with applied(settings.precision, frameworks):
             for suite in module.suites(settings):
-                run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns)
+                run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns, memory=settings.memory)
     except Exception as exc:
         if is_out_of_memory(exc):
             raise OutOfMemory(exc) from None

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.table import Table
 
 from jax_benchmarks.cli.console import literal
-from jax_benchmarks.store.record import Record
+from jax_benchmarks.measure.memory import format_bytes
+from jax_benchmarks.store.record import Record, Scalar
 
 
 def format_seconds(seconds: float) -> str:
@@ -44,6 +45,53 @@ def format_value(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
     return str(value)
+
+
+def _bytes(memory: Mapping[str, Scalar], key: str) -> int | None:
+    value = memory.get(key)
+    return value if type(value) is int else None
+
+
+def host_peak_cell(memory: Mapping[str, Scalar]) -> str | None:
+    peak = _bytes(memory, "host_peak_bytes")
+    return None if peak is None else format_bytes(peak)
+
+
+def device_peak_cell(memory: Mapping[str, Scalar]) -> str | None:
+    """In use at the peak, and what the allocator reserved beside it: '1.2 GiB (reserved 2.0 GiB)'."""
+    peak, reserved = _bytes(memory, "device_peak_bytes"), _bytes(memory, "device_reserved_bytes")
+    if peak is None:
+        return None
+    return format_bytes(peak) + ("" if reserved is None else f" (reserved {format_bytes(reserved)})")
+
+
+def compiled_cell(memory: Mapping[str, Scalar]) -> str | None:
+    """XLA's analysis of the compiled program: its temporaries, then arguments + outputs."""
+    temp = _bytes(memory, "compiled_temp_bytes")
+    if temp is None:
+        return None
+    io_bytes = (_bytes(memory, "compiled_argument_bytes") or 0) + (_bytes(memory, "compiled_output_bytes") or 0)
+    return f"{format_bytes(temp)} temp · {format_bytes(io_bytes)} in+out"
+
+
+# The memory rows of every table, each under its case: (row label, the cell of a record's `memory`).
+MEMORY_ROWS: tuple[tuple[str, Callable[[Mapping[str, Scalar]], str | None]], ...] = (
+    ("host peak", host_peak_cell),
+    ("device peak", device_peak_cell),
+    ("compiled", compiled_cell),
+)
+MEMORY_NOTE = ("memory: peak above what the process (device) held before the case, taken apart from the timing; "
+               "compiled = XLA's memory analysis of the program")
+
+
+def memory_rows(case: str, records: Sequence[Record | None]) -> list[list[str]]:
+    """The memory rows of a case across the columns ('—' where a column has no such figure)."""
+    rows = []
+    for name, cell in MEMORY_ROWS:
+        values = [None if record is None else cell(record.memory) for record in records]
+        if any(v is not None for v in values):
+            rows.append([f"{case} · {name}", *("—" if v is None else v for v in values)])
+    return rows
 
 
 def column_of(record: Record, show_device: bool) -> str:
@@ -107,7 +155,7 @@ def comparison_table(
     for col in layout.columns:
         table.add_column(literal(col), justify="right")
 
-    noisy_seen = False
+    noisy_seen = memory_seen = False
     for case in layout.cases:
         if any(r.median_s for (c, _), r in cells.items() if c == case):
             row = [literal(case)]
@@ -124,6 +172,9 @@ def comparison_table(
             if any(v is not None for v in values):
                 table.add_row(literal(f"{case} · {metric}"),
                               *("—" if v is None else literal(format_value(v)) for v in values))
-    if noisy_seen:
-        table.caption = NOISY_NOTE
+        for memory_row in memory_rows(case, [cells.get((case, c)) for c in layout.columns]):
+            table.add_row(*(literal(cell) for cell in memory_row), style="dim")
+            memory_seen = True
+    table.caption = "\n".join(note for note, seen in ((NOISY_NOTE, noisy_seen), (MEMORY_NOTE, memory_seen))
+                              if seen) or None
     return table

@@ -7,6 +7,7 @@ import jax.numpy as jnp
 import numpy as np
 from numpy.typing import NDArray
 
+from jax_benchmarks.measure.memory import jax_program
 from jax_benchmarks.example_function.in_jax import f
 from jax_benchmarks.frameworks.arrays import JaxArrays
 from jax_benchmarks.frameworks.typed import typed_jit
@@ -41,7 +42,8 @@ def suites(settings: SweepSettings) -> list[Suite]:
         sweep_suite(
             BACKEND, JaxArrays(kind), settings,
             # A fresh jax.jit per device, so its first call (the compilation) is timed apart.
-            [SweepVariant("eager", lambda: f), SweepVariant("jit", lambda: typed_jit(f), compiled=True)],
+            [SweepVariant("eager", lambda: f),
+             SweepVariant("jit", lambda: typed_jit(f), compiled=True, program=jax_program)],
             x1_check, before=before if i == 0 else None,
         )
         for i, kind in enumerate(devices_to_time(settings.device))

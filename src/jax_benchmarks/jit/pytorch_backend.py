@@ -11,6 +11,7 @@ from contextlib import AbstractContextManager
 
 import torch
 
+from jax_benchmarks.measure.memory import TORCH_COMPILE
 from jax_benchmarks.example_function.in_torch import f
 from jax_benchmarks.frameworks.arrays import TorchArrays
 from jax_benchmarks.frameworks.rng import RNG_Provider
@@ -45,7 +46,8 @@ def variants() -> list[SweepVariant[torch.Tensor]]:
     # `compiled_f` is looked up when the case first runs (tests replace it with a failing compiler).
     return [
         SweepVariant("eager", lambda: f),
-        SweepVariant("compile", lambda: compiled_f(), compiled=True, cannot_run=compile_failures()),
+        SweepVariant("compile", lambda: compiled_f(), compiled=True, cannot_run=compile_failures(),
+                     program=lambda _f, _x: lambda: TORCH_COMPILE),
     ]
 
 

@@ -103,6 +103,9 @@ class SweepVariant(Generic[A]):
     # Exceptions meaning "this variant cannot run here" (e.g. torch.compile without a working
     # compiler): the variant is skipped with the reason, never faked.
     cannot_run: tuple[type[Exception], ...] = ()
+    # How the compiled program of the built function on an input is obtained, for its memory analysis
+    # (`Timed.program`); None: nothing is compiled (eager).
+    program: Callable[[Callable[[A], A], A], Callable[[], object]] | None = None
 
 
 class X1Check:
@@ -163,7 +166,7 @@ def sweep_suite(
         for variant in variants:
             cases.append(Case(
                 point.case,
-                prepare=functools.partial(prepare_loop, arrays, point, call_context),
+                prepare=functools.partial(prepare_loop, arrays, point, call_context, variant.program),
                 judge=functools.partial(judge_loop, arrays, point),
                 variant=variant.name, dtype=DTYPE,
                 params={"array_length": point.array_length, "loop_count": point.loop_count,
@@ -183,6 +186,7 @@ def on_device(arrays: DeviceArrays[A], point: SweepPoint) -> A:
 
 def prepare_loop(arrays: DeviceArrays[A], point: SweepPoint,
                  call_context: Callable[[], AbstractContextManager[object]],
+                 program: Callable[[Callable[[A], A], A], Callable[[], object]] | None,
                  f: Callable[[A], A], x: A, _agreement: Agreement) -> Timed[A]:
     """Timed: the whole loop of loop_count calls of f on the input already on the device."""
 
@@ -190,7 +194,7 @@ def prepare_loop(arrays: DeviceArrays[A], point: SweepPoint,
         with call_context():
             return call_repeatedly(f, x, point.loop_count)
 
-    return Timed(loop, arrays.sync)
+    return Timed(loop, arrays.sync, program=None if program is None else program(f, x))
 
 
 def judge_loop(arrays: DeviceArrays[A], point: SweepPoint, result: A, measurement: Measurement,

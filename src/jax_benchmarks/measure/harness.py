@@ -11,8 +11,13 @@ it to `run_cases`, which for each case, in order:
 3. times it through `jax_benchmarks.measure.timing` (first call apart as compile time, warm-up, sync, repeats),
    or once for work that can only be done once (a whole solve), or a fixed number of runs for work
    that changes from run to run (training epochs);
-4. `judge`s the last result: checks, metrics and failures;
-5. writes the record, keeps the judgement's `output` next to it on `run.outputs` (for a later step of the
+4. takes its memory figures (`jax_benchmarks.measure.memory`) without touching the timed calls: in a
+   separate, untimed call of the same `Timed` after the samples (as asv's `peakmem_`), the last timed
+   result dropped first; or, for work done once or a fixed number of times, around that timed work
+   (the peak is reset before the first call and read after the last, outside every timed region);
+   and the compiled program's memory where the `Timed` says how to obtain it;
+5. `judge`s the last result (of the memory pass where there is one): checks, metrics and failures;
+6. writes the record, keeps the judgement's `output` next to it on `run.outputs` (for a later step of the
    run, e.g. a cross-backend comparison), logs the case's notes, and reports progress;
 
 and, once every selected case is recorded, raises `CheckFailed` naming every broken check. Nothing
@@ -55,13 +60,14 @@ from __future__ import annotations
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import TracebackType
 from typing import Any, Generic, Protocol, TypeVar
 
 from rich.markup import escape
 
 from jax_benchmarks.errors import CheckFailed, first_line
+from jax_benchmarks.measure.memory import AROUND_TIMED_RUN, SEPARATE_PASS, Probe, compiled_figures
 from jax_benchmarks.measure.progress import Progress
 from jax_benchmarks.store.record import Output, Record, Scalar
 from jax_benchmarks.run import Run
@@ -104,6 +110,14 @@ class Timed(Generic[R]):
     # apart, the others are the samples.
     runs: int | None = None
     before_each: Callable[[], object] | None = None
+    # How the compiled program of `call` is obtained, for its memory analysis (e.g.
+    # `memory.jax_program(jitted, *args)`; `lambda: memory.TORCH_COMPILE` where there is none); None: not compiled.
+    program: Callable[[], object] | None = None
+
+    @property
+    def single_pass(self) -> bool:
+        """Work that must not be called more often than timed: its memory is read around the timed work."""
+        return self.once or self.runs is not None or self.fixed_count
 
 
 @dataclass(frozen=True)
@@ -342,20 +356,45 @@ def time_case(timed: Timed[R], repeats: int) -> tuple[R, Measurement]:
     return measure_keeping_result(timed.call, timed.sync, repeats, timed.fixed_count)
 
 
+def measure_case(timed: Timed[R], repeats: int, probe: Probe | None) -> tuple[R, Measurement]:
+    """`time_case`, then the memory figures on the measurement (none without a probe). Returns the last
+    result: the memory pass's, where there is one (the same call on the same inputs as the timed ones)."""
+    if probe is None:
+        return time_case(timed, repeats)
+    if timed.single_pass:
+        probe.start(settle=False)
+        result, measurement = time_case(timed, repeats)
+        figures = probe.stop(AROUND_TIMED_RUN)
+    else:
+        probe.before_timing()
+        result, measurement = time_case(timed, repeats)
+        del result  # no more results alive during the pass than during a timed call
+        probe.start(settle=True)
+        result = timed.call()
+        timed.sync(result)
+        figures = probe.stop(SEPARATE_PASS)
+    if timed.program is not None:
+        figures.update(compiled_figures(timed.program))
+    return result, replace(measurement, memory=figures)
+
+
 def run_cases(
     run: Run, target: Target, cases: Sequence[Case[Any]], *, repeats: int, patterns: Sequence[str] = (),
-    progress: Progress | None = None, fixtures: Sequence[Fixture[Any]] = (),
+    progress: Progress | None = None, fixtures: Sequence[Fixture[Any]] = (), memory: bool = True,
 ) -> dict[str, Measurement]:
     """Time, judge and record every selected case in order; raise `CheckFailed` at the end if any check
     failed. Returns the measurements by case label (for a backend that reports across cases). The
-    `fixtures` the cases use live until the last case that needs them (see the module's docstring)."""
+    `fixtures` the cases use live until the last case that needs them (see the module's docstring).
+    `memory=False` (`--no-memory`) takes no memory figures and makes no extra call."""
     with LiveFixtures(fixtures) as live:
-        return run_live(run, target, cases, live, repeats=repeats, patterns=patterns, progress=progress)
+        return run_live(run, target, cases, live, repeats=repeats, patterns=patterns, progress=progress,
+                        memory=memory)
 
 
 def run_live(
     run: Run, target: Target, cases: Sequence[Case[Any]], live: LiveFixtures, *, repeats: int,
     patterns: Sequence[str] = (), progress: Progress | None = None, kept_for_after: Sequence[Fixture[Any]] = (),
+    memory: bool = True,
 ) -> dict[str, Measurement]:
     """`run_cases` with the suite's live fixtures, keeping `kept_for_after` alive for `Suite.after`."""
     progress = progress or run.progress
@@ -387,7 +426,8 @@ def run_live(
                     live.value(fixture)
                     live.keep_only(still_needed(index + 1, case))
                 values = [live.value(fixture) for fixture in case.uses]
-                result, measurement = time_case(case.prepare(*values), repeats)
+                probe = Probe.of(target.backend, target.device) if memory else None
+                result, measurement = measure_case(case.prepare(*values), repeats, probe)
             except case.cannot_run as exc:
                 dead[case.variant] = f"{type(exc).__name__}: {first_line(exc)}"
                 run.log(f"skipped: {escape(label)}: {escape(dead[case.variant])}")
@@ -414,7 +454,8 @@ def run_live(
     return measured
 
 
-def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] = ()) -> dict[str, Measurement]:
+def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] = (),
+              memory: bool = True) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
     selected; all of it inside the suite's `context`, the fixtures torn down before it is left."""
     with suite.context(), LiveFixtures(suite.fixtures) as live:
@@ -422,7 +463,7 @@ def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] =
         if suite.before is not None:
             suite.before(run)
         measured = run_live(run, suite.target, suite.cases, live, repeats=repeats, patterns=patterns,
-                            kept_for_after=suite.after_uses if suite.after is not None else ())
+                            kept_for_after=suite.after_uses if suite.after is not None else (), memory=memory)
         if suite.after is not None and measured:
             suite.after(run, *(live.value(fixture) for fixture in suite.after_uses))
         return measured
@@ -439,5 +480,5 @@ def record_case(run: Run, target: Target, case: Case[Any], measurement: Measurem
         backend=target.backend, case=case.name, variant=case.variant, device=target.device,
         measurement=measurement, dtype=case.dtype, params={**case.params, **judgement.params},
         compile_s=measurement.compile_s if case.compiled else None,
-        metrics=metrics, checks=dict(judgement.checks),
+        metrics=metrics, checks=dict(judgement.checks), memory=dict(measurement.memory),
     )

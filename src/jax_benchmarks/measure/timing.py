@@ -21,9 +21,9 @@ import gc
 import math
 import statistics
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -62,6 +62,9 @@ class Measurement:
     first_call_s: float | None = None
     warmup: int = 0
     calls_per_sample: int = 1
+    # The case's memory figures (jax_benchmarks.measure.memory), taken apart from the timed calls; the
+    # record's `memory`. Empty where the harness took none.
+    memory: Mapping[str, float | int | str | bool | None] = field(default_factory=dict, compare=False)
 
     @property
     def repeats(self) -> int:

@@ -30,6 +30,7 @@ import numpy as np
 
 from jax_benchmarks.errors import DataError
 from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed, matches, select
+from jax_benchmarks.measure.memory import memory_text
 from jax_benchmarks.measure.progress import NoProgress, Progress
 from jax_benchmarks.run import Run
 from jax_benchmarks.store.record import Scalar
@@ -294,6 +295,7 @@ def epoch_case(training: Training[EpochOutput, EvalOutput], variant: str | None,
             f"epoch {epoch}/{settings.num_epochs}: {seconds:.2f} s · {figures['images_per_s']:.0f} images/s · "
             f"{figures['gflops']:.1f} GFLOP/s{share_text(figures)}{overhead} · "
             f"train loss {result.loss:.4f} acc {result.accuracy:.2%}"
+            + (f" · {peak}" if (peak := memory_text(measurement.memory)) else "")
         )
         # With validation, its case logs the epoch's line completed by the test figures.
         return Judgement(metrics=metrics, params=training.data_params(),
@@ -408,6 +410,8 @@ def save_outputs(training: Training[EpochOutput, EvalOutput], run: Run) -> None:
     run.log(f"checkpoint: {saved}")
     seconds = training.epochs[-1][1]
     speed = f"{training.plan().images_per_epoch / seconds:.0f} images/s · epoch {seconds:.2f} s"
+    epoch_memory = next((r.memory for r in reversed(run.records) if r.case == CaseNames(settings).epoch), {})
+    speed += f" · {peak}" if (peak := memory_text(epoch_memory)) else ""
     if val is None:
         run.log(f"[bold]{training.backend}: {speed} (no validation selected)[/]")
         return

@@ -63,7 +63,8 @@ class ReportSettings(BaseModel):
         None, ge=0, le=10_000,
         description="Exit 1 when a figure is slower than the baseline by more than this many percent, "
                     "clearly beyond the variation between rounds (both runs need --rounds 3 or more; "
-                    "needs --baseline).",
+                    "needs --baseline), or its memory (peak, compiled program) is larger by more than this many "
+                    "percent and 1 MiB of peak (judged from single runs).",
     )
     plot: bool = Field(False, description="Draw bar charts and box plots of the samples as PNG under data/plots/ "
                                           "and print their paths.")
@@ -352,8 +353,33 @@ def emit_history(histories: Sequence[GroupHistory], fmt: Format) -> None:
 # ------------------------------------------------------------------------------------------
 
 def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
-    """The gate: exit 1 on a regression, and never pass what it could not judge (exit 2, saying what to change):
-    a figure without a baseline or with fewer than MIN_ROUNDS rounds on a side is not a figure that passed."""
+    """The gate: time (`check_time_regressions`) and memory (report/memory_gate.py), each by its own rule. Exit 1
+    on a regression in either; never pass what it could not judge (exit 2, saying what to change): a time figure
+    without a baseline or with fewer than MIN_ROUNDS rounds on a side is not a figure that passed. Memory figures
+    are nearly deterministic, so memory is judged from single runs."""
+    from jax_benchmarks.report.memory_gate import judge_memory
+
+    memory = judge_memory(rows, threshold_pct)
+    grown = ", ".join(change.text() for change in memory.grown[:MAX_LISTED])
+    grown += f" and {len(memory.grown) - MAX_LISTED} more" if len(memory.grown) > MAX_LISTED else ""
+    memory_failure = (f"memory: {len(memory.grown)} figure(s) larger than the baseline by more than "
+                      f"{threshold_pct:g} %: {grown}") if memory.grown else None
+    if memory.judged and not memory.grown:
+        click.echo(f"no memory regression: {memory.judged} figure(s) judged, none larger than the baseline by more "
+                   f"than {threshold_pct:g} %", err=True)
+    try:
+        check_time_regressions(rows, threshold_pct)
+    except RegressionFound as slower:
+        raise RegressionFound(slower.message + (f"; {memory_failure}" if memory_failure else "")) from None
+    except CannotJudge as cannot:
+        if memory_failure:  # a regression found is reported as one, with what could not be judged beside it
+            raise RegressionFound(f"regression: {memory_failure} ({cannot.message})") from None
+        raise
+    if memory_failure:
+        raise RegressionFound(f"regression: {memory_failure}")
+
+
+def check_time_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
     from jax_benchmarks.report.compare import MIN_ROUNDS, is_regression
 
     compared = [row for row in rows if row.comparison is not None]

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from jax_benchmarks.store.record import Scalar
-from jax_benchmarks.cli.tables import NOISY_NOTE, format_value
+from jax_benchmarks.cli.tables import NOISY_NOTE, format_value, memory_rows
 from jax_benchmarks.report.history import GroupHistory, history_cells, history_headers
 from jax_benchmarks.report.render import (
     CHANGE_HEADERS, baseline_summary, change_cells, cell_text, env_header,
@@ -114,6 +114,9 @@ def figures_table(table: ReportTable) -> str:
                                                          for v in values)],
                     classes=["metric", *(["num metric"] * len(values))],
                 ))
+        for memory_row in memory_rows(case, [c.record if c is not None else None for c in cells]):
+            rows.append(_row([html.escape(text) for text in memory_row],
+                             classes=["metric", *(["num metric"] * len(cells))]))
     return '<table class="figures">' + "".join(rows) + "</table>"
 
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from jax_benchmarks.hardware.environment import LIBRARIES
 from jax_benchmarks.cli.plots import new_figure, save_figure
+from jax_benchmarks.measure.memory import format_bytes
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.report.history import GroupHistory, quartiles
 from jax_benchmarks.report.rows import FigureRow, ReportTable
@@ -123,19 +124,57 @@ def spreads_widely(values: Sequence[float]) -> bool:
     return bool(positive) and max(positive) / min(positive) > LOG_SCALE_SPREAD
 
 
+def peak_bytes(row: FigureRow) -> int | None:
+    """The figure's peak memory: on the device where it ran on one, else on the host."""
+    for key in ("device_peak_bytes", "host_peak_bytes"):
+        value = row.record.memory.get(key)
+        if type(value) is int:
+            return value
+    return None
+
+
+def draw_memory_panel(ax: Axes, rows: Sequence[FigureRow], color_of: dict[str, str], group: str) -> None:
+    """Bars of each figure's peak memory, beside the time panels (same cases, same colours)."""
+    from matplotlib.ticker import FuncFormatter
+
+    cases = list(dict.fromkeys(row.case for row in rows))
+    columns = list(dict.fromkeys(row.column for row in rows))
+    width = 0.8 / len(columns)
+    for i, column in enumerate(columns):
+        chosen = [row for row in rows if row.column == column]
+        ax.bar([cases.index(row.case) - 0.4 + width * (i + 0.5) for row in chosen],
+               [float(peak_bytes(row) or 0) for row in chosen], width=width, label=column,
+               color=color_of.get(color_key(chosen[0], group), "C0"))
+    ax.set_title("peak memory (above what was held before)", fontsize=9)
+    ax.set_xticks(range(len(cases)), cases, rotation=30, ha="right", fontsize=8)
+    if spreads_widely([float(peak_bytes(row) or 0) for row in rows]):
+        ax.set_yscale("symlog", linthresh=4096)
+    ax.yaxis.set_major_formatter(FuncFormatter(lambda value, _pos: format_bytes(value)))
+    ax.tick_params(axis="y", which="both", labelsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+
+
 def table_figure(table: ReportTable) -> Figure | None:
-    """Bars of the medians with quartile error bars; None when the table has no timed figure."""
+    """Bars of the medians with quartile error bars, and of the peak memory beside them; None when the
+    table has no timed figure."""
     chosen = panels(table)
     if not chosen:
         return None
     log_scale = spreads_widely([row.record.median_s or 0.0 for _, rows in chosen for row in rows])
     cases = max(len({row.case for row in rows}) for _, rows in chosen)
-    fig = new_figure(width=min(max(6.0, 1.6 + 1.4 * cases) * len(chosen), MAX_WIDTH), height=4.8)
-    axes = fig.subplots(1, len(chosen), sharey=True, squeeze=False)[0]
+    with_memory = [row for _, rows in chosen for row in rows if peak_bytes(row) is not None]
+    count = len(chosen) + bool(with_memory)
+    fig = new_figure(width=min(max(6.0, 1.6 + 1.4 * cases) * count, MAX_WIDTH), height=4.8)
+    axes = fig.subplots(1, count, squeeze=False)[0]
     color_of = colors(table, chosen)
     for ax, (title, rows) in zip(axes, chosen):
+        if ax is not axes[0]:
+            ax.sharey(axes[0])  # one time axis for the time panels; memory has its own
         # A lone panel needs no title of its own: the figure's title names the group.
-        draw_panel(ax, title if len(chosen) > 1 else None, rows, log_scale, color_of, table.group)
+        draw_panel(ax, title if count > 1 else None, rows, log_scale, color_of, table.group)
+    if with_memory:
+        draw_memory_panel(axes[-1], with_memory, color_of, table.group)
     fig.suptitle(f"{table.title}\n{machine_title(table.env)}", fontsize=9)
     return fig
 

@@ -16,10 +16,12 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from jax_benchmarks.measure.memory import SHOWN_BYTES
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.hardware.environment import LIBRARIES
 from jax_benchmarks.cli.console import literal, visible
-from jax_benchmarks.cli.tables import NOISY_NOTE, comparison_table, format_seconds, format_value, timing_cell
+from jax_benchmarks.cli.tables import (MEMORY_NOTE, NOISY_NOTE, comparison_table, format_seconds, format_value,
+                                       memory_rows, timing_cell)
 from jax_benchmarks.report.compare import Comparison
 from jax_benchmarks.report.history import GroupHistory, history_cells, history_headers, history_rows
 from jax_benchmarks.report.rows import FigureRow, ReportTable
@@ -123,8 +125,11 @@ def render_markdown(tables: Sequence[ReportTable]) -> str:
                 if any(v is not None for v in values):
                     out.append(_md_row([f"{case} · {metric}",
                                         *("—" if v is None else format_value(v) for v in values)]))
+            out += [_md_row(cells) for cells in memory_rows(case, [c.record if c else None for c in cells])]
         if any(row.record.noisy for row in table.rows):
             out += ["", NOISY_NOTE]
+        if any(row.record.memory for row in table.rows):
+            out += ["", MEMORY_NOTE]
         summary = baseline_summary(table)
         if summary is not None:
             out += ["", *(md_text(line) for line in summary.split("\n"))]
@@ -154,16 +159,19 @@ def row_dict(row: FigureRow) -> dict[str, Any]:
 
 
 def render_csv(tables: Sequence[ReportTable]) -> str:
-    """One line per figure; metrics as `metric.<name>` columns."""
+    """One line per figure; metrics as `metric.<name>` columns, memory figures as `memory.<name>`."""
     metrics = sorted({m for t in tables for m in t.metric_names})
     rows = [t_row for t in tables for t_row in t.rows]
+    memory = list(dict.fromkeys(key for row in rows for key in row.record.memory))
     buffer = io.StringIO()
-    fieldnames = list(row_dict(rows[0])) + [f"metric.{m}" for m in metrics] if rows else []
+    fieldnames = (list(row_dict(rows[0])) + [f"metric.{m}" for m in metrics] + [f"memory.{m}" for m in memory]
+                  if rows else [])
     writer = csv.DictWriter(buffer, fieldnames=fieldnames, lineterminator="\n")
     writer.writeheader()
     for row in rows:
         data = row_dict(row)
         data.update({f"metric.{m}": row.record.metrics.get(m) for m in metrics})
+        data.update({f"memory.{m}": row.record.memory.get(m) for m in memory})
         writer.writerow({k: "" if v is None else v for k, v in data.items()})
     return buffer.getvalue()
 
@@ -174,7 +182,7 @@ def render_json(tables: Sequence[ReportTable]) -> str:
         {
             "group": t.group, "run_id": t.run_id, "timestamp": t.timestamp, "title": t.title,
             "env": t.env, "baseline": baseline_summary(t),
-            "rows": [{**row_dict(r), "metrics": r.record.metrics} for r in t.rows],
+            "rows": [{**row_dict(r), "metrics": r.record.metrics, "memory": r.record.memory} for r in t.rows],
         }
         for t in tables
     ]}, indent=2)
@@ -185,19 +193,27 @@ def render_github_benchmark(tables: Sequence[ReportTable]) -> str:
 
     The name (`group/case/column`) is a figure's identity from run to run, and the
     unit is always seconds so that a figure's values stay comparable between runs.
+    Each memory figure is an entry of its own, `group/case/column/<memory key>` in bytes.
     """
-    return json.dumps([
-        {
-            "name": f"{row.group}/{row.case}/{row.column}",
-            "unit": "s",
-            "value": row.record.median_s,
-            "range": f"± {row.record.iqr_s or 0.0:.3g}",
-            "extra": "\n".join([f"run {row.run_id} · {row.record.repeats} samples"
-                                + (" · " + NOISY_NOTE.removeprefix("~ ") if row.record.noisy else ""),
-                                env_header(row.record.env)]),
-        }
-        for table in tables for row in table.rows if row.record.median_s
-    ], indent=2, ensure_ascii=False)
+    entries: list[dict[str, Any]] = []
+    for table in tables:
+        for row in table.rows:
+            if row.record.median_s:
+                entries.append({
+                    "name": f"{row.group}/{row.case}/{row.column}",
+                    "unit": "s",
+                    "value": row.record.median_s,
+                    "range": f"± {row.record.iqr_s or 0.0:.3g}",
+                    "extra": "\n".join([f"run {row.run_id} · {row.record.repeats} samples"
+                                        + (" · " + NOISY_NOTE.removeprefix("~ ") if row.record.noisy else ""),
+                                        env_header(row.record.env)]),
+                })
+            entries += [
+                {"name": f"{row.group}/{row.case}/{row.column}/{key}", "unit": "bytes", "value": value,
+                 "extra": f"run {row.run_id} · {row.record.memory.get('memory_method', '')}"}
+                for key in SHOWN_BYTES if type(value := row.record.memory.get(key)) is int
+            ]
+    return json.dumps(entries, indent=2, ensure_ascii=False)
 
 
 # ------------------------------------------------------------ history ---

@@ -31,6 +31,7 @@ class FigureRow:
     record: Record
     ratio: float | None  # median / fastest median of the case; None when alone or untimed
     comparison: Comparison | None = None
+    baseline_memory: dict[str, Scalar] | None = None  # the baseline figure's memory (report/memory_gate.py)
 
     @property
     def fastest(self) -> bool:
@@ -85,12 +86,13 @@ def build_table(records: Sequence[Record], baseline: Sequence[Record] | None = N
             if record is None:
                 continue
             comparison = None
+            counterpart = base.get(figure_key(record))
             if baseline is not None and record.median_s:
-                counterpart = base.get(figure_key(record))
                 comparison = compare(rounds[figure_key(record)], counterpart) if counterpart else None
                 unmatched += comparison is None
             rows.append(FigureRow(record.group, record.run_id, case, column, record,
-                                  layout.ratio(case, column), comparison))
+                                  layout.ratio(case, column), comparison,
+                                  dict(counterpart[-1].memory) if counterpart else None))
     metric_names = sorted({m for r in records for m in r.metrics} - HIDDEN_METRICS)
     latest = max(records, key=lambda r: r.timestamp)
     return ReportTable(

@@ -18,7 +18,7 @@ from typing import Annotated, Any, cast
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError
 
-SCHEMA_VERSION = 1  # records written before the field existed load as version 0
+SCHEMA_VERSION = 2  # 2: `memory`; records written before the field existed load as version 0
 Scalar = float | int | str | bool | None
 # A duration is finite, never negative and below ~32 years: anything else in a file is corrupt, not data.
 MAX_SECONDS = 1e9
@@ -52,6 +52,8 @@ class Record(BaseModel):
     # --rounds N: every round (a fresh process) shares the run id and records its index (0-based).
     round_index: int | None = None
     rounds: int | None = None
+    # Memory figures (src/jax_benchmarks/measure/memory.py); empty in records of version 1 and before.
+    memory: dict[str, Scalar] = Field(default_factory=dict)
     # Last: report's index-only read takes env from the end of each line (INDEX_HEAD, ENV_KEY).
     env: dict[str, Scalar] = Field(default_factory=dict)
     # Where the line is (file, byte offset, line number) while the record is index-only; see
@@ -98,7 +100,7 @@ def parse_record(line: bytes | str) -> Record:
 REQUIRED_TEXT = ("run_id", "timestamp", "group", "backend", "case", "device")
 OPTIONAL_TEXT = ("variant", "dtype")
 DURATIONS = ("median_s", "iqr_s", "min_s", "compile_s")
-SCALAR_MAPS = ("metrics", "checks", "env")
+SCALAR_MAPS = ("metrics", "checks", "memory", "env")
 SCALAR_TYPES = frozenset({float, int, str, bool, type(None)})
 NUMBER_TYPES = frozenset({float, int})
 OPTIONAL_COUNTS = ("round_index", "rounds")

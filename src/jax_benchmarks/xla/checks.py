@@ -16,8 +16,10 @@ a silently truncated dtype) misses by far more than either.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 
+from jax_benchmarks.measure.memory import format_bytes
 from jax_benchmarks.measure.relative import relative_error
 from jax_benchmarks.store.record import Scalar
 
@@ -104,3 +106,22 @@ def dtype_failure(requested: str, computed: str) -> str | None:
     if computed != requested:
         return f"computed in {computed}, {requested} was requested"
     return None
+
+
+def memory_floor(memory: Mapping[str, Scalar], floor_bytes: int, device: str) -> tuple[dict[str, Scalar], list[str]]:
+    """The physical floor of a memory figure: while a case runs, its matrices are resident, so the memory
+    in use at its peak (what was held before plus the peak above it) is at least their bytes: on the
+    host for a case on the CPU, in the allocator for a case on a GPU. A figure below it was misread
+    (a unit, a reset at the wrong time) or the matrices were swapped out: a failure either way.
+    No figure (unavailable, `host_status` / `device_status` says why): nothing to check."""
+    where = "device" if device == "gpu" else "host"
+    held, peak = memory.get(f"{where}_held_bytes"), memory.get(f"{where}_peak_bytes")
+    if type(held) is not int or type(peak) is not int:
+        return {}, []
+    in_use = held + peak
+    ok = in_use >= floor_bytes
+    fields: dict[str, Scalar] = {"memory_floor_bytes": floor_bytes, "memory_floor_ok": ok}
+    if ok:
+        return fields, []
+    return fields, [f"{where} memory in use at the peak, {format_bytes(in_use)} ({in_use} bytes), is below the "
+                    f"{format_bytes(floor_bytes)} ({floor_bytes} bytes) its matrices hold"]

@@ -9,12 +9,15 @@ hardware can compute it.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
+from typing import Any
 
 import jax
 import jax.numpy as jnp
 
 from jax_benchmarks.hardware.devices import jax_device
 from jax_benchmarks.measure.harness import Suite
+from jax_benchmarks.measure.memory import jax_program
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.measure.timing import Sync, jax_sync
 from jax_benchmarks.frameworks.typed import typed_jit
@@ -62,6 +65,11 @@ class JaxOps(LinalgOps[jax.Array, jax.Array]):
         self._mean = typed_jit(jnp.mean)
         self._inverse = typed_jit(inverse)
         self._residual = typed_jit(residual)
+
+    def program(self, step: str, *args: Any) -> Callable[[], object] | None:
+        if step == "uniform_pair":
+            return jax_program(self._uniform_pair, *self.keys)
+        return jax_program(getattr(self, f"_{step}"), *args)
 
     @property
     def rng(self) -> str:

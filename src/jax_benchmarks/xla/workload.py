@@ -14,16 +14,18 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext
+from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 from jax_benchmarks.hardware.devices import gpu_name
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, no_judgement
+from jax_benchmarks.measure.memory import format_bytes, memory_text
 from jax_benchmarks.hardware.peaks import datasheet_peak
 from jax_benchmarks.run import Run
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.measure.timing import Measurement, Sync, no_sync
 from jax_benchmarks.xla import checks
-from jax_benchmarks.xla.settings import XlaSettings
+from jax_benchmarks.xla.settings import ITEMSIZE, XlaSettings
 
 ArrayT = TypeVar("ArrayT")
 ScalarT = TypeVar("ScalarT")
@@ -52,6 +54,11 @@ class LinalgOps(ABC, Generic[ArrayT, ScalarT]):
     def sync(self) -> Sync:
         """Waits for a result; a device-bound framework replaces it."""
         return no_sync
+
+    def program(self, step: str, *args: Any) -> Callable[[], object] | None:
+        """How the compiled program of a step (`uniform_pair`, `matmul`, ...) on these inputs is obtained,
+        for its memory analysis (`Timed.program`); None where the framework compiles nothing."""
+        return None
 
     @abstractmethod
     def uniform_pair(self) -> tuple[ArrayT, ArrayT]:
@@ -139,16 +146,29 @@ def workload_suite(
     pair, product, inverse = matrix_fixtures(ops)
 
     def case(op: str, prepare: Callable[..., Timed[Any]], judge: Callable[..., Judgement] = no_judgement, *,
-             matrices_in_shape: int = 1, uses: tuple[Fixture[Any], ...] = (),
+             matrices_in_shape: int = 1, held: int = 2, uses: tuple[Fixture[Any], ...] = (),
              provides: Fixture[Any] | None = None) -> Case[Any]:
+        """`held`: the N×N matrices alive while the case runs (its inputs and outputs), its memory floor."""
         shape = f"{n}x{n}" if matrices_in_shape == 1 else f"{matrices_in_shape}x{n}x{n}"
-        return Case(f"{op}_{shape}_{dtype}", prepare, judge, dtype=dtype, params=params, compiled=ops.compiles,
-                    uses=uses, provides=provides)
+
+        def judge_with_floor(result: Any, measurement: Measurement, *values: Any) -> Judgement:
+            judgement = judge(result, measurement, *values)
+            floor = held * n * n * ITEMSIZE[dtype]
+            fields, below = checks.memory_floor(measurement.memory, floor, settings.device_kind)
+            # The product's footprint, logged: what A·B costs above its inputs, against the matrices' bytes.
+            footprint = memory_text(measurement.memory) if op == "matmul" else ""
+            notes = ([f"  {ops.name} product memory: {footprint} (A, B and C hold {format_bytes(floor)})"]
+                     if footprint else [])
+            return replace(judgement, checks={**judgement.checks, **fields},
+                           failures=[*judgement.failures, *below], notes=[*judgement.notes, *notes])
+
+        return Case(f"{op}_{shape}_{dtype}", prepare, judge_with_floor, dtype=dtype, params=params,
+                    compiled=ops.compiles, uses=uses, provides=provides)
 
     def reduce(op: str, step: Callable[[ArrayT, ArrayT], tuple[ScalarT, ScalarT]],
                check: Callable[[str, int, float], checks.Check]) -> Case[Any]:
         def prepare(ab: tuple[ArrayT, ArrayT]) -> Timed[tuple[ScalarT, ScalarT]]:
-            return Timed(lambda: step(*ab), ops.sync)
+            return Timed(lambda: step(*ab), ops.sync, program=ops.program(getattr(step, "__name__"), *ab))
 
         def judge(values: tuple[ScalarT, ScalarT], _: Measurement, _ab: object) -> Judgement:
             return judged(ops, [check(f"{op}_a", n, ops.to_float(values[0])),
@@ -157,7 +177,7 @@ def workload_suite(
         return case(op, prepare, judge, matrices_in_shape=2, uses=(pair,))
 
     def multiply(ab: tuple[ArrayT, ArrayT]) -> Timed[ArrayT]:
-        return Timed(lambda: ops.matmul(*ab), ops.sync)
+        return Timed(lambda: ops.matmul(*ab), ops.sync, program=ops.program("matmul", *ab))
 
     def judge_product(c: ArrayT, measurement: Measurement, _ab: object) -> Judgement:
         computed = ops.dtype_of(c)
@@ -172,10 +192,10 @@ def workload_suite(
         )
 
     def invert(c: ArrayT) -> Timed[ArrayT]:
-        return Timed(lambda: ops.inverse(c), ops.sync)
+        return Timed(lambda: ops.inverse(c), ops.sync, program=ops.program("inverse", c))
 
     def residual(c: ArrayT, c_inv: ArrayT) -> Timed[ScalarT]:
-        return Timed(lambda: ops.residual(c, c_inv), ops.sync)
+        return Timed(lambda: ops.residual(c, c_inv), ops.sync, program=ops.program("residual", c, c_inv))
 
     def judge_residual(value: ScalarT, _: Measurement, _c: object, _c_inv: object) -> Judgement:
         # Recorded and shown, not judged: it grows with cond(C) (~N³ for uniform
@@ -187,11 +207,12 @@ def workload_suite(
         )
 
     cases = [
-        case("uniform", lambda: Timed(ops.uniform_pair, ops.sync), matrices_in_shape=2, provides=pair),
+        case("uniform", lambda: Timed(ops.uniform_pair, ops.sync, program=ops.program("uniform_pair")),
+             matrices_in_shape=2, provides=pair),
         reduce("mean", ops.means, checks.matrix_mean),
         reduce("sum", ops.sums, checks.matrix_sum),
-        case("matmul", multiply, judge_product, uses=(pair,), provides=product),
-        case("inverse", invert, uses=(product,), provides=inverse),
+        case("matmul", multiply, judge_product, held=3, uses=(pair,), provides=product),  # A, B and C
+        case("inverse", invert, uses=(product,), provides=inverse),  # C and C⁻¹
         case("residual", residual, judge_residual, uses=(product, inverse)),
     ]
     return Suite(Target(ops.name, settings.device_kind), cases, before=before, after=after, context=context,

@@ -1,0 +1,60 @@
+"""`report --fail-on-regression` judges memory from single runs; time keeps its rounds rule."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from jax_benchmarks.cli.root import cli
+from jax_benchmarks.report.memory_gate import grew, judge_memory
+from jax_benchmarks.report.rows import build_table
+from jax_benchmarks.store.record import Record
+from jax_benchmarks.store.jsonl import append_record
+from tests.report.fixtures import record, samples
+
+MIB = 2**20
+OLD, NEW = "20250101T100000Z-aaaaaa", "20250102T100000Z-bbbbbb"
+
+
+def xla(run_id: str, day: str, host_peak: int, temp: int = 1000) -> list[Record]:
+    return [record(run_id, f"2025-01-0{day}T10:00:00+00:00", "xla", "jax", "matmul_100x100_float64", samples(1e-3),
+                   memory={"host_peak_bytes": host_peak, "compiled_temp_bytes": temp})]
+
+
+def test_growth_beyond_the_threshold_and_the_floor_is_caught() -> None:
+    assert grew(100 * MIB, 120 * MIB, 10, MIB)
+    assert not grew(100 * MIB, 105 * MIB, 10, MIB)  # within the threshold
+    assert not grew(10_000, 20_000, 10, MIB)  # beyond it, but a few pages
+    assert grew(1000, 2000, 10, 0)  # compiled bytes are exact: no floor
+
+
+def test_judge_memory_lists_what_grew() -> None:
+    table = build_table(xla(NEW, "2", 120 * MIB, temp=3000), xla(OLD, "1", 100 * MIB))
+    verdict = judge_memory(table.rows, 10)
+    assert verdict.judged == 1
+    assert {c.key for c in verdict.grown} == {"host_peak_bytes", "compiled_temp_bytes"}
+    assert "+20.0 %" in next(c.text() for c in verdict.grown if c.key == "host_peak_bytes")
+
+
+def write(path: Path, records: list[Record]) -> None:
+    for r in records:
+        append_record(path, r)
+
+
+def test_the_command_fails_on_a_memory_regression_from_single_runs(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    write(results, xla(OLD, "1", 100 * MIB) + xla(NEW, "2", 150 * MIB))
+    outcome = CliRunner().invoke(cli, ["report", "--results", str(results), "--baseline", OLD,
+                                       "--fail-on-regression", "10"])
+    assert outcome.exit_code == 1
+    assert "memory: 1 figure(s) larger than the baseline" in outcome.output and "host_peak_bytes" in outcome.output
+
+
+def test_unchanged_memory_passes(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    write(results, xla(OLD, "1", 100 * MIB) + xla(NEW, "2", 100 * MIB + 4096))
+    outcome = CliRunner().invoke(cli, ["report", "--results", str(results), "--baseline", OLD,
+                                       "--fail-on-regression", "10"])
+    assert outcome.exit_code == 0, outcome.output
+    assert "no memory regression: 1 figure(s) judged" in outcome.output
