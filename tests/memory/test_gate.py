@@ -51,10 +51,28 @@ def test_the_command_fails_on_a_memory_regression_from_single_runs(tmp_path: Pat
     assert "memory: 1 figure(s) larger than the baseline" in outcome.output and "host_peak_bytes" in outcome.output
 
 
-def test_unchanged_memory_passes(tmp_path: Path) -> None:
+def rounds(run_id: str, day: str, host_peak: int, count: int) -> list[Record]:
+    """`count` rounds of the same run (fresh processes), each with the same time and memory figures."""
+    return [r.model_copy(update={"round_index": i, "rounds": count}) for i in range(count)
+            for r in xla(run_id, day, host_peak)]
+
+
+def test_unchanged_memory_passes_when_time_can_be_judged_too(tmp_path: Path) -> None:
     results = tmp_path / "results.jsonl"
-    write(results, xla(OLD, "1", 100 * MIB) + xla(NEW, "2", 100 * MIB + 4096))
+    write(results, rounds(OLD, "1", 100 * MIB, 3) + rounds(NEW, "2", 100 * MIB + 4096, 3))
     outcome = CliRunner().invoke(cli, ["report", "--results", str(results), "--baseline", OLD,
                                        "--fail-on-regression", "10"])
     assert outcome.exit_code == 0, outcome.output
     assert "no memory regression: 1 figure(s) judged" in outcome.output
+    assert "no regression: 1 figure(s) judged" in outcome.output
+
+
+def test_unchanged_memory_from_single_runs_does_not_pass_time_it_could_not_judge(tmp_path: Path) -> None:
+    """Memory is judged from single runs, but the gate was also asked about time: it says so and never passes."""
+    results = tmp_path / "results.jsonl"
+    write(results, xla(OLD, "1", 100 * MIB) + xla(NEW, "2", 100 * MIB + 4096))
+    outcome = CliRunner().invoke(cli, ["report", "--results", str(results), "--baseline", OLD,
+                                       "--fail-on-regression", "10"])
+    assert outcome.exit_code == 2, outcome.output
+    assert "no memory regression: 1 figure(s) judged" in outcome.output
+    assert "record both runs with --rounds 3" in outcome.output
