@@ -62,6 +62,9 @@ def test_a_missing_framework_is_listed_as_unavailable_in_help() -> None:
     (JAX_STACK, ("mnist", "flax", "--list"),
      "Error: mnist flax is unavailable: JAX, Flax, Optax and Orbax are not installed "
      "(pip install 'jax-benchmarks[jax]')"),
+    (JAX_STACK, ("mnist", "evaluate", "flax"),
+     "Error: mnist flax is unavailable: JAX, Flax, Optax and Orbax are not installed "
+     "(pip install 'jax-benchmarks[jax]')"),
     (("torch",), ("autograd", "pytorch"),
      "Error: autograd pytorch is unavailable: PyTorch is not installed (pip install 'jax-benchmarks[torch]')"),
 ])

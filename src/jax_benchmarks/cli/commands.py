@@ -95,7 +95,8 @@ def gpu_policy_for(settings: BenchSettings) -> GpuPolicy:
 
 def run_backend(module: BackendModule, settings: BenchSettings, run: Any) -> None:
     """One backend's run under the GPU policy, with a GPU out-of-memory error turned into one line."""
-    frameworks = [name for name in ("jax", "torch") if sys.modules.get(name) is not None]  # what the backend imported
+    # What the backend imported (None in sys.modules: an import that is blocked, not a loaded framework).
+    frameworks = [name for name in ("jax", "torch") if sys.modules.get(name) is not None]
     try:
         with applied(settings.precision, frameworks):
             for suite in module.suites(settings):
@@ -118,6 +119,7 @@ def execute(
     --rounds passes its parent's id as `settings.run_id`); `show=False` records without printing anything
     (the job's other processes).
     """
+    refuse_missing(group, names)
     if settings.list_cases:
         list_cases(group, names, settings)
         return
@@ -230,6 +232,15 @@ def build_group(group: GroupSpec) -> BackendGroup:
     if group.all_settings is not None:
         cli.add_command(_all_command(group, group.all_settings, missing))
     return cli
+
+
+def refuse_missing(group: GroupSpec, names: Sequence[str]) -> None:
+    """Any backend of `names` whose framework is not installed: refused in one line (also when asked for
+    by a command other than the backend's own, e.g. `mnist evaluate flax`)."""
+    for name in names:
+        missing = missing_for(name)
+        if missing:
+            raise FrameworkMissing(f"{group.name} {name}", missing)
 
 
 def _unavailable_command(command: str, missing: tuple[Framework, ...], help_: str) -> click.Command:
