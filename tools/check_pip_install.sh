@@ -8,8 +8,10 @@
 #      command appears and NumPy and PyTorch stay exactly as they were;
 #   3. the numpy and pytorch backends run; the jax backend is refused in one line (exit 2) saying what
 #      to install; `all` runs numpy and pytorch and says it skipped jax;
-#   4. the user's own JAX, another release than the lock's (0.9.2, inside the range; jax 0.11 and later
-#      need Python 3.12), then `pip install 'wheel[jax]'`: JAX stays the user's, and the jax backend runs.
+#   4. the user's own JAX stack, another release than the lock's (jax 0.9.2, inside the range; 0.11 and
+#      later need Python 3.12) with the Flax pip picks for it, then `pip install 'wheel[jax]'`: JAX and
+#      Flax stay the user's, and the jax backend runs. (JAX without Flax would not do: pip takes the newest
+#      Flax, which may need a newer JAX, and upgrades JAX for it.)
 # Prints each step; exits 1 at the first that fails.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,7 +22,7 @@ VENV="$WORK/venv"
 BIN="$VENV/bin"
 fail() { echo "check_pip_install: FAILED: $*" >&2; exit 1; }
 step() { echo "== $*"; }
-frameworks() { "$BIN/python" -m pip list --format freeze 2>/dev/null | grep -iE '^(numpy|torch|jax|jaxlib)==' | sort; }
+frameworks() { "$BIN/python" -m pip list --format freeze 2>/dev/null | grep -iE '^(numpy|torch|jax|jaxlib|flax)==' | sort; }
 
 step "1. a $("$PYTHON" --version) environment with NumPy and PyTorch only"
 "$PYTHON" -m venv "$VENV"
@@ -59,8 +61,8 @@ grep -q '"backend": *"jax"' "$WORK/results.jsonl" && fail "xla all recorded a ja
     || fail "autograd numpy failed"
 echo "xla all (numpy, pytorch) and autograd numpy ran: $(wc -l < "$WORK/results.jsonl") records"
 
-step "4. the user's own JAX (not the lock's release) is kept by pip install '<wheel>[jax]'"
-"$BIN/pip" install -q "jax==0.9.2" "jaxlib==0.9.2"
+step "4. the user's own JAX and Flax (not the lock's releases) are kept by pip install '<wheel>[jax]'"
+"$BIN/pip" install -q "jax==0.9.2" "jaxlib==0.9.2" flax
 before="$(frameworks)"
 "$BIN/pip" install -q "$wheel[jax]"
 [ "$(frameworks)" = "$before" ] || fail "pip install '[jax]' replaced a framework: $(frameworks | tr '\n' ' ')"
