@@ -1,7 +1,15 @@
 """Turn pyproject.toml + poetry.lock into pip inputs, with the standard library only.
 
-    python tools/lock_requirements.py requirements [--cuda]  -> top-level requirements
-    python tools/lock_requirements.py constraints            -> every locked `name==version`
+    python tools/lock_requirements.py requirements [--cuda]  -> top-level requirements: the core, every
+                                                                framework extra, the dev group (+ cuda)
+    python tools/lock_requirements.py constraints            -> every locked `name==version` (with the lock's
+                                                                markers where a name is locked per Python)
+    python tools/lock_requirements.py pin NAME               -> NAME's locked `name==version` for this Python
+    python tools/lock_requirements.py lowest                 -> `name==low` for every range of the core and the
+                                                                framework extras: the oldest environment the
+                                                                ranges admit (CI tests it)
+    python tools/lock_requirements.py supports-python        -> exit 0 when this interpreter is in the
+                                                                project's requires-python, else 1
 
 cli.sh installs the requirements with the constraints, so pip installs exactly
 the locked versions without poetry being installed.
@@ -9,30 +17,116 @@ the locked versions without poetry being installed.
 
 from __future__ import annotations
 
+import re
 import sys
 import tomllib
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+# The extras that bring the frameworks (cli.sh installs all of them); `cuda` is added on a GPU machine.
+FRAMEWORK_EXTRAS = ("jax", "torch")
+REQUIREMENT = re.compile(r"^\s*(?P<name>[A-Za-z0-9._-]+)(?P<extras>\[[^\]]*\])?\s*(?P<spec>[^;]*)(?P<marker>;.*)?$")
+
+
+def project() -> dict[str, Any]:
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]  # type: ignore[no-any-return]
 
 
 def requirements(cuda: bool) -> list[str]:
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    reqs = list(project["project"]["dependencies"])
-    reqs += project.get("dependency-groups", {}).get("dev", [])
+    meta = project()
+    extras = meta["optional-dependencies"]
+    reqs = list(meta["dependencies"])
+    for extra in FRAMEWORK_EXTRAS:
+        reqs += extras[extra]
+    reqs += tomllib.loads((ROOT / "pyproject.toml").read_text()).get("dependency-groups", {}).get("dev", [])
     if cuda:
-        reqs += project["project"]["optional-dependencies"]["cuda"]
-    return reqs
+        reqs += extras["cuda"]
+    return list(dict.fromkeys(reqs))
+
+
+def _markers(package: dict[str, Any]) -> str | None:
+    """The lock's markers of a package: one string, or one per dependency group (then any of them)."""
+    markers = package.get("markers")
+    if isinstance(markers, dict):
+        unique = list(dict.fromkeys(markers.values()))
+        return unique[0] if len(unique) == 1 else " or ".join(f"({m})" for m in unique)
+    return markers if isinstance(markers, str) else None
 
 
 def constraints() -> list[str]:
     lock = tomllib.loads((ROOT / "poetry.lock").read_text())
     packages = lock.get("package", [])
     counts = Counter(p["name"] for p in packages)
-    # A name locked twice (different versions per platform) is left to the
-    # requirements' own ranges rather than given two conflicting pins.
-    return sorted(f"{p['name']}=={p['version']}" for p in packages if counts[p["name"]] == 1)
+    lines = []
+    for p in packages:
+        pin = f"{p['name']}=={p['version']}"
+        markers = _markers(p)
+        if counts[p["name"]] > 1:
+            # Locked once per Python (or platform): each pin applies where its markers say (pip evaluates them).
+            if markers is None or "extra" in markers:
+                # No markers that pip can tell the pins apart by (it knows no `extra` in a constraints
+                # file): left to the requirements' ranges.
+                continue
+            pin += f" ; {markers}"
+        lines.append(pin)
+    return sorted(lines)
+
+
+def pin(name: str) -> str:
+    """NAME's locked pin for this interpreter (the first whose markers do not exclude this Python)."""
+    for line in constraints():
+        if line.split("==")[0] == name and _python_matches(line.partition(";")[2]):
+            return line.partition(";")[0].strip()
+    raise SystemExit(f"{name} is not in poetry.lock")
+
+
+def _python_matches(markers: str) -> bool:
+    """Evaluates the python_version clauses of a marker joined by `and` (all the lock's per-Python splits
+    are written so); any other clause is taken as true."""
+    for clause in markers.split(" and "):
+        found = re.search(r'python_version\s*(>=|<=|==|!=|<|>)\s*"([0-9.]+)"', clause)
+        if found and not _compare(sys.version_info[:2], found.group(1), _version(found.group(2))):
+            return False
+    return True
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
+
+
+def _compare(have: tuple[int, ...], op: str, want: tuple[int, ...]) -> bool:
+    have = have[:len(want)] if op in ("==", "!=") else have
+    return {">=": have >= want, "<=": have <= want, "==": have == want, "!=": have != want,
+            "<": have < want, ">": have > want}[op]
+
+
+def supports_python() -> bool:
+    """This interpreter against requires-python (comma-separated >=, <, <=, > clauses)."""
+    for clause in project()["requires-python"].split(","):
+        found = re.fullmatch(r"\s*(>=|<=|<|>|==|!=)\s*([0-9.]+)\s*", clause)
+        if found is None or not _compare(sys.version_info[:3], found.group(1), _version(found.group(2))):
+            return False
+    return True
+
+
+def lowest() -> list[str]:
+    """`name[extras]==low` for each `>=low` range of the core and the framework extras."""
+    meta = project()
+    reqs = list(meta["dependencies"])
+    for extra in FRAMEWORK_EXTRAS:
+        reqs += meta["optional-dependencies"][extra]
+    lines = []
+    for req in dict.fromkeys(reqs):
+        parsed = REQUIREMENT.match(req)
+        low = re.search(r">=\s*([0-9][0-9.]*)", parsed.group("spec")) if parsed else None
+        if parsed is None or low is None:
+            lines.append(req)
+            continue
+        lines.append(f"{parsed.group('name')}{parsed.group('extras') or ''}=={low.group(1)}"
+                     + (f" {parsed.group('marker')}" if parsed.group("marker") else ""))
+    return lines
 
 
 def main(argv: list[str]) -> int:
@@ -40,6 +134,12 @@ def main(argv: list[str]) -> int:
         print("\n".join(requirements(cuda="--cuda" in argv)))
     elif argv[:1] == ["constraints"]:
         print("\n".join(constraints()))
+    elif argv[:1] == ["pin"] and len(argv) == 2:
+        print(pin(argv[1]))
+    elif argv[:1] == ["lowest"]:
+        print("\n".join(lowest()))
+    elif argv[:1] == ["supports-python"]:
+        return 0 if supports_python() else 1
     else:
         print(__doc__, file=sys.stderr)
         return 2

@@ -306,6 +306,30 @@ def test_environment_differences_are_listed_above_the_verdicts(results_path: Pat
     assert "another machine" not in result.stderr
 
 
+def test_other_framework_versions_are_warned_and_the_same_ones_are_not(results_path: Path) -> None:
+    newer = {**ENV, "torch": "2.13.0", "jax": "0.11.0"}
+    write_results(results_path, [
+        *xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1, env={**ENV, "torch": "2.11.0", "jax": None}),
+        *xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2, env=newer),
+    ])
+    result = report("--results", str(results_path), "--baseline", "previous")
+    assert result.exit_code == 0, result.stderr
+    warning = ("the baseline used other framework versions (jax not installed → 0.11.0, torch 2.11.0 → 2.13.0): "
+               "its differences may come from them, not from code changes")
+    assert f"warning: {warning}" in result.stderr
+    assert f"WARNING: {warning}" in result.stdout
+    assert result.stdout.index("WARNING: the baseline used") < result.stdout.index("change against the baseline")
+
+    write_results(results_path, [
+        *xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1, env={**newer, "threads": 1}),
+        *xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2, env=newer),
+    ])
+    same = report("--results", str(results_path), "--baseline", "previous")
+    assert same.exit_code == 0, same.stderr
+    assert "framework versions" not in same.stderr + same.stdout
+    assert "threads: 1 → not recorded" in same.stdout  # the other difference is still listed
+
+
 def test_a_different_gpu_policy_is_listed_above_the_verdicts(results_path: Path) -> None:
     policy = {"precision": "float32", "conv_autotune": True, "jax_gpu_memory": "on demand"}
     write_results(results_path, [

@@ -21,6 +21,9 @@ from typing import Any
 import click
 
 from jax_benchmarks.cli.choice import NamedSubcommands
+from jax_benchmarks.frameworks.available import (
+    Framework, FrameworkMissing, install_command, missing_for, unavailable_reason,
+)
 from jax_benchmarks.hardware.devices import gpu_names
 from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted, is_out_of_memory
 from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
@@ -77,7 +80,8 @@ def gpu_policy_for(settings: BenchSettings) -> GpuPolicy:
 
 def run_backend(module: BackendModule, settings: BenchSettings, run: Any) -> None:
     """One backend's run under the GPU policy, with a GPU out-of-memory error turned into one line."""
-    frameworks = [name for name in ("jax", "torch") if name in sys.modules]  # what the backend imported
+    # What the backend imported (None in sys.modules: an import that is blocked, not a loaded framework).
+    frameworks = [name for name in ("jax", "torch") if sys.modules.get(name) is not None]
     try:
         with applied(settings.precision, frameworks):
             for suite in module.suites(settings):
@@ -100,6 +104,7 @@ def execute(
     --rounds passes its parent's id as `settings.run_id`); `show=False` records without printing anything
     (the job's other processes).
     """
+    refuse_missing(group, names)
     if settings.list_cases:
         list_cases(group, names, settings)
         return
@@ -203,9 +208,59 @@ def _command(group: GroupSpec, name: str, names: list[str], model: type[BenchSet
 
 def build_group(group: GroupSpec) -> BackendGroup:
     cli = BackendGroup(group.name, help=group.help, context_settings={"help_option_names": ["-h", "--help"]})
+    missing = {name: missing_for(name) for name in group.backends}
     for name, spec in group.backends.items():
-        cli.add_command(_command(group, name, [name], spec.settings, spec.help))
+        if missing[name]:
+            cli.add_command(_unavailable_command(f"{group.name} {name}", missing[name], spec.help))
+        else:
+            cli.add_command(_command(group, name, [name], spec.settings, spec.help))
     if group.all_settings is not None:
-        in_all = [n for n, s in group.backends.items() if s.in_all]
-        cli.add_command(_command(group, "all", in_all, group.all_settings, f"Run {', '.join(in_all)} side by side."))
+        cli.add_command(_all_command(group, group.all_settings, missing))
     return cli
+
+
+def refuse_missing(group: GroupSpec, names: Sequence[str]) -> None:
+    """Any backend of `names` whose framework is not installed: refused in one line (also when asked for
+    by a command other than the backend's own, e.g. `mnist evaluate flax`)."""
+    for name in names:
+        missing = missing_for(name)
+        if missing:
+            raise FrameworkMissing(f"{group.name} {name}", missing)
+
+
+def _unavailable_command(command: str, missing: tuple[Framework, ...], help_: str) -> click.Command:
+    """A backend whose framework is not installed: listed (its help says so), refused in one line (exit 2)."""
+    def refuse(**_: Any) -> None:
+        raise FrameworkMissing(command, missing)
+
+    # Its options are those of the backend it stands for: accept any, so the refusal names the real cause.
+    return click.Command(command.split()[-1], callback=refuse,
+                         help=f"[unavailable: {unavailable_reason(missing)}] {help_}",
+                         short_help=f"[unavailable: {install_command(missing)}] {help_}",
+                         context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+
+
+def _all_command(group: GroupSpec, model: type[BenchSettings],
+                 missing: dict[str, tuple[Framework, ...]]) -> click.Command:
+    """`all`: the backends in `all` whose frameworks are installed; says which it skips and why."""
+    in_all = [name for name, spec in group.backends.items() if spec.in_all]
+    runnable = [name for name in in_all if not missing[name]]
+    skipped = [f"{name}: {unavailable_reason(missing[name])}" for name in in_all if missing[name]]
+    if not runnable:
+        every = tuple(dict.fromkeys(framework for name in in_all for framework in missing[name]))
+        return _unavailable_command(f"{group.name} all", every, f"Run {', '.join(in_all)} side by side.")
+    help_ = f"Run {', '.join(runnable)} side by side."
+    if not skipped:
+        return _command(group, "all", runnable, model, help_)
+    note = f"{group.name} all: skipped {'; '.join(skipped)}"
+    command = _command(group, "all", runnable, model, f"{help_} Skipped: {'; '.join(skipped)}.")
+    command.short_help = f"{help_[:-1]} (not installed: {', '.join(n for n in in_all if missing[n])})."
+    run = command.callback
+    assert run is not None
+
+    def run_noting_skipped(**values: Any) -> None:
+        click.echo(note, err=True)  # stderr: --json keeps stdout to the records
+        run(**values)
+
+    command.callback = run_noting_skipped
+    return command

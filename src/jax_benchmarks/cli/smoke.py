@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from jax_benchmarks.frameworks.available import missing_for, unavailable_reason
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.cli.relaunch import self_command
 
@@ -53,6 +54,10 @@ def cli(groups: tuple[str, ...], results: Path) -> None:
     start = time.perf_counter()
     for group, command in smoke_commands(groups):
         line = f"{group} {command} --quick"
+        missing = missing_for(command)  # `all` runs the backends that are installed and says which it skips
+        if missing:
+            click.echo(f"== smoke: {line} skipped: {unavailable_reason(missing)}", err=True)
+            continue
         click.echo(f"== smoke: {line}", err=True)
         began = time.perf_counter()
         done = subprocess.run([*self_command(), group, command, "--quick", "--results", str(results)],

@@ -229,14 +229,21 @@ def report_from(store: ResultsStore, settings: ReportSettings) -> None:
 # ------------------------------------------- baseline environment (issue 16) ---
 
 def environment_note(run: Sequence[Record], base: Sequence[Record]) -> str | None:
-    """The environment differences of two compared runs, listed above the verdicts; warns on another machine."""
-    from jax_benchmarks.report.envdiff import differences, machine_text, same_machine
+    """The environment differences of two compared runs, listed above the verdicts; warns on another machine
+    and on other framework versions."""
+    from jax_benchmarks.report.envdiff import differences, framework_changes, machine_text, same_machine
 
     now, before = run[-1].env, base[-1].env
     lines = []
     if not same_machine(now, before):
         message = (f"the baseline was measured on another machine ({machine_text(before)}; now "
                    f"{machine_text(now)}): its differences are not code changes")
+        warn(message)
+        lines.append(f"WARNING: {message}")
+    versions = framework_changes(now, before)
+    if versions:
+        message = (f"the baseline used other framework versions ({', '.join(versions)}): "
+                   "its differences may come from them, not from code changes")
         warn(message)
         lines.append(f"WARNING: {message}")
     changed = differences(now, before)

@@ -9,10 +9,12 @@ from jax_benchmarks.store.record import Scalar
 # The machine a figure was measured on. A record without `host` (written before it was recorded) is
 # matched on the rest.
 MACHINE_KEYS = ("host", "cpu", "cpu_cores", "gpu")
+# The numerical libraries whose versions a record carries (None: not installed in that run).
+FRAMEWORK_KEYS = ("numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch")
 # What decides speed, in the order it is listed; cpu_mhz is left out: /proc/cpuinfo reports the clock
 # of the moment, which differs on every read.
 COMPARED_KEYS = (
-    *MACHINE_KEYS, "ram_gib", "platform", "python", "numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch",
+    *MACHINE_KEYS, "ram_gib", "platform", "python", *FRAMEWORK_KEYS,
     "blas", "threads", "blas_threads", "openmp_threads", "xla_threads", "torch_threads", "torch_interop_threads",
     "xla_flags", "precision", "conv_autotune", "jax_gpu_memory",  # the GPU policy (src/jax_benchmarks/hardware/gpu_policy.py)
     "jax_matmul_precision", "torch_matmul_precision", "torch_conv_precision",
@@ -23,6 +25,17 @@ COMPARED_KEYS = (
 def same_machine(env: Mapping[str, Scalar], other: Mapping[str, Scalar]) -> bool:
     """Same host, CPU, core count and GPU (a key missing on either side is not held against it)."""
     return all(env.get(key) == other.get(key) for key in MACHINE_KEYS if key in env and key in other)
+
+
+def framework_changes(current: Mapping[str, Scalar], baseline: Mapping[str, Scalar]) -> list[str]:
+    """'torch 2.11.0 → 2.13.0' for each framework recorded in both runs with another version (or installed
+    in one only); a key missing on either side (a record from before it was recorded) is not held against it."""
+    return [f"{key} {_version_text(baseline[key])} → {_version_text(current[key])}"
+            for key in FRAMEWORK_KEYS if key in current and key in baseline and current[key] != baseline[key]]
+
+
+def _version_text(value: Scalar) -> str:
+    return "not installed" if value is None else str(value)
 
 
 def machine_text(env: Mapping[str, Scalar]) -> str:

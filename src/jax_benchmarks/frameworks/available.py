@@ -1,0 +1,73 @@
+"""Which frameworks a backend needs, whether they are installed, and what to install when they are not.
+
+The frameworks are optional dependencies (pyproject.toml extras `jax`, `torch`, `all`): a backend whose
+framework is missing is listed as unavailable and refused when asked for. Whether a framework is installed
+is asked with `importlib.util.find_spec`, which finds a package without importing it, so listing and
+`--help` stay as fast as before. A backend is named the same in every group (`numpy`, `pytorch`, `jax`,
+`flax`, ...), so its needs are looked up by that name; a name not listed here needs only the core
+dependencies.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+import click
+
+DISTRIBUTION = "jax-benchmarks"
+
+
+@dataclass(frozen=True)
+class Framework:
+    module: str  # the top-level import name
+    label: str  # as a user knows it
+    extra: str  # the pyproject.toml extra that installs it
+
+
+TORCH = Framework("torch", "PyTorch", "torch")
+JAX = Framework("jax", "JAX", "jax")
+FLAX = Framework("flax", "Flax", "jax")
+OPTAX = Framework("optax", "Optax", "jax")
+ORBAX = Framework("orbax.checkpoint", "Orbax", "jax")
+
+BACKEND_NEEDS: dict[str, tuple[Framework, ...]] = {
+    "pytorch": (TORCH,),
+    "jax": (JAX,),
+    # The flax backends train with optax; mnist's saves its checkpoints with orbax.
+    "flax": (JAX, FLAX, OPTAX, ORBAX),
+}
+
+
+def installed(framework: Framework) -> bool:
+    """Whether `framework` can be imported here (found, not imported)."""
+    try:
+        return importlib.util.find_spec(framework.module) is not None
+    except (ImportError, ValueError):  # a parent package missing, or a module left half-imported
+        return False
+
+
+def missing_for(backend: str) -> tuple[Framework, ...]:
+    """The frameworks `backend` needs that are not installed (empty: it can run)."""
+    return tuple(framework for framework in BACKEND_NEEDS.get(backend, ()) if not installed(framework))
+
+
+def install_command(missing: Iterable[Framework]) -> str:
+    extras = ",".join(dict.fromkeys(framework.extra for framework in missing))
+    return f"pip install '{DISTRIBUTION}[{extras}]'"
+
+
+def unavailable_reason(missing: tuple[Framework, ...]) -> str:
+    """e.g. "JAX is not installed (pip install 'jax-benchmarks[jax]')"."""
+    labels = [framework.label for framework in missing]
+    names = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
+    verb = "is" if len(labels) == 1 else "are"
+    return f"{names} {verb} not installed ({install_command(missing)})"
+
+
+class FrameworkMissing(click.UsageError):
+    """A backend was asked for whose framework is not installed: exit 2, one line saying what to install."""
+
+    def __init__(self, command: str, missing: tuple[Framework, ...]) -> None:
+        super().__init__(f"{command} is unavailable: {unavailable_reason(missing)}")
