@@ -1,4 +1,5 @@
-"""Options of `mnist flax|pytorch|all|evaluate`, validated by pydantic.
+"""Options of `mnist flax|pytorch|all|evaluate|preprocess-images` (and the training `jit flax` shares), validated
+by pydantic.
 
 Default optimizer: Adam with a one-cycle learning-rate schedule peaking at
 3e-3 over the whole run (epochs × steps). On full MNIST it reached 99.0 % test
@@ -49,17 +50,9 @@ class DataSettings(BenchSettings):
         return self
 
 
-class MnistSettings(ProcessSettings, DataSettings):
-    """Training: epochs, batch sizes, optimizer, schedule, devices, data and tracking."""
+class TrainingSettings(DataSettings):
+    """What one training run of the CNN needs: epochs, batch sizes, optimizer and schedule, data."""
 
-    # One epoch of a few batches on the embedded digits (no download, no hub lookup), no tracking.
-    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "num_epochs": 1, "dry_run": True,
-                                       "train_batch_size": 32, "test_batch_size": 100,
-                                       "data_source": "embedded", "comet": "off"}
-
-    mode: Literal["train", "evaluate"] = Field(
-        "train", description="train: train then save a checkpoint; evaluate: reload the checkpoint and test it."
-    )
     dry_run: bool = Field(False, description="Train and validate on a few batches only.")
     num_epochs: int = Field(
         10, ge=1, le=10000, description="Training epochs.",
@@ -77,6 +70,40 @@ class MnistSettings(ProcessSettings, DataSettings):
     schedule: Schedule | None = Field(
         None, description="Learning-rate schedule over epochs × steps; default onecycle for adam, constant for sgd."
     )
+
+    @model_validator(mode="after")
+    def _adam_beta1(self) -> TrainingSettings:
+        if self.optimizer == "adam" and self.momentum >= 1.0:
+            # beta1 = 1 never updates Adam's first moment and divides by 1 - beta1^t = 0: NaN from step 1.
+            raise OptionError("--momentum", f"{self.momentum:g} is not allowed with --optimizer adam (it is Adam's "
+                              "beta1); allowed: 0 ≤ value < 1 for adam, 0 ≤ value ≤ 1 for sgd")
+        return self
+
+    @property
+    def lr(self) -> float:
+        return self.learning_rate if self.learning_rate is not None else DEFAULT_LEARNING_RATE[self.optimizer]
+
+    @property
+    def lr_schedule(self) -> Schedule:
+        return self.schedule if self.schedule is not None else DEFAULT_SCHEDULE[self.optimizer]
+
+    @property
+    def device_count(self) -> int:
+        """Devices the model is trained on: one here; `mnist`'s --devices gives more."""
+        return 1
+
+
+class MnistSettings(ProcessSettings, TrainingSettings):
+    """`mnist flax|pytorch|all`: training, plus devices, processes and tracking; the model is saved."""
+
+    # One epoch of a few batches on the embedded digits (no download, no hub lookup), no tracking.
+    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "num_epochs": 1, "dry_run": True,
+                                       "train_batch_size": 32, "test_batch_size": 100,
+                                       "data_source": "embedded", "comet": "off"}
+    # Training saves a checkpoint and a plot: their folders are checked before any work, as an unwritable one
+    # found only after training would lose the trained model. `mnist evaluate` writes neither.
+    SAVES_MODEL: ClassVar[bool] = True
+
     comet: TrackingMode = Field(
         "auto", description="comet.ml tracking: auto = online when COMET_API_KEY is set, else skipped."
     )
@@ -88,11 +115,7 @@ class MnistSettings(ProcessSettings, DataSettings):
     def _check(self) -> MnistSettings:
         if self.comet == "online" and not os.environ.get("COMET_API_KEY"):
             raise OptionError("--comet", "online needs the COMET_API_KEY environment variable; use offline or off")
-        if self.optimizer == "adam" and self.momentum >= 1.0:
-            # beta1 = 1 never updates Adam's first moment and divides by 1 - beta1^t = 0: NaN from step 1.
-            raise OptionError("--momentum", f"{self.momentum:g} is not allowed with --optimizer adam (it is Adam's "
-                              "beta1); allowed: 0 ≤ value < 1 for adam, 0 ≤ value ≤ 1 for sgd")
-        if self.mode == "train":  # found unwritable only after training, the trained model would be lost
+        if self.SAVES_MODEL:
             writable_dir(CHECKPOINTS_DIR, "checkpoints")
             writable_dir(PLOTS_DIR, "plots")
         devices = self.device_count  # validates --devices
@@ -110,14 +133,6 @@ class MnistSettings(ProcessSettings, DataSettings):
         return self
 
     @property
-    def lr(self) -> float:
-        return self.learning_rate if self.learning_rate is not None else DEFAULT_LEARNING_RATE[self.optimizer]
-
-    @property
-    def lr_schedule(self) -> Schedule:
-        return self.schedule if self.schedule is not None else DEFAULT_SCHEDULE[self.optimizer]
-
-    @property
     def device_count(self) -> int:
         """--devices as a number, checked against what this machine has."""
         available = available_devices(self.device_kind)
@@ -133,6 +148,12 @@ class MnistSettings(ProcessSettings, DataSettings):
         if count > available:
             raise OptionError("--devices", f"{count} requested but this machine has {what}; allowed: 1–{available} or 'all'")
         return count
+
+
+class EvaluateSettings(MnistSettings):
+    """`mnist evaluate <backend>`: reload the saved model and test it (writes no checkpoint or plot)."""
+
+    SAVES_MODEL: ClassVar[bool] = False
 
 
 class FlaxSettings(MnistSettings):
