@@ -266,6 +266,13 @@ class FlaxTrainer:
         self._compile_for_epochs()
         return lambda: self._train_step(self.state, acc, self.x_train, self.y_train, order, i)
 
+    def step_jaxpr(self) -> tuple[int, str]:
+        """The train step's jaxpr for one batch: its number of equations and its text (traces, runs nothing)."""
+        order = jnp.arange(self.x_train.shape[0])
+        jaxpr = jax.make_jaxpr(self._make_train_step(self.plan.batch))(
+            self.state, self._zero_acc(self.plan.steps), self.x_train, self.y_train, order, jnp.int32(0))
+        return len(jaxpr.jaxpr.eqns), str(jaxpr)
+
     def _compile_for_epochs(self) -> None:
         """Compile what the epochs and validation use besides the step, so no epoch is timed with a compilation
         in it. The permutation draws a key, as every epoch does: a run draws the same keys with or without
