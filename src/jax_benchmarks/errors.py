@@ -13,6 +13,13 @@ from typing import Any
 import click
 
 
+def first_line(exc: BaseException, limit: int = 300) -> str:
+    """An exception's message as one line of at most `limit` characters (its first non-blank line), or its
+    type's name when it has no message: for one-line reports of what went wrong."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return lines[0][:limit] if lines else type(exc).__name__
+
+
 class CheckFailed(click.ClickException):
     """A correctness check of a benchmark failed; the records are already saved."""
 

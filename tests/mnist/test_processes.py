@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.settings import command_line
 from jax_benchmarks.mnist import cluster
 from jax_benchmarks.mnist.settings import FlaxSettings
@@ -247,7 +248,7 @@ print("RESULT", json.dumps(losses))
 
 
 def test_pytorch_two_processes_reach_the_one_process_loss_curve() -> None:
-    port = str(cluster.free_port())
+    port = str(free_port())
     procs = [
         subprocess.Popen([sys.executable, "-c", TORCH_PROBE, *args], cwd=REPO, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
@@ -279,7 +280,7 @@ def test_pytorch_local_job_records_once_and_prints_once(tiny_idx: Path) -> None:
 def test_a_process_whose_peers_never_come_fails_within_the_timeout(tiny_idx: Path, backend: str) -> None:
     start = time.monotonic()
     alone = main_py(tiny_idx, "mnist", backend, "--num-processes", "2", "--process-id", "1", "--coordinator",
-                    f"127.0.0.1:{cluster.free_port()}", "--dist-timeout", "5", *TINY, "--results", "r.jsonl",
+                    f"127.0.0.1:{free_port()}", "--dist-timeout", "5", *TINY, "--results", "r.jsonl",
                     timeout=120)
     assert alone.returncode == 1
     errors = [line for line in alone.stderr.splitlines() if line.startswith("Error:")]

@@ -341,3 +341,53 @@ def test_unknown_backend_is_one_line() -> None:
 def test_help_imports_no_framework(args: list[str]) -> None:
     result = probe(args)
     assert result["code"] == 0 and result["heavy"] == [], result
+
+
+@pytest.mark.parametrize("pattern", [None, "inverse", "residual"])
+def test_at_most_the_estimated_matrices_are_alive(pattern: str | None, results_path: Path) -> None:
+    """The matrices are fixtures the harness drops once no case still to run needs them: entering each
+    step, only its inputs are alive (A and B are gone before the inverse), as memory.MATRICES_HELD counts."""
+    import weakref
+
+    from jax_benchmarks.xla.numpy_backend import Matrix, NumpyOps
+
+    made: list[weakref.ref[Matrix]] = []
+    alive_on_entry: dict[str, int] = {}
+
+    def alive() -> int:
+        return sum(ref() is not None for ref in made)
+
+    class Counting(NumpyOps):
+        def track(self, step: str, *made_now: Matrix) -> None:
+            made.extend(weakref.ref(m) for m in made_now)
+
+        def enter(self, step: str) -> None:
+            alive_on_entry[step] = max(alive_on_entry.get(step, 0), alive())
+
+        def uniform_pair(self) -> tuple[Matrix, Matrix]:
+            pair = super().uniform_pair()
+            self.track("uniform", *pair)
+            return pair
+
+        def matmul(self, a: Matrix, b: Matrix) -> Matrix:
+            self.enter("matmul")
+            c = super().matmul(a, b)
+            self.track("matmul", c)
+            return c
+
+        def inverse(self, c: Matrix) -> Matrix:
+            self.enter("inverse")
+            c_inv = super().inverse(c)
+            self.track("inverse", c_inv)
+            return c_inv
+
+        def residual(self, c: Matrix, c_inv: Matrix) -> Any:
+            self.enter("residual")
+            return super().residual(c, c_inv)
+
+    settings = make_settings(matrix_size=32, repeats=2, device="cpu", results=results_path)
+    run_numpy_ops(Counting(settings), settings, results_path, *([pattern] if pattern else []))
+    assert alive_on_entry.get("inverse", 1) == 1  # C alone: A and B were dropped
+    assert alive_on_entry.get("residual", 2) == 2  # C and C⁻¹
+    assert alive_on_entry.get("matmul", 2) == 2  # A and B
+    assert made and alive() == 0  # nothing outlives the suite

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 
 import click
 
+from jax_benchmarks.cli.choice import NamedSubcommands
 from jax_benchmarks.hardware.devices import gpu_names
 from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted, is_out_of_memory
 from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
@@ -54,18 +55,10 @@ class GroupSpec:
     after: Callable[[Any, Any], None] | None = field(default=None)
 
 
-class BackendGroup(click.Group):
+class BackendGroup(NamedSubcommands):
     """Lists its backends first; an unknown backend names the allowed ones."""
 
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        name = click.utils.make_str(args[0])
-        if not name.startswith("-") and name not in self.commands:
-            raise click.UsageError(
-                f"Invalid value for 'BACKEND': {name!r} is not one of {', '.join(self.commands)}.", ctx
-            )
-        return super().resolve_command(ctx, args)
+    argument = "BACKEND"
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(self.commands)  # keep declaration order: backends, all, extras

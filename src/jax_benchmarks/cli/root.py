@@ -12,6 +12,7 @@ from pathlib import Path
 
 import click
 
+from jax_benchmarks.cli.choice import NamedSubcommands
 from jax_benchmarks.groups import COMMANDS, GROUPS
 
 DISTRIBUTION = "jax-benchmarks"
@@ -20,8 +21,10 @@ PYPROJECT = Path(__file__).resolve().parents[3] / "pyproject.toml"  # src/jax_be
 __all__ = ["GROUPS", "cli", "main"]  # GROUPS: the one list, jax_benchmarks.groups
 
 
-class LazyGroup(click.Group):
+class LazyGroup(NamedSubcommands):
     """A group whose subcommands are imported only when they are run."""
+
+    argument = "GROUP"
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return list(COMMANDS)
@@ -40,15 +43,6 @@ class LazyGroup(click.Group):
         with formatter.section("Commands"):
             formatter.write_dl([(name, entry.help) for name, entry in COMMANDS.items()])
 
-    def resolve_command(
-        self, ctx: click.Context, args: list[str]
-    ) -> tuple[str | None, click.Command | None, list[str]]:
-        name = click.utils.make_str(args[0])
-        if name not in COMMANDS and not name.startswith("-"):
-            raise click.UsageError(
-                f"Invalid value for 'GROUP': {name!r} is not one of {', '.join(COMMANDS)}.", ctx
-            )
-        return super().resolve_command(ctx, args)
 
 
 def project_version() -> str:

@@ -16,24 +16,72 @@ it to `run_cases`, which for each case, in order:
 
 and, once every selected case is recorded, raises `CheckFailed` naming every broken check. Nothing
 measured is lost to a failed check.
+
+Fixtures: state that cases share
+--------------------------------
+What several cases need (the matrices a workload multiplies, a model and its data) is a `Fixture`,
+declared on the `Suite` (`Suite.fixtures`), never a mutable object the cases' closures write into:
+
+    pair = Fixture("pair", setup=ops.uniform_pair)                      # built by calling setup()
+    product = Fixture("product", setup=ops.matmul_of, needs=(pair,))    # setup(pair's value)
+    Suite(target, [
+        Case("uniform_...", lambda: Timed(ops.uniform_pair), provides=pair),
+        Case("mean_...", lambda ab: Timed(lambda: ops.means(*ab)), judge_mean, uses=(pair,)),
+        Case("inverse_...", lambda c: Timed(lambda: ops.inverse(c)), uses=(product,)),
+    ], fixtures=[pair, product])
+
+* A case names the fixtures it `uses`; their values are passed, in that order, after the usual
+  arguments: `prepare(*values)` and `judge(result, measurement, *values)`.
+* A fixture is built lazily, untimed, when the first case that uses it is prepared (its `needs` first,
+  their values passed to `setup`), so `-k` may select any case alone and its inputs still exist.
+* A case that `provides` a fixture hands over its last timed result as the fixture's value, so a step
+  that was timed is not computed a second time (a value built earlier is torn down first). This is the
+  one place where case order matters, and the fixture says so.
+* Lifetime: a fixture is torn down (`teardown(value)`, then dropped) as soon as no case still to run
+  (selected, its variant not found unable to run) uses it, directly or through the `needs` of a fixture
+  not built yet, and `Suite.after` does not use it (`Suite.after_uses`, passed as `after(run, *values)`).
+  Whatever is still alive is torn down, newest first, when the suite ends, however it ends (a failed
+  check, an exception, Ctrl-C), inside the suite's `context`. So memory held by a fixture is given back
+  once it is no longer needed: the xla workload never holds more matrices than its memory estimate counts.
+* Every fixture a case, a fixture or `after` refers to must be declared on the suite (`ValueError`
+  otherwise), so a suite's shared state can be read off its declaration.
 """
 
 from __future__ import annotations
 
 import fnmatch
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from contextlib import AbstractContextManager, nullcontext
+from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
+from types import TracebackType
 from typing import Any, Generic, TypeVar
 
 from rich.markup import escape
 
-from jax_benchmarks.errors import CheckFailed
+from jax_benchmarks.errors import CheckFailed, first_line
 from jax_benchmarks.measure.progress import Progress
 from jax_benchmarks.store.results import Output, Record, Run, Scalar
 from jax_benchmarks.measure.timing import Measurement, Sync, measure, no_sync, single, time_call, time_runs
 
 R = TypeVar("R")
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, eq=False)
+class Fixture(Generic[T]):
+    """State shared by a suite's cases, with a visible lifetime (see the module's docstring).
+
+    `setup(*values of needs)` builds the value, untimed; `teardown(value)` gives back what it holds (e.g. a
+    GPU's cached memory). Fixtures compare by identity: two declarations are two fixtures.
+    """
+
+    name: str
+    setup: Callable[..., T]
+    needs: tuple[Fixture[Any], ...] = ()
+    teardown: Callable[[T], object] | None = None
+
+    def __repr__(self) -> str:
+        return f"Fixture({self.name!r})"
 
 
 @dataclass(frozen=True)
@@ -73,17 +121,21 @@ class Judgement:
     output: object = None
 
 
-def no_judgement(_result: object, _measurement: Measurement) -> Judgement:
+def no_judgement(_result: object, _measurement: Measurement, *_fixtures: object) -> Judgement:
     return Judgement()
 
 
 @dataclass(frozen=True)
 class Case(Generic[R]):
-    """One named figure: `name` follows `{op}_{shape}_{dtype}` (e.g. matmul_1000x1000_float64)."""
+    """One named figure: `name` follows `{op}_{shape}_{dtype}` (e.g. matmul_1000x1000_float64).
+
+    `prepare(*fixture values)` builds the inputs and returns the `Timed` call; `judge(result, measurement,
+    *fixture values)` checks the last result. The values are those of `uses`, in order (none by default).
+    """
 
     name: str
-    prepare: Callable[[], Timed[R]]
-    judge: Callable[[R, Measurement], Judgement] = no_judgement
+    prepare: Callable[..., Timed[R]]
+    judge: Callable[..., Judgement] = no_judgement
     variant: str | None = None  # e.g. eager / jit / compile, shown next to the backend
     dtype: str | None = None
     params: Mapping[str, Any] = field(default_factory=dict)
@@ -94,6 +146,10 @@ class Case(Generic[R]):
     cannot_run: tuple[type[Exception], ...] = ()
     # Record `speedup` = median of this variant of the same case / this case's median.
     speedup_over: str | None = None
+    # The suite's fixtures this case's prepare and judge receive, in this order.
+    uses: tuple[Fixture[Any], ...] = ()
+    # The fixture whose value becomes this case's last timed result.
+    provides: Fixture[Any] | None = None
 
     @property
     def label(self) -> str:
@@ -118,13 +174,116 @@ class Suite:
     judge, after), entered once and left however the suite ends: e.g. `jax.enable_x64` for float64, or
     `torch.inference_mode`. Entering it per call would add its cost (about 1 µs for `jax.enable_x64`)
     to every timed call; entering it in `before` and leaving it in `after` would leak it into the rest of
-    the process when a check fails (then `after` does not run)."""
+    the process when a check fails (then `after` does not run).
+
+    `fixtures` declares the state the cases share (see the module's docstring); `after` receives the
+    values of `after_uses` after the run: `after(run, *values)`."""
 
     target: Target
     cases: Sequence[Case[Any]]
     before: Callable[[Run], None] | None = None
-    after: Callable[[Run], None] | None = None
+    after: Callable[..., None] | None = None
     context: Callable[[], AbstractContextManager[object]] = nullcontext
+    fixtures: Sequence[Fixture[Any]] = ()
+    after_uses: tuple[Fixture[Any], ...] = ()
+
+
+class LiveFixtures:
+    """The values of a suite's fixtures while it runs: built on first use, torn down when no longer needed
+    and, newest first, when the suite ends. A context manager: leaving it tears everything down."""
+
+    def __init__(self, declared: Sequence[Fixture[Any]]) -> None:
+        names = [fixture.name for fixture in declared]
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:
+            raise ValueError(f"fixtures declared twice on one suite: {', '.join(twice)}")
+        self.declared = tuple(declared)
+        for fixture in self.declared:
+            self.check_declared(fixture.needs, f"fixture {fixture.name}")
+        self._values: dict[Fixture[Any], Any] = {}  # insertion order = build order
+
+    def check_declared(self, fixtures: Iterable[Fixture[Any] | None], user: str) -> None:
+        for fixture in fixtures:
+            if fixture is not None and fixture not in self.declared:
+                raise ValueError(f"{user} refers to fixture {fixture.name}, which its suite does not declare")
+
+    def alive(self) -> list[Fixture[Any]]:
+        return list(self._values)
+
+    def value(self, fixture: Fixture[T]) -> T:
+        """The fixture's value, built now (its `needs` first) if nothing built or provided it yet."""
+        if fixture not in self._values:
+            needs = [self.value(need) for need in fixture.needs]
+            self._values[fixture] = fixture.setup(*needs)
+        built: T = self._values[fixture]
+        return built
+
+    def provide(self, fixture: Fixture[T], value: T) -> None:
+        """`value` becomes the fixture's value; one it had is torn down first."""
+        self.tear_down(fixture)
+        self._values[fixture] = value
+
+    def tear_down(self, fixture: Fixture[Any]) -> None:
+        if fixture in self._values:
+            value = self._values.pop(fixture)
+            if fixture.teardown is not None:
+                fixture.teardown(value)
+
+    def keep_only(self, needed: Iterable[Fixture[Any]]) -> None:
+        """Tear down, newest first, every live fixture that is not needed."""
+        keep = set(needed)
+        for fixture in reversed(self.alive()):
+            if fixture not in keep:
+                self.tear_down(fixture)
+
+    def unbuilt(self, uses: Iterable[Fixture[Any]]) -> list[Fixture[Any]]:
+        """The fixtures that must be built for these uses, each after what it needs."""
+        order: list[Fixture[Any]] = []
+
+        def visit(fixture: Fixture[Any]) -> None:
+            if fixture not in self._values and fixture not in order:
+                for need in fixture.needs:
+                    visit(need)
+                order.append(fixture)
+
+        for fixture in uses:
+            visit(fixture)
+        return order
+
+    def needed_by(self, uses: Iterable[Fixture[Any]]) -> set[Fixture[Any]]:
+        """The fixtures these uses need: themselves and, for each not built yet, what building it needs."""
+        needed: set[Fixture[Any]] = set()
+        pending = list(uses)
+        while pending:
+            fixture = pending.pop()
+            if fixture not in needed:
+                needed.add(fixture)
+                if fixture not in self._values:
+                    pending += fixture.needs
+        return needed
+
+    def close(self) -> None:
+        """Tear down everything still alive, newest first; every teardown runs even if one raises."""
+        errors: list[BaseException] = []
+        for fixture in reversed(self.alive()):
+            try:
+                self.tear_down(fixture)
+            except BaseException as exc:  # the first is raised once every fixture was torn down
+                self._values.pop(fixture, None)
+                errors.append(exc)
+        if errors:
+            raise errors[0]
+
+    def __enter__(self) -> LiveFixtures:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        if exc is None:
+            self.close()
+            return
+        with suppress(Exception):  # the exception that ended the suite is the one to report
+            self.close()
 
 
 def matches(case: Case[Any], patterns: Sequence[str]) -> bool:
@@ -171,49 +330,70 @@ def time_case(timed: Timed[R], repeats: int) -> tuple[R, Measurement]:
     return measure_keeping_result(timed.call, timed.sync, repeats, timed.fixed_count)
 
 
-def first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else "(no message)"
-
-
 def run_cases(
     run: Run, target: Target, cases: Sequence[Case[Any]], *, repeats: int, patterns: Sequence[str] = (),
-    progress: Progress | None = None,
+    progress: Progress | None = None, fixtures: Sequence[Fixture[Any]] = (),
 ) -> dict[str, Measurement]:
     """Time, judge and record every selected case in order; raise `CheckFailed` at the end if any check
-    failed. Returns the measurements by case label (for a backend that reports across cases)."""
+    failed. Returns the measurements by case label (for a backend that reports across cases). The
+    `fixtures` the cases use live until the last case that needs them (see the module's docstring)."""
+    with LiveFixtures(fixtures) as live:
+        return run_live(run, target, cases, live, repeats=repeats, patterns=patterns, progress=progress)
+
+
+def run_live(
+    run: Run, target: Target, cases: Sequence[Case[Any]], live: LiveFixtures, *, repeats: int,
+    patterns: Sequence[str] = (), progress: Progress | None = None, kept_for_after: Sequence[Fixture[Any]] = (),
+) -> dict[str, Measurement]:
+    """`run_cases` with the suite's live fixtures, keeping `kept_for_after` alive for `Suite.after`."""
     progress = progress or run.progress
+    for case in cases:
+        live.check_declared((*case.uses, case.provides), f"case {case.label}")
     chosen = select(cases, patterns)
     for case in cases:
         if case not in chosen:
             run.log(f"skipped: {target.backend} {escape(case.label)}: not selected by -k {' '.join(patterns)}")
     measured: dict[str, Measurement] = {}
     dead: dict[str | None, str] = {}  # variant -> why it cannot run on this device
+
+    def still_needed(after_index: int, current: Case[Any] | None = None) -> set[Fixture[Any]]:
+        to_come = [c for c in chosen[after_index:] if c.variant not in dead]
+        uses = [f for c in to_come for f in c.uses] + list(kept_for_after) + list(current.uses if current else ())
+        return live.needed_by(uses)
+
     failures: list[str] = []
     progress.start(f"{target.backend} @{target.device}", len(chosen))
     try:
-        for case in chosen:
+        for index, case in enumerate(chosen):
             label = f"{target.backend} {case.label} @{target.device}"
             if case.variant in dead:
                 run.log(f"skipped: {escape(label)}: {escape(dead[case.variant])}")
                 progress.advance(case.label)
                 continue
             try:
-                result, measurement = time_case(case.prepare(), repeats)
+                for fixture in live.unbuilt(case.uses):  # needs first; each dropped once nothing needs it
+                    live.value(fixture)
+                    live.keep_only(still_needed(index + 1, case))
+                values = [live.value(fixture) for fixture in case.uses]
+                result, measurement = time_case(case.prepare(*values), repeats)
             except case.cannot_run as exc:
                 dead[case.variant] = f"{type(exc).__name__}: {first_line(exc)}"
                 run.log(f"skipped: {escape(label)}: {escape(dead[case.variant])}")
                 progress.advance(case.label)
+                live.keep_only(still_needed(index + 1))
                 continue
             measured[case.label] = measurement
-            judgement = case.judge(result, measurement)
-            del result  # the next case's inputs may need the memory
+            if case.provides is not None:
+                live.provide(case.provides, result)
+            judgement = case.judge(result, measurement, *values)
+            del result, values  # the next case's inputs may need the memory
             record = record_case(run, target, case, measurement, judgement, measured)
             if judgement.output is not None:
                 run.outputs.append(Output(record, judgement.output))
             for note in judgement.notes:
                 run.log(note)
             failures += [f"{label}: {failure}" for failure in judgement.failures]
+            live.keep_only(still_needed(index + 1))
             progress.advance(case.label)
     finally:
         progress.stop()
@@ -224,13 +404,15 @@ def run_cases(
 
 def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] = ()) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
-    selected; all of it inside the suite's `context`."""
-    with suite.context():
+    selected; all of it inside the suite's `context`, the fixtures torn down before it is left."""
+    with suite.context(), LiveFixtures(suite.fixtures) as live:
+        live.check_declared(suite.after_uses, "the suite's after")
         if suite.before is not None:
             suite.before(run)
-        measured = run_cases(run, suite.target, suite.cases, repeats=repeats, patterns=patterns)
+        measured = run_live(run, suite.target, suite.cases, live, repeats=repeats, patterns=patterns,
+                            kept_for_after=suite.after_uses if suite.after is not None else ())
         if suite.after is not None and measured:
-            suite.after(run)
+            suite.after(run, *(live.value(fixture) for fixture in suite.after_uses))
         return measured
 
 

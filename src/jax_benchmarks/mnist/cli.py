@@ -19,6 +19,7 @@ import click
 from jax_benchmarks.cli.commands import BackendGroup, BackendSpec, GroupSpec, backend_command, execute
 from jax_benchmarks.settings import BenchSettings, command_line, parse_settings, settings_options
 from jax_benchmarks.cli.relaunch import self_command
+from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.mnist import cluster, xla_flags
 from jax_benchmarks.mnist.settings import DataSettings, EvaluateSettings, FlaxSettings, MnistSettings
 
@@ -115,7 +116,7 @@ def launch_local(name: str, settings: MnistSettings) -> None:
             # From the parsed settings, not the raw values: an old option name (e.g. --num-epochs) reaches the
             # processes under the field's current one.
             *command_line(settings, skip=("launch_local", "run_id"))]
-    commands = cluster.process_commands(base, count, run_id, cluster.free_port())
+    commands = cluster.process_commands(base, count, run_id, free_port())
     click.echo(f"launching {count} local processes of `mnist {name}` (run {run_id}); process 0 reports",
                err=settings.json_output)
     result = cluster.supervise(commands, cluster.child_environment(os.environ, count, cpu_count()))

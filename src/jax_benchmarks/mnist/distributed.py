@@ -25,6 +25,7 @@ from typing import Literal
 import click
 import numpy as np
 
+from jax_benchmarks.errors import first_line
 from jax_benchmarks.store.results import new_run_id
 from jax_benchmarks.mnist.cluster import wait_for_listener
 from jax_benchmarks.mnist.settings import MnistSettings
@@ -41,11 +42,6 @@ class JobFailed(click.ClickException):
 
 def where(settings: MnistSettings) -> str:
     return f"process {settings.process_id} of {settings.num_processes}"
-
-
-def first_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return text[:300] or type(exc).__name__
 
 
 @contextmanager

@@ -17,7 +17,6 @@ DataLoader: both backends then do the same work per step.
 from __future__ import annotations
 
 import copy
-import socket
 import warnings
 from collections.abc import Callable, Collection, Sequence
 from datetime import timedelta
@@ -35,6 +34,7 @@ from torch.nn.parallel import DistributedDataParallel
 
 from jax_benchmarks.hardware.devices import cpu_count, torch_device
 from jax_benchmarks.hardware.gpu_policy import applied
+from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.measure.harness import Suite, Timed, select, time_case
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.measure.timing import Sync, torch_sync
@@ -285,13 +285,6 @@ class DDPTrainer(TorchTrainer):
         if names.epoch in selected:
             for _ in range(settings.num_epochs):
                 self.read_epoch(self.train_epoch(self.plan.steps, lambda: None))
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def init_rank(settings: MnistSettings, rank: int, world: int, port: int) -> None:

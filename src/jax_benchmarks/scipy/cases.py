@@ -4,19 +4,20 @@ Each backend gives its framework's parts (`Calibration`): how its inputs are mad
 sensor data, the timed solve and how its result reads as a `Fit`, the timed loss evaluation. The
 sequence is the same for all: `solve_{length}_float64` (the whole solve from (1, 0), timed by
 `measure`; its last result is the recorded fit), then `loss_eval_{length}_float64` (one loss
-evaluation at the start point). A fit that misses (1.5, 3) fails the run once both are recorded.
+evaluation at the start point) and, for JAX, `loss_eval_{length/2}_float64` (the same jitted loss on
+half the samples: a new shape, compiled again). A fit that misses (1.5, 3) fails the run once every
+case is recorded.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import functools
 from collections.abc import Callable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed, no_judgement
+from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, no_judgement
 from jax_benchmarks.store.results import Run
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.scipy.data import DTYPE, SensorData, case_name, exact_minimiser, make_sensor_data
@@ -38,7 +39,10 @@ class Calibration(Generic[InputsT]):
     solve: Callable[[InputsT], Timed[Any]]
     to_fit: Callable[[InputsT, Any], Fit]  # untimed: the last solve's result as a Fit
     loss: Callable[[InputsT], Timed[Any]]
-    judge_loss: Callable[[InputsT, Any, Measurement], Judgement] = lambda _i, r, m: no_judgement(r, m)
+    judge_loss: Callable[[Any, Measurement, InputsT], Judgement] = no_judgement
+    # JAX: the loss on an input of half the length, which must compile again (a third case).
+    new_shape_loss: Callable[[InputsT], Timed[Any]] | None = None
+    judge_new_shape_loss: Callable[[Any, Measurement, InputsT], Judgement] = no_judgement
     compiled: bool = False  # JAX: the first solve and the first loss call trace and compile
     first_solve: str = ""  # what the first solve includes besides the work, e.g. " (trace + compile)"
     before: Callable[[Run], None] | None = None
@@ -46,20 +50,15 @@ class Calibration(Generic[InputsT]):
 
 
 def calibration_suite(settings: ScipySettings, parts: Calibration[InputsT]) -> Suite:
-    """The two cases on the backend's device; the data is made when the first selected case needs it."""
+    """The cases on the backend's device; the sensor data and the backend's inputs made from it are the
+    suite's fixtures, made when the first selected case needs them."""
     tol, length = settings.tol, settings.array_length
+    data: Fixture[SensorData] = Fixture("sensor data", lambda: make_sensor_data(length, settings.seed))
+    inputs: Fixture[InputsT] = Fixture(f"{parts.backend} inputs", parts.inputs, needs=(data,))
 
-    @functools.cache
-    def data() -> SensorData:
-        return make_sensor_data(length, settings.seed)
-
-    @functools.cache
-    def inputs() -> InputsT:
-        return parts.inputs(data())
-
-    def judge_solve(result: Any, timing: Measurement) -> Judgement:
-        fit = parts.to_fit(inputs(), result)
-        judgement = solve_judgement(parts.backend, fit, timing, exact_minimiser(data()), tol, length)
+    def judge_solve(result: Any, timing: Measurement, sensors: SensorData, on_device: InputsT) -> Judgement:
+        fit = parts.to_fit(on_device, result)
+        judgement = solve_judgement(parts.backend, fit, timing, exact_minimiser(sensors), tol, length)
         found = (
             f"{parts.solver}: slope {fit.slope:.6f}, offset {fit.offset:.6f} in {fit.iterations} iterations, "
             f"{fit.evaluations} evaluations; first solve {timing.first_call_s or 0.0:.3g} s{parts.first_solve}, "
@@ -67,16 +66,19 @@ def calibration_suite(settings: ScipySettings, parts: Calibration[InputsT]) -> S
         )
         return dataclasses.replace(judgement, notes=[*judgement.notes, found])
 
-    def case(op: str, prepare: Callable[[], Timed[Any]], judge: Callable[[Any, Measurement], Judgement]) -> Case[Any]:
-        return Case(case_name(op, length), prepare, judge, dtype=DTYPE, params=parts.params,
-                    compiled=parts.compiled)
+    def case(op: str, prepare: Callable[..., Timed[Any]], judge: Callable[..., Judgement],
+             uses: tuple[Fixture[Any], ...], at_length: int = length, **params: Any) -> Case[Any]:
+        return Case(case_name(op, at_length), prepare, judge, dtype=DTYPE, params={**parts.params, **params},
+                    compiled=parts.compiled, uses=uses)
 
-    return Suite(
-        Target(parts.backend, parts.device),
-        [
-            # Every solve starts from (1, 0) on the same data, so the last timed solve is the fit.
-            case("solve", lambda: parts.solve(inputs()), judge_solve),
-            case("loss_eval", lambda: parts.loss(inputs()), lambda r, m: parts.judge_loss(inputs(), r, m)),
-        ],
-        before=parts.before, context=parts.context,
-    )
+    cases = [
+        # Every solve starts from (1, 0) on the same data, so the last timed solve is the fit.
+        case("solve", lambda _sensors, on_device: parts.solve(on_device), judge_solve, (data, inputs)),
+        case("loss_eval", parts.loss, parts.judge_loss, (inputs,)),
+    ]
+    if parts.new_shape_loss is not None:
+        half = length // 2
+        cases.append(case("loss_eval", parts.new_shape_loss, parts.judge_new_shape_loss, (inputs,),
+                          at_length=half, input_length=half))
+    return Suite(Target(parts.backend, parts.device), cases, before=parts.before, context=parts.context,
+                 fixtures=[data, inputs])

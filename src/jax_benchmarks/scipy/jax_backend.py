@@ -10,11 +10,12 @@ tolerance is given as `options={"gtol": ...}`.
 
 The loss shows what jit costs and saves: the first call traces and compiles,
 later calls reuse the compiled code, and an input of a different shape
-compiles again - counted with the jitted function's cache size.
+compiles again (its own case) - counted by how often JAX traced the function.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -25,7 +26,7 @@ import numpy as np
 
 from jax_benchmarks.hardware.devices import jax_device
 from jax_benchmarks.measure.harness import Judgement, Suite, Timed
-from jax_benchmarks.measure.timing import Measurement, jax_sync, time_call
+from jax_benchmarks.measure.timing import Measurement, jax_sync
 from jax_benchmarks.frameworks.typed import jit_cache_size, typed_jit
 from jax_benchmarks.scipy.cases import Calibration, calibration_suite
 from jax_benchmarks.scipy.data import MAX_ITER, START, SensorData
@@ -42,18 +43,30 @@ def calibration_loss(params: jax.Array, sensor_a: jax.Array, sensor_b: jax.Array
     return jnp.sqrt(jnp.mean((sensor_a - (sensor_b - offset) / slope) ** 2))
 
 
-def fresh_jitted_loss() -> Callable[[jax.Array, jax.Array, jax.Array], jax.Array]:
-    """The jitted loss with an empty compilation cache.
+Loss = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
 
-    JAX keys its compilation cache on the Python function, shared by every
-    `jax.jit` wrapper of it and kept for the life of the process; a new
-    function object starts from zero, so the counts below are this run's.
+
+@dataclass(frozen=True)
+class CountedLoss:
+    """A jitted loss with an empty compilation cache, and how often it was traced per input length.
+
+    JAX keys its compilation cache on the Python function, shared by every `jax.jit` wrapper of it and
+    kept for the life of the process; a new function object starts from zero, so the counts are this
+    run's. Its body runs only when JAX traces it, once per compilation (once per input shape).
     """
 
+    call: Loss
+    traces: Counter[int]
+
+
+def fresh_jitted_loss() -> CountedLoss:
+    traces: Counter[int] = Counter()
+
     def loss(params: jax.Array, sensor_a: jax.Array, sensor_b: jax.Array) -> jax.Array:
+        traces[int(sensor_a.shape[0])] += 1
         return calibration_loss(params, sensor_a, sensor_b)
 
-    return typed_jit(loss)
+    return CountedLoss(typed_jit(loss), traces)
 
 
 def make_solver(tol: float) -> Solver:
@@ -101,85 +114,69 @@ def to_fit(result: jax.scipy.optimize.OptimizeResults) -> Fit:
 
 @dataclass(frozen=True)
 class Inputs:
-    """The sensors and the start point on the device, float64 (made with x64 on)."""
+    """The sensors and the start point on the device, float64 (made with x64 on), the whole solve and a
+    fresh jitted loss; the sensors' first half is a differently-shaped input for the loss."""
 
     start: jax.Array
     sensor_a: jax.Array
     sensor_b: jax.Array
+    short_a: jax.Array
+    short_b: jax.Array
     solve: Solver
+    loss: CountedLoss
 
 
-Loss = Callable[[jax.Array, jax.Array, jax.Array], jax.Array]
+def calls_made(timing: Measurement) -> int:
+    return timing.repeats * timing.calls_per_sample + timing.warmup + 1
 
 
-class LossCompilations:
-    """The loss_eval case: a fresh jitted loss timed on the full data (compile apart), then how often it
-    compiled for that shape and for a differently-shaped input (untimed by `measure`, timed once each)."""
+def judge_loss(_value: jax.Array, timing: Measurement, inputs: Inputs) -> Judgement:
+    """The loss was compiled once for all its same-shape calls."""
+    length, compiles = int(inputs.sensor_a.shape[0]), inputs.loss.traces[int(inputs.sensor_a.shape[0])]
+    return Judgement(
+        metrics={"calls": calls_made(timing), "compiles_same_shape": compiles,
+                 "jit_cache_entries": jit_cache_size(inputs.loss.call)},
+        checks={"one_compile_for_same_shape": compiles == 1},
+        notes=[f"jitted loss (length {length}): first call {timing.first_call_s or 0.0:.3g} s (trace + compile), "
+               f"then {timing.median_s:.3g} s per cached call; {compiles} compilation for "
+               f"{calls_made(timing)} same-shape calls"],
+    )
 
-    def __init__(self) -> None:
-        self.loss: Loss | None = None
-        self.before = 0
 
-    def prepare(self, inputs: Inputs) -> Timed[jax.Array]:
-        loss = self.loss = fresh_jitted_loss()
-        self.before = jit_cache_size(loss)
-        return Timed(lambda: loss(inputs.start, inputs.sensor_a, inputs.sensor_b), jax_sync)
-
-    def judge(self, inputs: Inputs, _value: jax.Array, timing: Measurement) -> Judgement:
-        loss = self.loss
-        assert loss is not None, "prepare() runs first"
-        after_same_shape = jit_cache_size(loss)
-        # A differently-shaped input (half the samples) cannot reuse the compiled code.
-        half = int(inputs.sensor_a.shape[0]) // 2
-        short_a, short_b = inputs.sensor_a[:half], inputs.sensor_b[:half]
-        jax_sync((short_a, short_b))
-        _, new_shape_first_s = time_call(lambda: loss(inputs.start, short_a, short_b), jax_sync)
-        after_new_shape = jit_cache_size(loss)
-        _, new_shape_again_s = time_call(lambda: loss(inputs.start, short_a, short_b), jax_sync)
-        after_repeat = jit_cache_size(loss)
-
-        calls = timing.repeats * timing.calls_per_sample + timing.warmup + 1
-        compiles_same_shape = after_same_shape - self.before
-        recompiles_new_shape = after_new_shape - after_same_shape
-        return Judgement(
-            metrics={
-                "calls": calls,
-                "compiles_same_shape": compiles_same_shape,
-                "recompiles_new_shape": recompiles_new_shape,
-                "recompiles_repeat_new_shape": after_repeat - after_new_shape,
-                "jit_cache_entries": after_repeat,
-                "new_shape_first_call_s": new_shape_first_s,
-                "new_shape_cached_call_s": new_shape_again_s,
-            },
-            checks={
-                "one_compile_for_same_shape": compiles_same_shape == 1,
-                "new_shape_compiles_again": recompiles_new_shape == 1,
-            },
-            notes=[
-                f"jitted loss: first call {timing.first_call_s or 0.0:.3g} s (trace + compile), then "
-                f"{timing.median_s:.3g} s per cached call; {compiles_same_shape} compilation for "
-                f"{calls} same-shape calls. A length-{half} input "
-                f"compiled again ({recompiles_new_shape} new compilation, first call {new_shape_first_s:.3g} s, "
-                f"next {new_shape_again_s:.3g} s): {after_repeat} compiled versions cached"
-            ],
-        )
+def judge_new_shape_loss(_value: jax.Array, timing: Measurement, inputs: Inputs) -> Judgement:
+    """The same jitted function on half the samples compiled again, once for all its calls."""
+    half = int(inputs.short_a.shape[0])
+    compiles = inputs.loss.traces[half]
+    return Judgement(
+        metrics={"calls": calls_made(timing), "recompiles_new_shape": compiles,
+                 "jit_cache_entries": jit_cache_size(inputs.loss.call)},
+        checks={"new_shape_compiles_again": compiles == 1},
+        notes=[f"jitted loss (length {half}, a new shape): compiled again ({compiles} compilation for "
+               f"{calls_made(timing)} calls), first call {timing.first_call_s or 0.0:.3g} s, then "
+               f"{timing.median_s:.3g} s; {jit_cache_size(inputs.loss.call)} compiled versions cached"],
+    )
 
 
 def suites(settings: ScipySettings) -> list[Suite]:
     def on_device(data: SensorData) -> Inputs:
         device = jax_device(settings.device_kind)
-        return Inputs(
-            start=jax.device_put(np.array(START), device),
-            sensor_a=jax.device_put(data.sensor_a, device),
-            sensor_b=jax.device_put(data.sensor_b, device),
-            solve=make_solver(settings.tol),
-        )
+        sensor_a, sensor_b = jax.device_put(data.sensor_a, device), jax.device_put(data.sensor_b, device)
+        half = len(data.sensor_a) // 2
+        short_a, short_b = sensor_a[:half], sensor_b[:half]
+        jax_sync((short_a, short_b))
+        return Inputs(start=jax.device_put(np.array(START), device), sensor_a=sensor_a, sensor_b=sensor_b,
+                      short_a=short_a, short_b=short_b, solve=make_solver(settings.tol), loss=fresh_jitted_loss())
 
     def solve(inputs: Inputs) -> Timed[jax.scipy.optimize.OptimizeResults]:
         # The first solve compiles the whole program; measure times it apart from the steady solves.
         return Timed(lambda: inputs.solve(inputs.start, inputs.sensor_a, inputs.sensor_b), jax_sync)
 
-    compilations = LossCompilations()
+    def loss(inputs: Inputs) -> Timed[jax.Array]:
+        return Timed(lambda: inputs.loss.call(inputs.start, inputs.sensor_a, inputs.sensor_b), jax_sync)
+
+    def new_shape_loss(inputs: Inputs) -> Timed[jax.Array]:
+        return Timed(lambda: inputs.loss.call(inputs.start, inputs.short_a, inputs.short_b), jax_sync)
+
     return [calibration_suite(settings, Calibration(
         backend=BACKEND, device=settings.device_kind,
         params={
@@ -190,8 +187,10 @@ def suites(settings: ScipySettings) -> list[Suite]:
         inputs=on_device,
         solve=solve,
         to_fit=lambda _inputs, result: to_fit(result),
-        loss=compilations.prepare,
-        judge_loss=compilations.judge,
+        loss=loss,
+        judge_loss=judge_loss,
+        new_shape_loss=new_shape_loss,
+        judge_new_shape_loss=judge_new_shape_loss,
         compiled=True,
         first_solve=" (trace + compile)",
         # float64 throughout, like SciPy and PyTorch: x64 is on while the suite runs (data placement,

@@ -12,7 +12,7 @@ from jax_benchmarks.store.results import Run
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.measure.timing import Sync, torch_sync
 from jax_benchmarks.xla.settings import XlaSettings
-from jax_benchmarks.xla.workload import LinalgOps, Matrices, workload_suite
+from jax_benchmarks.xla.workload import LinalgOps, workload_suite
 
 DTYPES = {"float64": torch.float64, "float32": torch.float32}
 
@@ -82,10 +82,10 @@ class TorchOps(LinalgOps[torch.Tensor, torch.Tensor]):
         return str(x.dtype).removeprefix("torch.")
 
 
-def give_memory_back(_run: Run, matrices: Matrices[torch.Tensor, torch.Tensor]) -> None:
-    """The caching allocator keeps freed blocks; hand them back so that JAX, which runs next in
-    `xla all`, finds the GPU's memory free (its size check counted on it)."""
-    matrices.release()
+def give_memory_back(_run: Run) -> None:
+    """The caching allocator keeps freed blocks (the harness has dropped the matrices by now, see
+    `matrix_fixtures`); hand them back so that JAX, which runs next in `xla all`, finds the GPU's memory
+    free (its size check counted on it)."""
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
 

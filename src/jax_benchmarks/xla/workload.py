@@ -4,8 +4,9 @@ A backend module provides a `LinalgOps` (how its framework generates, reduces, m
 inverts) and declares its suite with `workload_suite`; the core (`jax_benchmarks.measure.harness`) times each case
 through `measure`, judges and records it, and raises `CheckFailed` once every selected case is recorded.
 
-The cases share their matrices through `Matrices`: a case takes what it needs from there (made untimed
-when no earlier case made it, so `-k matmul` alone works) and hands its own result over for the next.
+The cases share their matrices as the suite's fixtures (`matrix_fixtures`): a case receives what it uses
+(made untimed when no earlier case provided it, so `-k matmul` alone works), and a timed step provides its
+result to the steps after it, so nothing is computed twice.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from contextlib import AbstractContextManager, nullcontext
 from typing import Any, Generic, TypeVar
 
 from jax_benchmarks.hardware.devices import gpu_name
-from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed
+from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, no_judgement
 from jax_benchmarks.hardware.peaks import datasheet_peak
 from jax_benchmarks.store.results import Run, Scalar
 from jax_benchmarks.measure.timing import Measurement, Sync, no_sync
@@ -83,53 +84,20 @@ class LinalgOps(ABC, Generic[ArrayT, ScalarT]):
         """The element type the framework actually computed in, e.g. 'float64'."""
 
 
-class Matrices(Generic[ArrayT, ScalarT]):
-    """A, B, C = A·B and C⁻¹ as the cases need them, each made once.
+def matrix_fixtures(ops: LinalgOps[ArrayT, ScalarT]) -> tuple[Fixture[tuple[ArrayT, ArrayT]], Fixture[ArrayT],
+                                                               Fixture[ArrayT]]:
+    """A and B, C = A·B and C⁻¹, each built untimed (and waited for: the next timed call must not wait
+    for it) when no earlier case provided it. The harness drops each once no case still to run needs it,
+    so at most A, B and C, then C, C⁻¹ and C·C⁻¹ are alive at once (memory.MATRICES_HELD)."""
 
-    A timed case hands its last result over (`keep_*`); a case whose inputs no earlier case made gets
-    them made here, untimed and waited for. Held at once: A, B and C, then C and C⁻¹ (A and B are
-    dropped as soon as C exists: only C is needed from there on, see memory.MATRICES_HELD).
-    """
-
-    def __init__(self, ops: LinalgOps[ArrayT, ScalarT]) -> None:
-        self.ops = ops
-        self._pair: tuple[ArrayT, ArrayT] | None = None
-        self._product: ArrayT | None = None
-        self._inverse: ArrayT | None = None
-
-    def _ready(self, value: Any) -> Any:
-        self.ops.sync(value)  # made untimed: the next timed call must not wait for it
+    def ready(value: Any) -> Any:
+        ops.sync(value)
         return value
 
-    def pair(self) -> tuple[ArrayT, ArrayT]:
-        if self._pair is None:
-            self._pair = self._ready(self.ops.uniform_pair())
-        return self._pair
-
-    def product(self) -> ArrayT:
-        if self._product is None:
-            a, b = self.pair()
-            self.keep_product(self._ready(self.ops.matmul(a, b)))
-        assert self._product is not None
-        return self._product
-
-    def inverse(self) -> ArrayT:
-        if self._inverse is None:
-            self._inverse = self._ready(self.ops.inverse(self.product()))
-        return self._inverse
-
-    def keep_pair(self, pair: tuple[ArrayT, ArrayT]) -> None:
-        self._pair = pair
-
-    def keep_product(self, c: ArrayT) -> None:
-        self._product = c
-        self._pair = None
-
-    def keep_inverse(self, c_inv: ArrayT) -> None:
-        self._inverse = c_inv
-
-    def release(self) -> None:
-        self._pair = self._product = self._inverse = None
+    pair: Fixture[tuple[ArrayT, ArrayT]] = Fixture("A, B", lambda: ready(ops.uniform_pair()))
+    product: Fixture[ArrayT] = Fixture("C = A·B", lambda ab: ready(ops.matmul(*ab)), needs=(pair,))
+    inverse: Fixture[ArrayT] = Fixture("C⁻¹", lambda c: ready(ops.inverse(c)), needs=(product,))
+    return pair, product, inverse
 
 
 def peak_figures(gflops: float, settings: XlaSettings) -> tuple[dict[str, Scalar], list[str]]:
@@ -158,63 +126,57 @@ def judged(ops: LinalgOps[Any, Any], checked: list[checks.Check], *,
     )
 
 
-def workload_cases(ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings,
-                   matrices: Matrices[ArrayT, ScalarT]) -> list[Case[Any]]:
-    """Generate, reduce, multiply, invert and check: one case per step."""
+def workload_suite(
+    ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings, *,
+    context: Callable[[], AbstractContextManager[object]] = nullcontext,
+    before: Callable[[Run], None] | None = None, after: Callable[[Run], None] | None = None,
+) -> Suite:
+    """Generate, reduce, multiply, invert and check on the settings' device: one case per step, sharing
+    the matrices as fixtures (a timed step provides its result to the steps after it)."""
     n, dtype = settings.matrix_size, settings.dtype
     params = {"matrix_size": n, "rng": ops.rng, "seed": settings.seed}
+    pair, product, inverse = matrix_fixtures(ops)
 
-    def case(op: str, prepare: Callable[[], Timed[Any]], judge: Callable[[Any, Measurement], Judgement],
-             matrices_in_shape: int = 1) -> Case[Any]:
+    def case(op: str, prepare: Callable[..., Timed[Any]], judge: Callable[..., Judgement] = no_judgement, *,
+             matrices_in_shape: int = 1, uses: tuple[Fixture[Any], ...] = (),
+             provides: Fixture[Any] | None = None) -> Case[Any]:
         shape = f"{n}x{n}" if matrices_in_shape == 1 else f"{matrices_in_shape}x{n}x{n}"
-        return Case(f"{op}_{shape}_{dtype}", prepare, judge, dtype=dtype, params=params, compiled=ops.compiles)
-
-    def keep_pair(pair: tuple[ArrayT, ArrayT], _: Measurement) -> Judgement:
-        matrices.keep_pair(pair)
-        return Judgement()
+        return Case(f"{op}_{shape}_{dtype}", prepare, judge, dtype=dtype, params=params, compiled=ops.compiles,
+                    uses=uses, provides=provides)
 
     def reduce(op: str, step: Callable[[ArrayT, ArrayT], tuple[ScalarT, ScalarT]],
                check: Callable[[str, int, float], checks.Check]) -> Case[Any]:
-        def prepare() -> Timed[tuple[ScalarT, ScalarT]]:
-            a, b = matrices.pair()
-            return Timed(lambda: step(a, b), ops.sync)
+        def prepare(ab: tuple[ArrayT, ArrayT]) -> Timed[tuple[ScalarT, ScalarT]]:
+            return Timed(lambda: step(*ab), ops.sync)
 
-        def judge(values: tuple[ScalarT, ScalarT], _: Measurement) -> Judgement:
+        def judge(values: tuple[ScalarT, ScalarT], _: Measurement, _ab: object) -> Judgement:
             return judged(ops, [check(f"{op}_a", n, ops.to_float(values[0])),
                                 check(f"{op}_b", n, ops.to_float(values[1]))])
 
-        return case(op, prepare, judge, 2)
+        return case(op, prepare, judge, matrices_in_shape=2, uses=(pair,))
 
-    def multiply() -> Timed[ArrayT]:
-        a, b = matrices.pair()
-        return Timed(lambda: ops.matmul(a, b), ops.sync)
+    def multiply(ab: tuple[ArrayT, ArrayT]) -> Timed[ArrayT]:
+        return Timed(lambda: ops.matmul(*ab), ops.sync)
 
-    def judge_product(c: ArrayT, measurement: Measurement) -> Judgement:
+    def judge_product(c: ArrayT, measurement: Measurement, _ab: object) -> Judgement:
         computed = ops.dtype_of(c)
         wrong_dtype = checks.dtype_failure(dtype, computed)
         gflops = 2 * n**3 / measurement.median_s / 1e9
         peak_metrics, above_peak = peak_figures(gflops, settings)
         mean_c = ops.to_float(ops.mean(c))
-        matrices.keep_product(c)  # A and B are not needed from here on
         return judged(
             ops, [checks.product_mean(n, mean_c)],
             extra_checks={"computed_dtype": computed}, metrics={"gflops": gflops, **peak_metrics},
             problems=([wrong_dtype] if wrong_dtype else []) + above_peak,
         )
 
-    def invert() -> Timed[ArrayT]:
-        c = matrices.product()
+    def invert(c: ArrayT) -> Timed[ArrayT]:
         return Timed(lambda: ops.inverse(c), ops.sync)
 
-    def keep_inverse(c_inv: ArrayT, _: Measurement) -> Judgement:
-        matrices.keep_inverse(c_inv)
-        return Judgement()
-
-    def residual() -> Timed[ScalarT]:
-        c, c_inv = matrices.product(), matrices.inverse()
+    def residual(c: ArrayT, c_inv: ArrayT) -> Timed[ScalarT]:
         return Timed(lambda: ops.residual(c, c_inv), ops.sync)
 
-    def judge_residual(value: ScalarT, _: Measurement) -> Judgement:
+    def judge_residual(value: ScalarT, _: Measurement, _c: object, _c_inv: object) -> Judgement:
         # Recorded and shown, not judged: it grows with cond(C) (~N³ for uniform
         # factors), so float32 inverses of large C are expected to be poor.
         residual = ops.to_float(value)
@@ -223,25 +185,13 @@ def workload_cases(ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings,
             notes=[f"  {ops.name} identity residual max|C·C⁻¹ − I| = {residual:.3g} ({dtype})"],
         )
 
-    return [
-        case("uniform", lambda: Timed(ops.uniform_pair, ops.sync), keep_pair, 2),
+    cases = [
+        case("uniform", lambda: Timed(ops.uniform_pair, ops.sync), matrices_in_shape=2, provides=pair),
         reduce("mean", ops.means, checks.matrix_mean),
         reduce("sum", ops.sums, checks.matrix_sum),
-        case("matmul", multiply, judge_product),
-        case("inverse", invert, keep_inverse),
-        case("residual", residual, judge_residual),
+        case("matmul", multiply, judge_product, uses=(pair,), provides=product),
+        case("inverse", invert, uses=(product,), provides=inverse),
+        case("residual", residual, judge_residual, uses=(product, inverse)),
     ]
-
-
-def workload_suite(
-    ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings, *,
-    context: Callable[[], AbstractContextManager[object]] = nullcontext,
-    before: Callable[[Run], None] | None = None,
-    after: Callable[[Run, Matrices[ArrayT, ScalarT]], None] | None = None,
-) -> Suite:
-    """The six cases on the settings' device; `after` gets the matrices to release them."""
-    matrices = Matrices(ops)
-    return Suite(
-        Target(ops.name, settings.device_kind), workload_cases(ops, settings, matrices),
-        before=before, after=None if after is None else lambda run: after(run, matrices), context=context,
-    )
+    return Suite(Target(ops.name, settings.device_kind), cases, before=before, after=after, context=context,
+                 fixtures=[pair, product, inverse])
