@@ -17,7 +17,6 @@ Case names come from the settings alone: building the suite (and `--list`) reads
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -26,13 +25,12 @@ from rich.markup import escape
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.jit.settings import JitTrainingSettings
-from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed
+from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed
 from jax_benchmarks.measure.relative import relative_error
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.mnist import cases as mnist_cases
-from jax_benchmarks.mnist.cases import CaseNames, Recorded, eval_metrics, evaluating, run_fixture
+from jax_benchmarks.mnist.cases import CaseNames, Recorded, RunHandle, eval_metrics, evaluating
 from jax_benchmarks.mnist.data.arrays import MnistData
-from jax_benchmarks.mnist.fixture import Fixture, closing
 from jax_benchmarks.mnist.flax_backend import EpochOutput, EvalOutput, FlaxTrainer
 from jax_benchmarks.mnist.trainer import check_batch_fits
 from jax_benchmarks.store.results import Run, Scalar
@@ -49,12 +47,12 @@ LOSS_RTOL = 1e-2
 EXPECTED_COMPILATIONS = 1  # every batch has one shape
 
 
-def training_data(settings: JitTrainingSettings, run: Fixture[Run]) -> Fixture[MnistData]:
+def training_data(settings: JitTrainingSettings, handle: RunHandle) -> Fixture[MnistData]:
     """The mnist group's data set (its one reader, looked up when called: tests replace it), cut to the first
     `--train-images` training images when given."""
 
     def load() -> MnistData:
-        data = mnist_cases.read_data(settings, run.get().log)
+        data = mnist_cases.read_data(settings, handle.log)
         n = settings.train_images
         return data if n is None else data._replace(images_train=data.images_train[:n], y_train=data.y_train[:n])
 
@@ -62,15 +60,14 @@ def training_data(settings: JitTrainingSettings, run: Fixture[Run]) -> Fixture[M
 
 
 def trainer_fixture(settings: JitTrainingSettings, mode: Mode, data: Fixture[MnistData],
-                    run: Fixture[Run]) -> Fixture[FlaxTrainer]:
-    def build() -> FlaxTrainer:
-        loaded = data.get()
+                    handle: RunHandle) -> Fixture[FlaxTrainer]:
+    def build(loaded: MnistData) -> FlaxTrainer:
         check_batch_fits(settings, len(loaded.y_train))
         trainer = FlaxTrainer(settings, loaded, RNG_Provider(settings.seed), jit=mode == "jit")
-        run.get().log(f"{mode}: {trainer.summary()}")
+        handle.log(f"{mode}: {trainer.summary()}")
         return trainer
 
-    return Fixture(f"{mode} trainer", build)
+    return Fixture(f"{mode} trainer", build, needs=(data,))
 
 
 def case_params(settings: JitTrainingSettings, mode: Mode) -> dict[str, Scalar]:
@@ -100,13 +97,11 @@ def epochs_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[Flax
                 eager: Recorded) -> Case[EpochOutput]:
     names = CaseNames(settings)
 
-    def prepare() -> Timed[EpochOutput]:
-        trained = trainer.get()
+    def prepare(trained: FlaxTrainer, _data: MnistData) -> Timed[EpochOutput]:
         steps = trained.plan.steps
         return Timed(lambda: trained.train_epoch(steps, lambda: None), trained.sync, runs=settings.num_epochs)
 
-    def judge(output: EpochOutput, measurement: Measurement) -> Judgement:
-        trained = trainer.get()
+    def judge(output: EpochOutput, measurement: Measurement, trained: FlaxTrainer, loaded: MnistData) -> Judgement:
         result = trained.read_epoch(output)
         metrics: dict[str, Scalar] = {"items_per_s": trained.plan.images_per_epoch / measurement.median_s,
                                       "final_loss": result.loss}
@@ -130,23 +125,26 @@ def epochs_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[Flax
                 if not diff <= LOSS_RTOL:
                     failures.append(f"last epoch's mean loss jit {result.loss:.6g} vs eager {eager_loss:.6g}: "
                                     f"relative difference {diff:.3g} > {LOSS_RTOL:g}")
+            if settings.show_jaxpr:
+                equations, text = trained.step_jaxpr()
+                notes += [f"jaxpr of the train step for one batch of {trained.plan.batch} ({equations} equations):",
+                          escape(text)]
         return Judgement(checks=checks, metrics=metrics, failures=failures, notes=notes,
-                         params=data_params(trained, data.get()))
+                         params=data_params(trained, loaded))
 
     return Case(names.epoch, prepare, judge, variant=mode, dtype=DTYPE, params=case_params(settings, mode),
-                compiled=mode == "jit", speedup_over="eager")
+                compiled=mode == "jit", speedup_over="eager", uses=(trainer, data))
 
 
 def validation_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[FlaxTrainer],
                     data: Fixture[MnistData]) -> Case[EvalOutput]:
-    def judge(output: EvalOutput, measurement: Measurement) -> Judgement:
-        trained = trainer.get()
+    def judge(output: EvalOutput, measurement: Measurement, trained: FlaxTrainer, loaded: MnistData) -> Judgement:
         val = trained.read_eval(output)
-        return Judgement(metrics=eval_metrics(val, measurement), params=data_params(trained, data.get()),
+        return Judgement(metrics=eval_metrics(val, measurement), params=data_params(trained, loaded),
                          notes=[f"{mode}: test loss {val.loss:.4f} · test accuracy {val.accuracy:.2%}"])
 
-    return Case(CaseNames(settings).validation, lambda: evaluating(trainer.get()), judge, variant=mode, dtype=DTYPE,
-                params=case_params(settings, mode))
+    return Case(CaseNames(settings).validation, lambda trained, _data: evaluating(trained), judge, variant=mode,
+                dtype=DTYPE, params=case_params(settings, mode), uses=(trainer, data))
 
 
 def summary(recorded: dict[Mode, Recorded], names: CaseNames) -> str | None:
@@ -165,35 +163,29 @@ def summary(recorded: dict[Mode, Recorded], names: CaseNames) -> str | None:
 
 
 def suites(settings: JitTrainingSettings) -> Sequence[Suite]:
-    """One suite on `--device`: eager's epochs and validation, then jit's (its speedup is over eager)."""
-    run = run_fixture()
-    data = training_data(settings, run)
-    trainers = {mode: trainer_fixture(settings, mode, data, run) for mode in MODES}
-    recorded = {mode: Recorded(run, BACKEND, mode) for mode in MODES}
+    """One suite on `--device`: eager's epochs and validation, then jit's (its speedup is over eager). Each
+    mode's trainer lives until its validation is judged; the data until the last case."""
+    handle = RunHandle()
+    data = training_data(settings, handle)
+    trainers = {mode: trainer_fixture(settings, mode, data, handle) for mode in MODES}
+    recorded = {mode: Recorded(handle, BACKEND, mode) for mode in MODES}
     cases: list[Case[Any]] = []
     for mode in MODES:
         cases += [epochs_case(settings, mode, trainers[mode], data, recorded["eager"]),
                   validation_case(settings, mode, trainers[mode], data)]
 
-    def before(given: Run) -> None:
-        run.provide(given)
-        if settings.show_jaxpr:
-            equations, text = trainers["jit"].get().step_jaxpr()
-            given.log(f"jaxpr of the train step for one batch of {settings.train_batch_size} ({equations} equations):")
-            given.log(escape(text))
-
-    def after(given: Run) -> None:
+    def after(run: Run) -> None:
         line = summary(recorded, CaseNames(settings))
         if line is not None:
-            given.log(line)
+            run.log(line)
         if settings.plot:
             from jax_benchmarks.cli.plots import save_figure
             from jax_benchmarks.jit.plot import epoch_time_chart
 
             name = CaseNames(settings).epoch
-            records = [r for r in given.records if r.backend == BACKEND and r.case == name]
+            records = [r for r in run.records if r.backend == BACKEND and r.case == name]
             path = save_figure(epoch_time_chart(records), f"jit_flax_{settings.model}_epoch_times")
-            given.log(f"plot: {path}")
+            run.log(f"plot: {path}")
 
-    return [Suite(Target(BACKEND, settings.device_kind), cases, before=before, after=after,
-                  context=functools.partial(closing, run, data, *trainers.values()))]
+    return [Suite(Target(BACKEND, settings.device_kind), cases, before=handle.attach, after=after,
+                  fixtures=[data, *trainers.values()])]

@@ -11,19 +11,20 @@ A training suite is, in order (each a `Case`, so `--case/-k` selects any of them
 
 Names come from the settings alone (building a suite reads no data); the data set's sizes are in params.
 
-What the cases share are the suite's fixtures (`jax_benchmarks.mnist.fixture`), alive while the suite runs:
-the run (handed over by `before`), the data (built by the load case, which times it, or untimed by the first
-case that needs it), the trainer (built on first use) and the experiment tracker. A figure one case needs from
-an earlier one (the peak, the step's median, the epoch's figures for its validation line, the last
-validation's predictions for the plot) is read from what the harness recorded for that case (`Recorded`);
-no judge writes anything down for another.
+What the cases share are the suite's fixtures (`jax_benchmarks.measure.harness.Fixture`): the data (provided
+by the load case, which times reading it, or read untimed for the first case that needs it), the trainer, the
+compiled step (provided by the step case, or compiled untimed before the first epoch), the float32 peak and the
+experiment tracker; each lives while a case still to run (or `after`, which saves the model) uses it. A figure
+a case needs from an earlier one (the peak, the step's median, the epoch's figures for its validation line, the
+last validation's predictions for the plot) is read from what the harness recorded for that case
+(`Recorded`, through the run `before` hands over); no judge writes anything down for another.
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic
@@ -31,12 +32,11 @@ from typing import Any, Generic
 import numpy as np
 
 from jax_benchmarks.errors import DataError, SettingsError, TrainingDiverged
-from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed, matches
+from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, matches
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.mnist.checkpoints import checkpoint_path, metadata_path, save_atomically, write_atomically
 from jax_benchmarks.mnist.cluster import process_params
 from jax_benchmarks.mnist.data.arrays import MnistData
-from jax_benchmarks.mnist.fixture import Fixture, closing
 from jax_benchmarks.mnist.settings import (
     CHECKPOINTS_DIR, DataSettings, EvaluateSettings, MnistSettings, TrainingSettings,
 )
@@ -72,51 +72,66 @@ class CaseNames:
             self.validation = f"validation_{settings.test_batch_size}x{IMAGE}_float32"
 
 
-# -------------------------------------------------------------------------------------------- fixtures ---
+# ------------------------------------------------------------------------------------ run and records ---
 
-def run_fixture() -> Fixture[Run]:
-    """The run the cases log and record on: handed over by the suite's `before`."""
+class RunHandle:
+    """The run a suite's cases log on and read earlier records from: handed over by the suite's `before`
+    (`attach`), before any case runs."""
 
-    def missing() -> Run:
-        raise RuntimeError("the suite's before hands the run over before any case runs")
+    def __init__(self) -> None:
+        self._run: Run | None = None
 
-    return Fixture("run", missing)
+    def attach(self, run: Run) -> None:
+        self._run = run
 
+    @property
+    def run(self) -> Run:
+        if self._run is None:
+            raise RuntimeError("the suite's before hands the run over before any case runs")
+        return self._run
 
-def data_fixture(settings: DataSettings, run: Fixture[Run]) -> Fixture[MnistData]:
-    return Fixture("data", lambda: read_data(settings, run.get().log))
+    def log(self, line: str) -> None:
+        self.run.log(line)
 
 
 @dataclass(frozen=True)
 class Recorded:
-    """What the harness recorded for the cases of one target and variant of this run, newest first."""
+    """What the harness recorded in this run for the cases of one backend and variant, newest first."""
 
-    run: Fixture[Run]
+    handle: RunHandle
     backend: str
     variant: str | None
 
+    def _mine(self, record: Record, case: str) -> bool:
+        return (record.backend, record.case, record.variant) == (self.backend, case, self.variant)
+
     def last(self, case: str, **params: Scalar) -> Record | None:
-        for record in reversed(self.run.get().records):
-            if (record.backend, record.case, record.variant) == (self.backend, case, self.variant) and all(
-                    record.params.get(k) == v for k, v in params.items()):
+        for record in reversed(self.handle.run.records):
+            if self._mine(record, case) and all(record.params.get(k) == v for k, v in params.items()):
                 return record
         return None
 
     def count(self, case: str) -> int:
-        return sum((r.backend, r.case, r.variant) == (self.backend, case, self.variant)
-                   for r in self.run.get().records)
+        return sum(self._mine(record, case) for record in self.handle.run.records)
 
     def output(self, case: str) -> object:
-        """The judgement output kept for the newest record of `case` (None when there is none)."""
-        for kept in reversed(self.run.get().outputs):
-            record = kept.record
-            if (record.backend, record.case, record.variant) == (self.backend, case, self.variant):
+        """The judgement output kept with the newest record of `case` (None when there is none)."""
+        for kept in reversed(self.handle.run.outputs):
+            if self._mine(kept.record, case):
                 return kept.value
         return None
 
 
-def load_case(settings: DataSettings, data: Fixture[MnistData], variant: str | None) -> Case[MnistData]:
-    """The data set through the data pipeline: this case builds the suite's data fixture, timed once."""
+# ---------------------------------------------------------------------------------------------- data ---
+
+def data_fixture(settings: DataSettings, handle: RunHandle) -> Fixture[MnistData]:
+    """The data set, read untimed when no load case provided it."""
+    return Fixture("data", lambda: read_data(settings, handle.log))
+
+
+def load_case(settings: DataSettings, handle: RunHandle, data: Fixture[MnistData],
+              variant: str | None) -> Case[MnistData]:
+    """The data set through the data pipeline, timed once; it becomes the suite's data fixture."""
 
     def judge(loaded: MnistData, measurement: Measurement) -> Judgement:
         return Judgement(
@@ -127,19 +142,19 @@ def load_case(settings: DataSettings, data: Fixture[MnistData], variant: str | N
                    f"{measurement.median_s:.2f} s"],
         )
 
-    return Case(CaseNames(settings).load, lambda: Timed(data.build, once=True), judge, variant=variant,
-                dtype="uint8", params={"dataset": settings.dataset, **process_params(settings)})
+    return Case(CaseNames(settings).load, lambda: Timed(lambda: read_data(settings, handle.log), once=True), judge,
+                variant=variant, dtype="uint8", params={"dataset": settings.dataset, **process_params(settings)},
+                provides=data)
 
 
 def data_suite(settings: DataSettings, backend: str) -> Suite:
     """`mnist preprocess-images`: the load case, then what training will see."""
-    run = run_fixture()
-    data = data_fixture(settings, run)
+    handle = RunHandle()
+    data = data_fixture(settings, handle)
 
-    def after(_run: Run) -> None:
-        loaded = data.get()
+    def after(run: Run, loaded: MnistData) -> None:
         counts = np.bincount(np.asarray(loaded.y_train), minlength=10)
-        _run.log(
+        run.log(
             f"source: {loaded.source}\n"
             f"train: {loaded.images_train.shape} · test: {loaded.images_test.shape} uint8 images, "
             f"normalized on reading to float32 [N, 28, 28, 1]\n"
@@ -147,82 +162,22 @@ def data_suite(settings: DataSettings, backend: str) -> Suite:
             f"train images per class: {' '.join(str(int(c)) for c in counts)}"
         )
 
-    return Suite(Target(backend, settings.device_kind), [load_case(settings, data, None)], before=run.provide,
-                 after=after, context=lambda: closing(run, data))
+    return Suite(Target(backend, settings.device_kind), [load_case(settings, handle, data, None)],
+                 before=handle.attach, after=after, fixtures=[data], after_uses=(data,))
 
 
 # ------------------------------------------------------------------------------------------ training ---
 
-@dataclass(frozen=True)
-class Training(Generic[EpochOutput, EvalOutput]):
-    """The fixtures one backend's training suite shares, and what its cases recorded."""
+class Experiment:
+    """The run's experiment tracker; `end` closes it once (later calls find the silent tracker) and returns its
+    offline archive, if any."""
 
-    settings: MnistSettings
-    backend: str
-    run: Fixture[Run]
-    data: Fixture[MnistData]
-    trainer: Fixture[Trainer[EpochOutput, EvalOutput]]
-    tracker: Fixture[Tracker]
-    warm: Fixture[None]  # the step and what the epochs use are compiled
-    gpu_peak: Fixture[tuple[float | None, str]]
-    recorded: Recorded
+    def __init__(self, tracker: Tracker) -> None:
+        self.tracker = tracker
 
-    @property
-    def names(self) -> CaseNames:
-        return CaseNames(self.settings)
-
-    def log(self, line: str) -> None:
-        self.run.get().log(line)
-
-    def plan(self) -> Plan:
-        return self.trainer.get().plan
-
-    def data_params(self) -> dict[str, Scalar]:
-        """The params the data decides, recorded with every training case."""
-        data, shape = self.data.get(), self.plan()
-        return {"source": data.source, "train_images": len(data.y_train), "test_images": len(data.y_test),
-                "batch": shape.batch, "steps_per_epoch": shape.steps}
-
-    def peak_gflops(self) -> float | None:
-        """The float32 peak the training's GFLOP/s are a share of: the GPU's datasheet, or on a CPU the peak
-        case's record (None when -k did not select it)."""
-        if self.settings.device_kind == "gpu":
-            return self.gpu_peak.get()[0]
-        record = self.recorded.last(self.names.peak)
-        gflops = record.metrics.get("gflops") if record is not None else None
-        return float(gflops) if isinstance(gflops, (int, float)) else None
-
-
-def training(settings: MnistSettings, backend: str, variant: str | None,
-             build: BuildTrainer[EpochOutput, EvalOutput]) -> Training[EpochOutput, EvalOutput]:
-    run = run_fixture()
-    data = data_fixture(settings, run)
-    tracker: Fixture[Tracker] = Fixture(
-        # One process of a job tracks for all of them (its figures are the job's: global loss).
-        "tracker", lambda: start_tracking(settings.comet if settings.lead else "off", name=f"mnist-{backend}",
-                                          log=run.get().log),
-        teardown=lambda t: t.end())
-
-    def make_trainer() -> Trainer[EpochOutput, EvalOutput]:
-        loaded = data.get()
-        if settings.SAVES_MODEL:
-            check_batch_fits(settings, len(loaded.y_train))  # before a model is built
-        trainer = build(loaded, run.get().log)
-        summary = trainer.summary()
-        if settings.SAVES_MODEL:
-            shape = trainer.plan
-            tracker.get().log_parameters({
-                **training_params(settings), "source": loaded.source, "train_images": len(loaded.y_train),
-                "test_images": len(loaded.y_test), "batch": shape.batch, "steps_per_epoch": shape.steps})
-            tracker.get().log_text(summary)
-        run.get().log(summary)
-        return trainer
-
-    trainer: Fixture[Trainer[EpochOutput, EvalOutput]] = Fixture("trainer", make_trainer)
-    return Training(settings, backend, run, data, trainer, tracker,
-                    warm=Fixture("warm", lambda: trainer.get().warm_up()),
-                    gpu_peak=Fixture("gpu peak", lambda: gpu_peak(settings.precision)),
-                    recorded=Recorded(run, backend, variant))
+    def end(self) -> Path | None:
+        tracker, self.tracker = self.tracker, Tracker()
+        return tracker.end()
 
 
 def training_params(settings: MnistSettings) -> dict[str, Scalar]:
@@ -232,6 +187,71 @@ def training_params(settings: MnistSettings) -> dict[str, Scalar]:
         "seed": settings.seed, "dry_run": settings.dry_run, "devices": settings.device_count,
         **process_params(settings),
     }
+
+
+def data_params(data: MnistData, shape: Plan) -> dict[str, Scalar]:
+    """The params the data decides, recorded with every training case."""
+    return {"source": data.source, "train_images": len(data.y_train), "test_images": len(data.y_test),
+            "batch": shape.batch, "steps_per_epoch": shape.steps}
+
+
+@dataclass(frozen=True)
+class Training(Generic[EpochOutput, EvalOutput]):
+    """What one backend's training suite declares: its fixtures, and the records its cases read."""
+
+    settings: MnistSettings
+    backend: str
+    names: CaseNames
+    handle: RunHandle
+    recorded: Recorded
+    data: Fixture[MnistData]
+    trainer: Fixture[Trainer[EpochOutput, EvalOutput]]
+    compiled: Fixture[object]  # the step and what the epochs use are compiled
+    peak: Fixture[float | None]
+    experiment: Fixture[Experiment]
+
+    @property
+    def fixtures(self) -> list[Fixture[Any]]:
+        return [self.data, self.trainer, self.compiled, self.peak, self.experiment]
+
+
+def training(settings: MnistSettings, backend: str, variant: str | None,
+             build: BuildTrainer[EpochOutput, EvalOutput]) -> Training[EpochOutput, EvalOutput]:
+    names, handle = CaseNames(settings), RunHandle()
+    recorded = Recorded(handle, backend, variant)
+
+    def make_trainer(loaded: MnistData) -> Trainer[EpochOutput, EvalOutput]:
+        if settings.SAVES_MODEL:
+            check_batch_fits(settings, len(loaded.y_train))  # before a model is built
+        trainer = build(loaded, handle.log)
+        handle.log(trainer.summary())
+        return trainer
+
+    def peak_gflops() -> float | None:
+        """The float32 peak the training's GFLOP/s are a share of: the GPU's datasheet, or on a CPU the peak
+        case's record (None when -k did not select it)."""
+        if settings.device_kind == "gpu":
+            return gpu_peak(settings.precision)[0]
+        record = recorded.last(names.peak)
+        gflops = record.metrics.get("gflops") if record is not None else None
+        return float(gflops) if isinstance(gflops, (int, float)) else None
+
+    def start_experiment(loaded: MnistData, trainer: Trainer[EpochOutput, EvalOutput]) -> Experiment:
+        # One process of a job tracks for all of them (its figures are the job's: global loss).
+        tracker = start_tracking(settings.comet if settings.lead else "off", name=f"mnist-{backend}", log=handle.log)
+        tracker.log_parameters({**training_params(settings), **data_params(loaded, trainer.plan)})
+        tracker.log_text(trainer.summary())
+        return Experiment(tracker)
+
+    data = data_fixture(settings, handle)
+    trainer = Fixture("trainer", make_trainer, needs=(data,))
+    return Training(
+        settings, backend, names, handle, recorded, data, trainer,
+        compiled=Fixture("compiled step", lambda t: t.warm_up(), needs=(trainer,)),
+        peak=Fixture("peak", peak_gflops),
+        # Ended however the suite ends (Ctrl-C, out of memory, a failed check), so an offline archive is complete.
+        experiment=Fixture("experiment", start_experiment, needs=(data, trainer), teardown=lambda e: e.end()),
+    )
 
 
 def peak_case(settings: MnistSettings, variant: str | None) -> Case[np.ndarray]:
@@ -251,28 +271,28 @@ def peak_case(settings: MnistSettings, variant: str | None) -> Case[np.ndarray]:
 
 
 def step_case(t: Training[EpochOutput, EvalOutput], variant: str | None, compiled: bool) -> Case[object]:
-    def prepare() -> Timed[object]:
-        trainer = t.trainer.get()
-        call = trainer.prepare_step()
-        t.warm.provide(None)  # the step's first timed call compiles it (recorded as compile_s)
-        return Timed(call, trainer.sync, fixed_count=trainer.fixed_count)
+    """One step on one batch; its first timed call compiles it, so it provides the compiled-step fixture."""
 
-    def judge(_result: object, measurement: Measurement) -> Judgement:
-        batch = t.plan().batch
-        figures = throughput(batch, measurement.median_s, t.peak_gflops())
+    def prepare(trainer: Trainer[EpochOutput, EvalOutput], _data: MnistData, _peak: float | None) -> Timed[object]:
+        return Timed(trainer.prepare_step(), trainer.sync, fixed_count=trainer.fixed_count)
+
+    def judge(_result: object, measurement: Measurement, trainer: Trainer[EpochOutput, EvalOutput],
+              data: MnistData, peak: float | None) -> Judgement:
+        batch = trainer.plan.batch
+        figures = throughput(batch, measurement.median_s, peak)
         first = "compile" if compiled else "first call"
-        return Judgement(metrics=figures, params=t.data_params(), notes=[
+        return Judgement(metrics=figures, params=data_params(data, trainer.plan), notes=[
             f"train step (batch {batch}): {measurement.median_s * 1e3:.1f} ms median, "
             f"{first} {measurement.compile_s or 0.0:.2f} s above it · {figures['images_per_s']:.0f} images/s"])
 
-    return Case(t.names.step, prepare, judge, variant=variant, dtype="float32",
-                params=training_params(t.settings), compiled=compiled)
+    return Case(t.names.step, prepare, judge, variant=variant, dtype="float32", params=training_params(t.settings),
+                compiled=compiled, uses=(t.trainer, t.data, t.peak), provides=t.compiled)
 
 
-def epoch_line(epoch: int, epochs: int, seconds: float, metrics: dict[str, Scalar]) -> str:
+def epoch_line(epoch: int, epochs: int, seconds: float, metrics: Mapping[str, Scalar]) -> str:
     """The log line of a trained epoch, from its recorded figures."""
-    overhead = f" · loop overhead {metrics['loop_overhead']:+.1%}" if "loop_overhead" in metrics else ""
     figures = {k: float(v) for k, v in metrics.items() if isinstance(v, (int, float))}
+    overhead = f" · loop overhead {figures['loop_overhead']:+.1%}" if "loop_overhead" in figures else ""
     return (f"epoch {epoch}/{epochs}: {seconds:.2f} s · {figures['images_per_s']:.0f} images/s · "
             f"{figures['gflops']:.1f} GFLOP/s{share_text(figures)}{overhead} · "
             f"train loss {figures['loss']:.4f} acc {figures['accuracy']:.2%}")
@@ -282,11 +302,9 @@ def epoch_case(t: Training[EpochOutput, EvalOutput], variant: str | None, epoch:
                validated: bool) -> Case[EpochOutput]:
     settings = t.settings
 
-    def prepare() -> Timed[EpochOutput]:
-        trainer = t.trainer.get()
+    def prepare(trainer: Trainer[EpochOutput, EvalOutput], *_: object) -> Timed[EpochOutput]:
         trainer.end_step()  # the step case's timed steps leave no trace in training
-        t.warm.get()
-        steps, progress = trainer.plan.steps, t.run.get().progress
+        steps, progress = trainer.plan.steps, t.handle.run.progress
 
         def train() -> EpochOutput:
             progress.start(f"epoch {epoch}/{settings.num_epochs}", steps)
@@ -297,30 +315,31 @@ def epoch_case(t: Training[EpochOutput, EvalOutput], variant: str | None, epoch:
 
         return Timed(train, trainer.sync, once=True)
 
-    def judge(output: EpochOutput, measurement: Measurement) -> Judgement:
-        result, seconds, steps = t.trainer.get().read_epoch(output), measurement.median_s, t.plan().steps
+    def judge(output: EpochOutput, measurement: Measurement, trainer: Trainer[EpochOutput, EvalOutput],
+              data: MnistData, peak: float | None, _compiled: object, experiment: Experiment) -> Judgement:
+        result, seconds, steps = trainer.read_epoch(output), measurement.median_s, trainer.plan.steps
         if not math.isfinite(result.loss):
             raise TrainingDiverged(
                 f"training diverged: the loss of epoch {epoch} is {result.loss} ({settings.optimizer}, learning "
                 f"rate {settings.lr:g}, momentum {settings.momentum:g}); no checkpoint was saved and the epoch "
                 "was not recorded; try a smaller --learning-rate"
             )
-        figures = throughput(result.images, seconds, t.peak_gflops())
+        figures = throughput(result.images, seconds, peak)
         metrics: dict[str, Scalar] = {**figures, "loss": result.loss, "accuracy": result.accuracy}
         step = t.recorded.last(t.names.step)
         if step is not None and step.median_s is not None:  # the step case ran
             metrics["loop_overhead"] = seconds / (step.median_s * steps) - 1.0
-        tracker = t.tracker.get()
         for i, loss in enumerate(result.step_losses):
-            tracker.log_metrics({"train_step_loss": loss}, step=(epoch - 1) * steps + i + 1, epoch=epoch)
-        tracker.log_metrics({"train_loss": result.loss, "train_accuracy": result.accuracy,
-                             "images_per_s": figures["images_per_s"]}, step=epoch * steps, epoch=epoch)
+            experiment.tracker.log_metrics({"train_step_loss": loss}, step=(epoch - 1) * steps + i + 1, epoch=epoch)
+        experiment.tracker.log_metrics({"train_loss": result.loss, "train_accuracy": result.accuracy,
+                                        "images_per_s": figures["images_per_s"]}, step=epoch * steps, epoch=epoch)
         # With validation, its case logs this line completed by the test figures.
         line = epoch_line(epoch, settings.num_epochs, seconds, metrics)
-        return Judgement(metrics=metrics, params=t.data_params(), notes=[] if validated else [line])
+        return Judgement(metrics=metrics, params=data_params(data, trainer.plan), notes=[] if validated else [line])
 
     return Case(t.names.epoch, prepare, judge, variant=variant, dtype="float32",
-                params={**training_params(settings), "epoch": epoch})
+                params={**training_params(settings), "epoch": epoch},
+                uses=(t.trainer, t.data, t.peak, t.compiled, t.experiment))
 
 
 def eval_metrics(val: EvalResult, measurement: Measurement) -> dict[str, Scalar]:
@@ -337,30 +356,31 @@ def evaluating(trainer: Trainer[EpochOutput, EvalOutput]) -> Timed[EvalOutput]:
 def validation_case(t: Training[EpochOutput, EvalOutput], variant: str | None, epoch: int) -> Case[EvalOutput]:
     """The model after training epoch `epoch`, on the test images; the predictions are kept for the plot."""
 
-    def judge(output: EvalOutput, measurement: Measurement) -> Judgement:
-        val = t.trainer.get().read_eval(output)
-        t.tracker.get().log_metrics({"val_loss": val.loss, "val_accuracy": val.accuracy},
-                                    step=epoch * t.plan().steps, epoch=epoch)
+    def judge(output: EvalOutput, measurement: Measurement, trainer: Trainer[EpochOutput, EvalOutput],
+              data: MnistData, experiment: Experiment) -> Judgement:
+        val = trainer.read_eval(output)
+        experiment.tracker.log_metrics({"val_loss": val.loss, "val_accuracy": val.accuracy},
+                                       step=epoch * trainer.plan.steps, epoch=epoch)
         trained = t.recorded.last(t.names.epoch, epoch=epoch)
         line = (epoch_line(epoch, t.settings.num_epochs, trained.median_s, trained.metrics) + " · "
                 if trained is not None and trained.median_s is not None else f"epoch {epoch}: ")
-        return Judgement(metrics=eval_metrics(val, measurement), params=t.data_params(), output=val,
+        return Judgement(metrics=eval_metrics(val, measurement), params=data_params(data, trainer.plan), output=val,
                          notes=[f"{line}test loss {val.loss:.4f} acc {val.accuracy:.2%}"])
 
-    return Case(t.names.validation, lambda: evaluating(t.trainer.get()), judge, variant=variant,
-                dtype="float32", params={**training_params(t.settings), "epoch": epoch})
+    return Case(t.names.validation, lambda trainer, *_: evaluating(trainer), judge, variant=variant,
+                dtype="float32", params={**training_params(t.settings), "epoch": epoch},
+                uses=(t.trainer, t.data, t.experiment))
 
 
 def training_cases(t: Training[EpochOutput, EvalOutput], variant: str | None, compiled: bool) -> list[Case[Any]]:
     """Load, peak (CPU), step, then each epoch and its validation; refuses a validation selected without
     the epochs it validates."""
     settings, names = t.settings, t.names
-    validation = validation_case(t, variant, 1)
-    validating = settings.lead and matches(validation, settings.case_patterns)
+    validating = settings.lead and matches(validation_case(t, variant, 1), settings.case_patterns)
     if validating and not matches(epoch_case(t, variant, 1, True), settings.case_patterns):
         raise SettingsError("--case", f"{settings.case}: {names.validation} validates the model after each epoch; "
                                       f"select {names.epoch} too (e.g. -k train_epoch,validation)")
-    cases: list[Case[Any]] = [load_case(settings, t.data, variant)]
+    cases: list[Case[Any]] = [load_case(settings, t.handle, t.data, variant)]
     if settings.device_kind == "cpu":
         cases.append(peak_case(settings, variant))
     cases.append(step_case(t, variant, compiled))
@@ -375,31 +395,30 @@ def training_suite(settings: MnistSettings, backend: str, variant: str | None,
                    build: BuildTrainer[EpochOutput, EvalOutput], *, compiled: bool,
                    finish: Callable[[], None] | None = None) -> Suite:
     """`mnist flax|pytorch`: the training cases; `after` saves the checkpoint and the plot once every epoch is
-    trained, then `finish` (e.g. end the worker processes). The fixtures live as long as the suite: a run that
-    stops early (Ctrl-C, out of memory, a failed check) still ends its experiment, so an offline comet.ml
-    archive is complete."""
+    trained, then `finish` (e.g. end the worker processes)."""
     t = training(settings, backend, variant, build)
 
     def before(run: Run) -> None:
-        t.run.provide(run)
+        t.handle.attach(run)
         if settings.device_kind == "gpu":
-            run.log(t.gpu_peak.get()[1])
+            run.log(gpu_peak(settings.precision)[1])
 
-    def after(run: Run) -> None:
-        archive = t.tracker.close()
-        if isinstance(archive, Path):
+    def after(run: Run, trainer: Trainer[EpochOutput, EvalOutput], data: MnistData, experiment: Experiment) -> None:
+        archive = experiment.end()
+        if archive is not None:
             run.log(f"comet.ml offline archive: {archive}")
         try:
-            save_outputs(t, run)
+            save_outputs(t, run, trainer, data)
         finally:
             if finish is not None:
                 finish()
 
     return Suite(Target(backend, settings.device_kind), training_cases(t, variant, compiled), before=before,
-                 after=after, context=lambda: closing(t.run, t.data, t.tracker, t.trainer, t.warm, t.gpu_peak))
+                 after=after, fixtures=t.fixtures, after_uses=(t.trainer, t.data, t.experiment))
 
 
-def save_outputs(t: Training[EpochOutput, EvalOutput], run: Run) -> None:
+def save_outputs(t: Training[EpochOutput, EvalOutput], run: Run, trainer: Trainer[EpochOutput, EvalOutput],
+                 data: MnistData) -> None:
     """The checkpoint and its metadata, the prediction plot and the run's last line, once every epoch trained."""
     from jax_benchmarks.mnist.plots import prediction_grid
 
@@ -408,7 +427,6 @@ def save_outputs(t: Training[EpochOutput, EvalOutput], run: Run) -> None:
     if trained < settings.num_epochs:
         run.log(f"no checkpoint saved: {trained} of {settings.num_epochs} epochs trained (--case {settings.case})")
         return
-    trainer, data = t.trainer.get(), t.data.get()
     path = checkpoint_path(t.backend, settings.dataset)
     if settings.multi_process:
         # Every process of a job writes its part of one JAX checkpoint of global arrays, jointly, to one path
@@ -447,11 +465,16 @@ def save_outputs(t: Training[EpochOutput, EvalOutput], run: Run) -> None:
 
 def evaluation_suite(settings: MnistSettings, backend: str, build: BuildTrainer[EpochOutput, EvalOutput]) -> Suite:
     """`mnist evaluate <backend>`: load the data, reload the saved parameters (the checkpoint fixture), test them."""
-    t = training(settings, backend, "checkpoint", build)
+    handle, names = RunHandle(), CaseNames(settings)
     path = checkpoint_path(backend, settings.dataset)
 
-    def reload() -> dict[str, object]:
-        trainer = t.trainer.get()
+    def make_trainer(loaded: MnistData) -> Trainer[EpochOutput, EvalOutput]:
+        trainer = build(loaded, handle.log)
+        handle.log(trainer.summary())
+        return trainer
+
+    def reload(trainer: Trainer[EpochOutput, EvalOutput]) -> dict[str, object]:
+        """The checkpoint's metadata; its parameters are loaded into the trainer."""
         try:
             meta: dict[str, object] = json.loads(metadata_path(path).read_text())
             trainer.load(path)
@@ -463,42 +486,34 @@ def evaluation_suite(settings: MnistSettings, backend: str, build: BuildTrainer[
             ) from None
         return meta
 
-    checkpoint = Fixture("checkpoint", reload)
+    data = data_fixture(settings, handle)
+    trainer = Fixture("trainer", make_trainer, needs=(data,))
+    checkpoint = Fixture("checkpoint", reload, needs=(trainer,))
 
     def before(run: Run) -> None:
-        t.run.provide(run)
+        handle.attach(run)
         if not metadata_path(path).exists():
             raise DataError(
                 f"no {backend} checkpoint for {settings.dataset} under {CHECKPOINTS_DIR}/: "
                 f"train one first with `mnist {backend} --dataset {settings.dataset}`"
             )
 
-    def prepare() -> Timed[EvalOutput]:
-        checkpoint.get()
-        return evaluating(t.trainer.get())
-
-    def judge(output: EvalOutput, measurement: Measurement) -> Judgement:
-        val = t.trainer.get().read_eval(output)
-        trained_on = checkpoint.get().get("source")
-        return Judgement(metrics=eval_metrics(val, measurement), output=val,
-                         params={"trained_on": trained_on if isinstance(trained_on, str) else None})
-
-    def after(run: Run) -> None:
-        val = t.recorded.output(t.names.validation)
-        if not isinstance(val, EvalResult):  # -k selected the load case only
-            return
-        at_save = checkpoint.get().get("test_accuracy")
+    def judge(output: EvalOutput, measurement: Measurement, tested: Trainer[EpochOutput, EvalOutput],
+              meta: dict[str, object], loaded: MnistData) -> Judgement:
+        val = tested.read_eval(output)
+        trained_on, at_save = meta.get("source"), meta.get("test_accuracy")
         then = f"{at_save:.2%}" if isinstance(at_save, float) else "not recorded"
-        run.log(f"[bold]{backend}: checkpoint {path} · test accuracy {val.accuracy:.2%} on {val.images} images "
-                f"({t.data.get().source}); at save time it was {then}[/]")
+        return Judgement(metrics=eval_metrics(val, measurement),
+                         params={"trained_on": trained_on if isinstance(trained_on, str) else None},
+                         notes=[f"[bold]{backend}: checkpoint {path} · test accuracy {val.accuracy:.2%} on {val.images} "
+                                f"images ({loaded.source}); at save time it was {then}[/]"])
 
     cases: list[Case[Any]] = [
-        load_case(settings, t.data, "checkpoint"),
-        Case(t.names.validation, prepare, judge, variant="checkpoint", dtype="float32",
-             params={"checkpoint": str(path)}),
+        load_case(settings, handle, data, "checkpoint"),
+        Case(names.validation, lambda tested, *_: evaluating(tested), judge, variant="checkpoint", dtype="float32",
+             params={"checkpoint": str(path)}, uses=(trainer, checkpoint, data)),
     ]
-    return Suite(Target(backend, settings.device_kind), cases, before=before, after=after,
-                 context=lambda: closing(t.run, t.data, t.trainer, checkpoint))
+    return Suite(Target(backend, settings.device_kind), cases, before=before, fixtures=[data, trainer, checkpoint])
 
 
 def mnist_suites(settings: MnistSettings, backend: str, variant: str | None,
