@@ -36,7 +36,7 @@ def test_help_of_every_jit_command_imports_no_framework() -> None:
         (["jit", "all", "--total-items", "abc"], "--total-items"),
         (["jit", "flax", "--model", "rnn"], "--model"),
         (["jit", "flax", "--epochs", "0"], "--epochs"),
-        (["jit", "flax", "--batch-size", "0"], "--train-batch-size"),
+        (["jit", "flax", "--batch-size", "0"], "--batch-size"),
         (["jit", "flax", "--data-source", "web"], "--data-source"),
         (["jit", "tensorflow"], "BACKEND"),
     ],

@@ -32,7 +32,6 @@ from jax_benchmarks.mnist import cases as mnist_cases
 from jax_benchmarks.mnist.cases import CaseNames, Recorded, RunHandle, eval_metrics, evaluating
 from jax_benchmarks.mnist.data.arrays import MnistData
 from jax_benchmarks.mnist.flax_backend import EpochOutput, EvalOutput, FlaxTrainer
-from jax_benchmarks.mnist.trainer import check_batch_fits
 from jax_benchmarks.store.results import Run, Scalar
 
 BACKEND = "flax"
@@ -62,7 +61,7 @@ def training_data(settings: JitTrainingSettings, handle: RunHandle) -> Fixture[M
 def trainer_fixture(settings: JitTrainingSettings, mode: Mode, data: Fixture[MnistData],
                     handle: RunHandle) -> Fixture[FlaxTrainer]:
     def build(loaded: MnistData) -> FlaxTrainer:
-        check_batch_fits(settings, len(loaded.y_train))
+        settings.check_batch_fits(len(loaded.y_train))
         trainer = FlaxTrainer(settings, loaded, RNG_Provider(settings.seed), jit=mode == "jit")
         handle.log(f"{mode}: {trainer.summary()}")
         return trainer

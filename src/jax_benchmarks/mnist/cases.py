@@ -38,11 +38,11 @@ from jax_benchmarks.mnist.checkpoints import checkpoint_path, metadata_path, sav
 from jax_benchmarks.mnist.cluster import process_params
 from jax_benchmarks.mnist.data.arrays import MnistData
 from jax_benchmarks.mnist.settings import (
-    CHECKPOINTS_DIR, DataSettings, EvaluateSettings, MnistSettings, TrainingSettings,
+    CHECKPOINTS_DIR, DataSettings, EvaluateSettings, MnistSettings, Plan, TrainingSettings,
 )
 from jax_benchmarks.mnist.throughput import PEAK_SIZE, gpu_peak, peak_matmul_flops, share_text, throughput
 from jax_benchmarks.mnist.trainer import (
-    EpochOutput, EvalOutput, EvalResult, Plan, Trainer, check_batch_fits,
+    EpochOutput, EvalOutput, EvalResult, Trainer,
 )
 from jax_benchmarks.store.results import Record, Run, Scalar
 from jax_benchmarks.tracking import Tracker, start_tracking
@@ -129,9 +129,9 @@ def data_fixture(settings: DataSettings, handle: RunHandle) -> Fixture[MnistData
     return Fixture("data", lambda: read_data(settings, handle.log))
 
 
-def load_case(settings: DataSettings, handle: RunHandle, data: Fixture[MnistData],
-              variant: str | None) -> Case[MnistData]:
-    """The data set through the data pipeline, timed once; it becomes the suite's data fixture."""
+def load_case(name: str, params: Mapping[str, Scalar], data: Fixture[MnistData], variant: str | None) -> Case[MnistData]:
+    """The data set through the data pipeline (the data fixture's own setup), timed once; it becomes the suite's
+    data fixture."""
 
     def judge(loaded: MnistData, measurement: Measurement) -> Judgement:
         return Judgement(
@@ -142,9 +142,12 @@ def load_case(settings: DataSettings, handle: RunHandle, data: Fixture[MnistData
                    f"{measurement.median_s:.2f} s"],
         )
 
-    return Case(CaseNames(settings).load, lambda: Timed(lambda: read_data(settings, handle.log), once=True), judge,
-                variant=variant, dtype="uint8", params={"dataset": settings.dataset, **process_params(settings)},
+    return Case(name, lambda: Timed(data.setup, once=True), judge, variant=variant, dtype="uint8", params=params,
                 provides=data)
+
+
+def load_params(settings: DataSettings) -> dict[str, Scalar]:
+    return {"dataset": settings.dataset, **process_params(settings)}
 
 
 def data_suite(settings: DataSettings, backend: str) -> Suite:
@@ -162,7 +165,8 @@ def data_suite(settings: DataSettings, backend: str) -> Suite:
             f"train images per class: {' '.join(str(int(c)) for c in counts)}"
         )
 
-    return Suite(Target(backend, settings.device_kind), [load_case(settings, handle, data, None)],
+    load = load_case(CaseNames(settings).load, load_params(settings), data, None)
+    return Suite(Target(backend, settings.device_kind), [load],
                  before=handle.attach, after=after, fixtures=[data], after_uses=(data,))
 
 
@@ -181,6 +185,7 @@ class Experiment:
 
 
 def training_params(settings: MnistSettings) -> dict[str, Scalar]:
+    """The settings every training case records."""
     return {
         "dataset": settings.dataset, "epochs": settings.num_epochs, "optimizer": settings.optimizer,
         "learning_rate": settings.lr, "schedule": settings.lr_schedule, "momentum": settings.momentum,
@@ -202,6 +207,8 @@ class Training(Generic[EpochOutput, EvalOutput]):
     settings: MnistSettings
     backend: str
     names: CaseNames
+    params: Mapping[str, Scalar]  # the settings every training case records
+    process: Mapping[str, Scalar]  # which process of a job records (none for one process)
     handle: RunHandle
     recorded: Recorded
     data: Fixture[MnistData]
@@ -219,10 +226,11 @@ def training(settings: MnistSettings, backend: str, variant: str | None,
              build: BuildTrainer[EpochOutput, EvalOutput]) -> Training[EpochOutput, EvalOutput]:
     names, handle = CaseNames(settings), RunHandle()
     recorded = Recorded(handle, backend, variant)
+    params, process = training_params(settings), process_params(settings)
 
     def make_trainer(loaded: MnistData) -> Trainer[EpochOutput, EvalOutput]:
         if settings.SAVES_MODEL:
-            check_batch_fits(settings, len(loaded.y_train))  # before a model is built
+            settings.check_batch_fits(len(loaded.y_train))  # before a model is built
         trainer = build(loaded, handle.log)
         handle.log(trainer.summary())
         return trainer
@@ -239,14 +247,14 @@ def training(settings: MnistSettings, backend: str, variant: str | None,
     def start_experiment(loaded: MnistData, trainer: Trainer[EpochOutput, EvalOutput]) -> Experiment:
         # One process of a job tracks for all of them (its figures are the job's: global loss).
         tracker = start_tracking(settings.comet if settings.lead else "off", name=f"mnist-{backend}", log=handle.log)
-        tracker.log_parameters({**training_params(settings), **data_params(loaded, trainer.plan)})
+        tracker.log_parameters({**params, **data_params(loaded, trainer.plan)})
         tracker.log_text(trainer.summary())
         return Experiment(tracker)
 
     data = data_fixture(settings, handle)
     trainer = Fixture("trainer", make_trainer, needs=(data,))
     return Training(
-        settings, backend, names, handle, recorded, data, trainer,
+        settings, backend, names, params, process, handle, recorded, data, trainer,
         compiled=Fixture("compiled step", lambda t: t.warm_up(), needs=(trainer,)),
         peak=Fixture("peak", peak_gflops),
         # Ended however the suite ends (Ctrl-C, out of memory, a failed check), so an offline archive is complete.
@@ -254,7 +262,7 @@ def training(settings: MnistSettings, backend: str, variant: str | None,
     )
 
 
-def peak_case(settings: MnistSettings, variant: str | None) -> Case[np.ndarray]:
+def peak_case(name: str, process: Mapping[str, Scalar], variant: str | None) -> Case[np.ndarray]:
     def prepare() -> Timed[np.ndarray]:
         rng = np.random.default_rng(0)
         a = rng.standard_normal((PEAK_SIZE, PEAK_SIZE), dtype=np.float32)
@@ -266,8 +274,7 @@ def peak_case(settings: MnistSettings, variant: str | None) -> Case[np.ndarray]:
         return Judgement(metrics={"gflops": gflops}, notes=[
             f"float32 matmul peak of this machine: {gflops:.1f} GFLOP/s (NumPy {PEAK_SIZE}², all cores)"])
 
-    return Case(CaseNames(settings).peak, prepare, judge, variant=variant, dtype="float32",
-                params={"library": "numpy", **process_params(settings)})
+    return Case(name, prepare, judge, variant=variant, dtype="float32", params={"library": "numpy", **process})
 
 
 def step_case(t: Training[EpochOutput, EvalOutput], variant: str | None, compiled: bool) -> Case[object]:
@@ -285,7 +292,7 @@ def step_case(t: Training[EpochOutput, EvalOutput], variant: str | None, compile
             f"train step (batch {batch}): {measurement.median_s * 1e3:.1f} ms median, "
             f"{first} {measurement.compile_s or 0.0:.2f} s above it · {figures['images_per_s']:.0f} images/s"])
 
-    return Case(t.names.step, prepare, judge, variant=variant, dtype="float32", params=training_params(t.settings),
+    return Case(t.names.step, prepare, judge, variant=variant, dtype="float32", params=t.params,
                 compiled=compiled, uses=(t.trainer, t.data, t.peak), provides=t.compiled)
 
 
@@ -338,8 +345,7 @@ def epoch_case(t: Training[EpochOutput, EvalOutput], variant: str | None, epoch:
         return Judgement(metrics=metrics, params=data_params(data, trainer.plan), notes=[] if validated else [line])
 
     return Case(t.names.epoch, prepare, judge, variant=variant, dtype="float32",
-                params={**training_params(settings), "epoch": epoch},
-                uses=(t.trainer, t.data, t.peak, t.compiled, t.experiment))
+                params={**t.params, "epoch": epoch}, uses=(t.trainer, t.data, t.peak, t.compiled, t.experiment))
 
 
 def eval_metrics(val: EvalResult, measurement: Measurement) -> dict[str, Scalar]:
@@ -368,8 +374,7 @@ def validation_case(t: Training[EpochOutput, EvalOutput], variant: str | None, e
                          notes=[f"{line}test loss {val.loss:.4f} acc {val.accuracy:.2%}"])
 
     return Case(t.names.validation, lambda trainer, *_: evaluating(trainer), judge, variant=variant,
-                dtype="float32", params={**training_params(t.settings), "epoch": epoch},
-                uses=(t.trainer, t.data, t.experiment))
+                dtype="float32", params={**t.params, "epoch": epoch}, uses=(t.trainer, t.data, t.experiment))
 
 
 def training_cases(t: Training[EpochOutput, EvalOutput], variant: str | None, compiled: bool) -> list[Case[Any]]:
@@ -380,9 +385,9 @@ def training_cases(t: Training[EpochOutput, EvalOutput], variant: str | None, co
     if validating and not matches(epoch_case(t, variant, 1, True), settings.case_patterns):
         raise SettingsError("--case", f"{settings.case}: {names.validation} validates the model after each epoch; "
                                       f"select {names.epoch} too (e.g. -k train_epoch,validation)")
-    cases: list[Case[Any]] = [load_case(settings, t.handle, t.data, variant)]
+    cases: list[Case[Any]] = [load_case(names.load, {"dataset": settings.dataset, **t.process}, t.data, variant)]
     if settings.device_kind == "cpu":
-        cases.append(peak_case(settings, variant))
+        cases.append(peak_case(names.peak, t.process, variant))
     cases.append(step_case(t, variant, compiled))
     for epoch in range(1, settings.num_epochs + 1):
         cases.append(epoch_case(t, variant, epoch, validating))
@@ -509,7 +514,7 @@ def evaluation_suite(settings: MnistSettings, backend: str, build: BuildTrainer[
                                 f"images ({loaded.source}); at save time it was {then}[/]"])
 
     cases: list[Case[Any]] = [
-        load_case(settings, handle, data, "checkpoint"),
+        load_case(names.load, load_params(settings), data, "checkpoint"),
         Case(names.validation, lambda tested, *_: evaluating(tested), judge, variant="checkpoint", dtype="float32",
              params={"checkpoint": str(path)}, uses=(trainer, checkpoint, data)),
     ]

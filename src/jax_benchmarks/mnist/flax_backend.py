@@ -40,7 +40,7 @@ from jax_benchmarks.mnist import model_spec as spec
 from jax_benchmarks.mnist.cases import Log, mnist_suites
 from jax_benchmarks.mnist.data import MnistData
 from jax_benchmarks.mnist.settings import FlaxSettings, MnistSettings, TrainingSettings
-from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table, plan
+from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table
 
 BACKEND = "flax"
 T = TypeVar("T")
@@ -133,7 +133,7 @@ class FlaxTrainer:
                  jit: bool = True) -> None:
         self.settings = settings
         self.rng = rng
-        self.plan = plan(settings, len(data.y_train), len(data.y_test))
+        self.plan = settings.plan(len(data.y_train), len(data.y_test))
         self.jax_device = jax_device(settings.device_kind)
         self.device: str = settings.device_kind
         self.sync: Sync = jax_sync

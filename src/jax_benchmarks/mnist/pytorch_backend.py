@@ -42,7 +42,7 @@ from jax_benchmarks.mnist import model_spec as spec
 from jax_benchmarks.mnist.cases import CaseNames, Log, mnist_suites
 from jax_benchmarks.mnist.data import MnistData
 from jax_benchmarks.mnist.settings import MnistSettings, TrainingSettings
-from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table, plan
+from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table
 
 BACKEND = "pytorch"
 
@@ -111,7 +111,7 @@ class TorchTrainer:
 
     def __init__(self, settings: TrainingSettings, data: MnistData, rng: RNG_Provider) -> None:
         self.settings = settings
-        self.plan = plan(settings, len(data.y_train), len(data.y_test))
+        self.plan = settings.plan(len(data.y_train), len(data.y_test))
         self.torch_device = torch_device(settings.device_kind)
         self.device: str = settings.device_kind
         self.sync: Sync = torch_sync(self.torch_device)

@@ -12,6 +12,7 @@ picks them (both can still be given explicitly).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -19,6 +20,7 @@ from pydantic import Field, model_validator
 
 from jax_benchmarks.hardware.devices import cpu_count, gpu_names
 from jax_benchmarks.cli.plots import PLOTS_DIR
+from jax_benchmarks.errors import DataError
 from jax_benchmarks.settings import BenchSettings, OptionError, writable_dir
 from jax_benchmarks.tracking import TrackingMode
 from jax_benchmarks.mnist.cluster import ProcessSettings
@@ -32,6 +34,22 @@ CpuConv = Literal["xla", "ynnpack"]
 DEFAULT_LEARNING_RATE: dict[str, float] = {"adam": 3e-3, "sgd": 0.01}
 DEFAULT_SCHEDULE: dict[str, Schedule] = {"adam": "onecycle", "sgd": "constant"}
 CHECKPOINTS_DIR = Path("data/checkpoints")
+DRY_RUN_BATCHES = 3
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many steps of which size: the last partial training batch is dropped
+    (every image is still seen across the shuffled epochs); validation covers
+    every test image."""
+
+    batch: int
+    steps: int
+    eval_limit: int
+
+    @property
+    def images_per_epoch(self) -> int:
+        return self.batch * self.steps
 
 
 class DataSettings(BenchSettings):
@@ -91,6 +109,23 @@ class TrainingSettings(DataSettings):
     def device_count(self) -> int:
         """Devices the model is trained on: one here; `mnist`'s --devices gives more."""
         return 1
+
+    def plan(self, n_train: int, n_test: int) -> Plan:
+        """The steps of an epoch and the images validated, for a data set of these sizes."""
+        batch = min(self.train_batch_size, n_train)  # evaluation trains nothing: any batch size will do
+        steps = n_train // batch
+        eval_limit = n_test
+        if self.dry_run:
+            steps = min(steps, DRY_RUN_BATCHES)
+            eval_limit = min(n_test, DRY_RUN_BATCHES * self.test_batch_size)
+        return Plan(batch, steps, eval_limit)
+
+    def check_batch_fits(self, n_train: int) -> None:
+        """Training refuses a batch larger than the data set: the step's case is named after its batch
+        (train_step_{batch}x28x28_float32), never a smaller one."""
+        if self.train_batch_size > n_train:
+            raise DataError(f"--train-batch-size {self.train_batch_size} is more than the {n_train:,} training "
+                            f"images; allowed: 1 ≤ value ≤ {n_train}")
 
 
 class MnistSettings(ProcessSettings, TrainingSettings):
