@@ -1,58 +1,93 @@
-"""Follow call by call from mnist/flax_backend.py `suites` (building the suite, then running it: 1 epoch, dry
-run, synthetic data): every call of a project function that receives the settings object as an argument
-(methods of the settings object itself not counted), each function followed at its first call only; the
-files of those calls in order, consecutive repeats collapsed. Counted: each arrival in a file the settings
-had already left."""
-import sys, os, tempfile
-root = sys.argv[1]
-sys.path.insert(0, os.path.join(root, "src")); sys.path.insert(0, root)
-os.chdir(tempfile.mkdtemp())
-from jax_benchmarks.settings import BenchSettings
-from jax_benchmarks.mnist.settings import FlaxSettings
-import jax_benchmarks.mnist.flax_backend as fb
-import jax_benchmarks.mnist.cases as cases
-from jax_benchmarks.measure.harness import run_suite
-from jax_benchmarks.store.results import Run
-from tests.mnist.conftest import synthetic_data
-cases.read_data = lambda settings, log: synthetic_data()
+"""Follow the settings call by call from `mnist/flax_backend.py` `suites`, and count how often they come back to
+a file they had left.
 
-CARRIED = os.environ.get("CARRIED") == "1"
-DEDUPE = os.environ.get("DEDUPE") == "1"
-seen, files = set(), []
-def tracer(frame, event, arg):
-    if event != "call":
-        return None
-    code = frame.f_code
-    if "jax_benchmarks" not in code.co_filename:
-        return None
-    names_ = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
-    vals = [frame.f_locals.get(n) for n in names_ if n != "self" or CARRIED]
-    if any(isinstance(v, BenchSettings) or isinstance(getattr(v, "settings", None), BenchSettings) for v in vals):
-        key = (code.co_filename, code.co_firstlineno)
-        if DEDUPE is False or key not in seen:
-            seen.add(key)
-            files.append((code.co_filename.split("jax_benchmarks/")[1], code.co_name))
-    return None
+Builds `mnist flax`'s suite and runs it (one dry-run epoch on synthetic images, tracking off, on the CPU, in a
+temporary folder), tracing every call of a project function that receives the settings object as an argument
+(the settings' own methods and properties are not counted). The files of those calls, in order, consecutive
+calls in one file collapsed, are printed; each arrival in a file the settings had already left is marked and
+counted.
 
-s = FlaxSettings(num_epochs=1, dry_run=True, train_batch_size=16, test_batch_size=32, repeats=1, comet="off",
-                 device="cpu", results="r.jsonl")
-sys.settrace(tracer)
-[suite] = fb.suites(s)
-run_suite(Run("mnist", s.results), suite, repeats=1)
-sys.settrace(None)
-seq = []
-for f, n in files:
-    if not seq or seq[-1][0] != f:
-        seq.append((f, [n]))
-    else:
-        seq[-1][1].append(n)
-left, back, prev = set(), 0, None
-for f, names in seq:
-    mark = ""
-    if prev is not None:
-        left.add(prev)
-        if f in left:
-            back += 1; mark = f"  <- back #{back}"
-    print(f"{f}: {', '.join(names)}{mark}")
-    prev = f
-print("comes back to a file it had left:", back, "| visits to cases.py:", sum(f == "mnist/cases.py" for f, _ in seq))
+    python tools/settings_trail.py [CHECKOUT]           # default: this checkout
+    python tools/settings_trail.py --first-call-only    # each function counted at its first call only
+    python tools/settings_trail.py --carried            # also objects holding the settings (`.settings`)
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("checkout", nargs="?", default=str(Path(__file__).resolve().parents[1]))
+    parser.add_argument("--first-call-only", action="store_true")
+    parser.add_argument("--carried", action="store_true")
+    args = parser.parse_args()
+    sys.path[:0] = [os.path.join(args.checkout, "src"), args.checkout]
+    os.chdir(tempfile.mkdtemp())
+
+    from jax_benchmarks.measure.harness import run_suite
+    from jax_benchmarks.mnist import cases
+    from jax_benchmarks.mnist import flax_backend
+    from jax_benchmarks.mnist.settings import FlaxSettings
+    from jax_benchmarks.settings import BenchSettings
+    from jax_benchmarks.store.results import Run
+    from tests.mnist.conftest import synthetic_data
+
+    setattr(cases, "read_data", lambda settings, log: synthetic_data())
+
+    def holds_settings(value: object) -> bool:
+        return isinstance(value, BenchSettings) or (
+            args.carried and isinstance(getattr(value, "settings", None), BenchSettings))
+
+    seen: set[tuple[str, int]] = set()
+    calls: list[tuple[str, str]] = []
+
+    def tracer(frame: FrameType, event: str, _arg: Any) -> None:
+        code = frame.f_code
+        if event != "call" or "jax_benchmarks" not in code.co_filename:
+            return
+        names = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount]
+        if any(holds_settings(frame.f_locals.get(n)) for n in names if n != "self" or args.carried):
+            key = (code.co_filename, code.co_firstlineno)
+            if not args.first_call_only or key not in seen:
+                seen.add(key)
+                calls.append((code.co_filename.split("jax_benchmarks/")[1], code.co_name))
+
+    settings = FlaxSettings(num_epochs=1, dry_run=True, train_batch_size=16, test_batch_size=32, repeats=1,
+                            comet="off", device="cpu", results=Path("results.jsonl"))
+    sys.settrace(tracer)  # type: ignore[arg-type]
+    try:
+        [suite] = flax_backend.suites(settings)
+        run_suite(Run("mnist", settings.results), suite, repeats=1)
+    finally:
+        sys.settrace(None)
+
+    trail: list[tuple[str, list[str]]] = []
+    for file, function in calls:
+        if trail and trail[-1][0] == file:
+            trail[-1][1].append(function)
+        else:
+            trail.append((file, [function]))
+    left: set[str] = set()
+    back = 0
+    for i, (file, functions) in enumerate(trail):
+        mark = ""
+        if i:
+            left.add(trail[i - 1][0])
+            if file in left:
+                back += 1
+                mark = f"  <- back #{back}"
+        print(f"{file}: {', '.join(functions)}{mark}")
+    print(f"comes back to a file it had left: {back} | visits to mnist/cases.py: "
+          f"{sum(file == 'mnist/cases.py' for file, _ in trail)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -142,7 +142,8 @@ def build_cli() -> click.Group:
 
 
 def evaluate_command() -> click.Command:
-    skip = ("dry_run", "num_epochs", "optimizer", "learning_rate", "momentum", "schedule", "comet", "devices",
+    # Training's options, and --rounds (a round restarts a backend command, which trains).
+    skip = ("dry_run", "num_epochs", "optimizer", "learning_rate", "momentum", "schedule", "comet", "devices", "rounds",
             *sorted(cluster.ProcessSettings.model_fields.keys() - BenchSettings.model_fields.keys()))
 
     @click.command("evaluate")
