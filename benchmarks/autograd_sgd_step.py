@@ -1,8 +1,8 @@
 """SGD-step time of micrograd's demo MLP (2 inputs, 16 and 16 relu neurons, 1 linear: 337 scalar parameters)
 on the autograd engine as it is now and as it was at an earlier commit ("before").
 
-Before issue 14, `loss.grad(p)` walked the whole graph once per parameter, so a step
-cost parameters × nodes. The old engine is exported from git into a temporary
+Up to commit a5b1e6f, `loss.grad(p)` walked the whole graph once per parameter, so a step
+cost parameters × nodes; the engine now walks it once per backward pass and looks each gradient up. The old engine is exported from git into a temporary
 folder and timed in a subprocess; the model below uses only what both engines
 support (parameters as attributes, sub-modules as attributes).
 
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-BEFORE = "a5b1e6f"  # the last commit before issue 14 changed the engine
+BEFORE = "a5b1e6f"  # the last commit whose engine walked the graph once per gradient lookup
 SIZES = (2, 16, 16, 1)
 
 
@@ -73,7 +73,7 @@ def build_model(en: Any, points: int) -> Any:
 def measure(points: int, steps: int) -> None:
     """Print one line: parameter count, graph size, and the seconds of each SGD step (forward + backward + update)."""
     from jax_benchmarks import autodiff as en
-    from jax_benchmarks.autodiff.backprop import graph_nodes
+    from jax_benchmarks.autodiff.graph import graph_nodes
 
     model = build_model(en, points)
     seconds = []

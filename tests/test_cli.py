@@ -86,7 +86,7 @@ def test_main_py_runs_like_cli_sh(tmp_path: Path) -> None:
     assert res.returncode == 2 and res.stderr.count("\n") == 1 and "Traceback" not in res.stderr
 
 
-# ------------------------------------------------------ CLI habits (issue 17) ---
+# ------------------------------------------------------------------ CLI habits ---
 
 @pytest.mark.parametrize("args", [[], ["xla"], ["report", "--help"]])
 def test_bare_group_prints_its_help_and_exits_0(args: list[str]) -> None:

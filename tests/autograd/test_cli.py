@@ -1,4 +1,4 @@
-"""The `autograd` commands: values, records, parity of `all`, the graph PNG, --help and bad input."""
+"""The `autograd` commands: values, records, the agreement of `all`, the graph PNG, --help and bad input."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from jax_benchmarks.autograd.parity import check_parity
-from jax_benchmarks.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, Evaluation, Points, df_exact, f_exact
+from jax_benchmarks.autograd.cases import AGREEMENT, record_gradient_agreement
+from jax_benchmarks.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, Points, df_exact, f_exact
+from jax_benchmarks.measure.agreement import Computed
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.store.results import Output, Run
 from tests.help_probe import probe
@@ -72,17 +73,17 @@ def test_numpy_backend_prints_and_records_the_reference_values(results_path: Pat
 
 def test_all_backends_agree_and_the_graph_png_is_written(results_path: Path) -> None:
     records = run_json("autograd", "all", *FAST, "--plot-graph", "--results", str(results_path))
-    timed = [r for r in records if r["backend"] != "parity"]
+    timed = [r for r in records if r["backend"] != "all"]
     assert {(r["backend"], r["variant"]) for r in timed} == {
         ("jax", "vmap"), ("jax", "vmap+jit"), ("pytorch", "loop"), ("pytorch", "vmap"),
         ("numpy", "loop"), ("numpy", "vectorised"),
     }
     assert all(r["case"] == "grad_16_float32" and r["median_s"] > 0 for r in timed)
     assert next(r for r in timed if r["variant"] == "vmap+jit")["compile_s"] is not None
-    (parity,) = [r for r in records if r["backend"] == "parity"]
-    assert parity["checks"]["passed"] is True
-    assert 0 <= parity["checks"]["max_abs_diff_df"] <= parity["checks"]["tolerance"] == 1e-5
-    assert len(parity["params"]["compared"]) == 6
+    (agreement,) = [r for r in records if r["backend"] == "all"]
+    assert agreement["case"] == "agreement_grad_16_float32" and agreement["checks"]["passed"] is True
+    assert 0 <= agreement["checks"]["max_abs_diff_df"] <= agreement["checks"]["tolerance"] == 1e-5
+    assert len(agreement["params"]["compared"]) == 6
     assert len(read_jsonl(results_path)) == len(records)  # the file holds what --json printed
 
     png = Path("data/plots/autograd_engine_graph_grad_16_float32.png")
@@ -91,7 +92,7 @@ def test_all_backends_agree_and_the_graph_png_is_written(results_path: Path) -> 
         assert image.format == "PNG" and image.size[0] > 100 and image.size[1] > 100
 
 
-def test_a_single_backend_records_no_parity(results_path: Path) -> None:
+def test_a_single_backend_records_no_agreement(results_path: Path) -> None:
     records = run_json("autograd", "jax", *FAST, "--dtype", "float64", "--results", str(results_path))
     assert [r["variant"] for r in records] == ["vmap", "vmap+jit"]
     assert all(r["checks"]["max_abs_err_df"] < 1e-12 for r in records)  # x64 really was on
@@ -100,53 +101,53 @@ def test_a_single_backend_records_no_parity(results_path: Path) -> None:
 def judged(run: Run, backend: str, points: Points, shift: float) -> None:
     """What the harness leaves on the run for one gradient case: its record and, next to it, its values
     (the exact ones, f′ shifted by `shift`)."""
-    record = run.record(backend=backend, case=points.case, variant="x", device="cpu")
-    shown_df = df_exact(points.shown) + shift
-    values = Evaluation(points, f_exact(points.shown), shown_df, df_exact(points.timed) + shift)
-    run.outputs.append(Output(record, values))
+    record = run.record(backend=backend, case=points.case, variant="x", device="cpu", dtype=points.dtype)
+    df_all = df_exact(np.concatenate([points.shown, points.timed])) + shift
+    run.outputs.append(Output(record, Computed(AGREEMENT, {"f": f_exact(points.shown), "df": df_all})))
 
 
-def test_parity_records_first_then_fails_when_backends_disagree(results_path: Path) -> None:
+def test_the_agreement_records_first_then_fails_when_backends_disagree(results_path: Path) -> None:
     points = Points.make("float32", 8)
-    run = Run("autograd", results_path)
+    shown: list[str] = []
+    run = Run("autograd", results_path, log=shown.append)
     judged(run, "jax", points, 0.0)
     judged(run, "numpy", points, 3e-4)
-    shown: list[str] = []
-    with pytest.raises(CheckFailed, match="disagree"):
-        check_parity(run, shown.append)
-    parity = read_jsonl(results_path)[-1]
-    assert parity["backend"] == "parity" and parity["case"] == "parity_grad_8_float32"
-    assert parity["checks"]["passed"] is False
-    assert parity["checks"]["max_abs_diff_f"] == 0.0
-    assert parity["checks"]["max_abs_diff_df"] == pytest.approx(3e-4)
-    assert parity["params"] == {"compared": ["jax x @cpu", "numpy x @cpu"], "points": 8 + 21}
-    assert "values differ" in shown[0]
+    with pytest.raises(CheckFailed, match="backends disagree: largest disagreement \\(absolute\\) f 0"):
+        record_gradient_agreement(run)
+    agreement = read_jsonl(results_path)[-1]
+    assert agreement["backend"] == "all" and agreement["case"] == "agreement_grad_8_float32"
+    assert agreement["checks"]["passed"] is False
+    assert agreement["checks"]["max_abs_diff_f"] == 0.0
+    assert agreement["checks"]["max_abs_diff_df"] == pytest.approx(3e-4)
+    assert agreement["checks"]["df_pair"] == "jax x @cpu vs numpy x @cpu"
+    assert agreement["params"] == {"compared": ["jax x @cpu", "numpy x @cpu"], "points": 8 + 21}
+    assert "DISAGREE" in shown[-1]
 
 
-def test_parity_passes_within_tolerance_and_needs_two_backends(results_path: Path) -> None:
+def test_the_agreement_passes_within_tolerance_and_needs_two_backends(results_path: Path) -> None:
     points = Points.make("float64", 8)
     run = Run("autograd", results_path)
     judged(run, "jax", points, 0.0)
     judged(run, "jax", points, 2e-11)
-    assert check_parity(run, pytest.fail) is None  # one backend: nothing to compare across
+    assert record_gradient_agreement(run) is None  # one backend: nothing to compare across
     judged(run, "pytorch", points, 1e-12)
-    record = check_parity(run, lambda _: None)
-    assert record is not None and record.checks["passed"] is True
-    assert record.checks["max_abs_diff_df"] == pytest.approx(2e-11)
-    assert len(record.params["compared"]) == 3
+    agreement = record_gradient_agreement(run)
+    assert agreement is not None and agreement.passed
+    assert run.records[-1].checks["max_abs_diff_df"] == pytest.approx(2e-11)
+    assert len(agreement.labels) == 3
 
 
-def test_k_selects_variants_and_parity_compares_only_what_ran(results_path: Path) -> None:
+def test_k_selects_variants_and_the_agreement_compares_only_what_ran(results_path: Path) -> None:
     """`-k "[vmap]"` selects the vmap variant of jax and pytorch (not vmap+jit) and no numpy case."""
     # On the CPU on any machine: the labels below name the device
     result = invoke("autograd", "all", *FAST, "--device", "cpu", "-k", "[vmap]", "--json", "--results",
                     str(results_path))
     assert result.exit_code == 0, result.stderr + result.stdout
     records = json.loads(result.stdout)
-    assert [(r["backend"], r["variant"]) for r in records] == [("jax", "vmap"), ("pytorch", "vmap"), ("parity", None)]
+    assert [(r["backend"], r["variant"]) for r in records] == [("jax", "vmap"), ("pytorch", "vmap"), ("all", None)]
     assert records[-1]["params"]["compared"] == ["jax vmap @cpu", "pytorch vmap @cpu"]
-    # the values are printed once per backend that ran a case, before its first record
-    assert result.stderr.count("f(3.0) = ") == 2 and "numpy @cpu" not in result.stderr
+    # the values are printed by every case that ran
+    assert result.stderr.count("f(3.0) = ") == 2 and "numpy loop @cpu" not in result.stderr
     assert "skipped: numpy grad_16_float32 [loop]: not selected" in result.stderr
 
 

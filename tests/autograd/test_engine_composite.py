@@ -1,5 +1,5 @@
-"""The four composite cases of the zkynet design (weight sharing × input sharing), against jax.grad
-(the models: tests/autograd/zkynet.py)."""
+"""The four composite models (weight sharing × input sharing), against jax.grad (the models:
+tests/autograd/composites.py)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from jax_benchmarks import autodiff as en
-from jax_benchmarks.autodiff.backprop import graph_nodes
-from tests.autograd.zkynet import CASES, INPUTS, NoSharingTwoInputs, Simple
+from jax_benchmarks.autodiff.graph import graph_nodes
+from tests.autograd.composites import CASES, INPUTS, NoSharingTwoInputs, Simple
 
 pytestmark = pytest.mark.usefixtures("x64")
 
@@ -41,7 +41,8 @@ def test_composite_gradients_match_jax(case: str, kind: str) -> None:
     assert len([n for n in leaves if n.kind == "input"]) == n_input_leaves  # a shared input is one leaf
 
 
-def test_simple_model_matches_the_zkynet_example() -> None:
+def test_simple_model_matches_its_hand_computed_values() -> None:
+    # f(x, w) = (x + w)·x² at x = 3, w = 1: f = 36, ∂f/∂w = x² = 9, ∂f/∂x = 3x² + 2wx = 33.
     m = Simple(1.0)
     y = m(3.0)
     y.backward()

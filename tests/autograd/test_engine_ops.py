@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from jax_benchmarks import autodiff as en
-from jax_benchmarks.autodiff.backprop import graph_nodes
+from jax_benchmarks.autodiff.graph import graph_nodes
 from jax_benchmarks.autograd.numpy_backend import loop_grad, make_function, vectorised_grad
 from jax_benchmarks.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, df_exact
 

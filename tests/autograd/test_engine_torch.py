@@ -3,8 +3,8 @@
 micrograd's test_engine.py (test_sanity_check, test_more_ops): scalar expressions
 mixing every operator, one input reused many times; tinygrad's early test_ops.py
 style: each operator on random matrices, value and input gradients, and its early
-test_tensor.py backward pass (dot, relu, log_softmax, mul, add, sum); zkynet's
-composite models (weight sharing × input sharing, tests/autograd/zkynet.py) and a
+test_tensor.py backward pass (dot, relu, log_softmax, mul, add, sum); four
+composite models (weight sharing × input sharing, tests/autograd/composites.py) and a
 micrograd-style MLP of modules with parameters. Values and gradients must equal
 PyTorch's to 1e-6.
 """
@@ -19,7 +19,7 @@ import pytest
 import torch
 
 from jax_benchmarks import autodiff as en
-from tests.autograd.zkynet import CASES as ZKYNET, INPUTS as ZKYNET_INPUTS
+from tests.autograd.composites import CASES as COMPOSITES, INPUTS as COMPOSITE_INPUTS
 
 TOL = 1e-6
 
@@ -125,12 +125,12 @@ def test_tinygrad_backward_pass() -> None:
     compare(engine_fn, torch_fn, x, w, m)
 
 
-@pytest.mark.parametrize("kind", ZKYNET_INPUTS)
-@pytest.mark.parametrize("case", ZKYNET)
-def test_zkynet_composite_models_match_torch(case: str, kind: str) -> None:
-    build, reference, param_names, n_inputs, _, _ = ZKYNET[case]
+@pytest.mark.parametrize("kind", COMPOSITE_INPUTS)
+@pytest.mark.parametrize("case", COMPOSITES)
+def test_composite_models_match_torch(case: str, kind: str) -> None:
+    build, reference, param_names, n_inputs, _, _ = COMPOSITES[case]
     model = build()
-    inputs = ZKYNET_INPUTS[kind][:n_inputs]
+    inputs = COMPOSITE_INPUTS[kind][:n_inputs]
     params = [model.param(name) for name in param_names]
     out = model(*inputs)
     out.backward()  # a non-scalar output: the gradient of sum(out)

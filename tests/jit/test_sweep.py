@@ -12,11 +12,12 @@ from jax_benchmarks.hardware.devices import devices_to_time
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.measure.harness import Suite, run_suite
 from jax_benchmarks.store.results import Run
-from jax_benchmarks.measure.timing import no_sync
 from jax_benchmarks.example_function.in_numpy import f
+from jax_benchmarks.frameworks import arrays
+from jax_benchmarks.frameworks.arrays import NumpyArrays
 from jax_benchmarks.jit import jax_backend, numpy_backend, pytorch_backend
 from jax_benchmarks.jit.settings import SweepSettings
-from jax_benchmarks.jit.sweep import F32, OnDevice, SweepVariant, X1Agreement, check_x1, sweep_input, sweep_points, sweep_suite, x1
+from jax_benchmarks.jit.sweep import F32, SweepVariant, X1Check, sweep_input, sweep_points, sweep_suite, x1
 from tests.conftest import read_jsonl
 
 
@@ -55,9 +56,9 @@ def test_suites_name_every_case_without_computing_anything(tmp_path: Path, monke
         raise AssertionError("computed while building the suites")
 
     monkeypatch.setattr("jax_benchmarks.jit.sweep.sweep_input", must_not_run)
-    monkeypatch.setattr(jax_backend, "on", must_not_run)
+    monkeypatch.setattr(devices, "jax_device", must_not_run)
+    monkeypatch.setattr(devices, "torch_device", must_not_run)
     monkeypatch.setattr(jax_backend, "typed_jit", must_not_run)
-    monkeypatch.setattr(pytorch_backend, "on", must_not_run)
     monkeypatch.setattr(pytorch_backend, "compiled_f", must_not_run)
     settings = sweep_settings(total_items=1e6, device="cpu", results=tmp_path / "r.jsonl")
     lengths = ("f_10000_float32", "f_100000_float32", "f_1000000_float32")
@@ -72,20 +73,19 @@ def test_suites_name_every_case_without_computing_anything(tmp_path: Path, monke
 
 
 def test_numpy_on_a_gpu_only_request_says_it_is_skipped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(numpy_backend, "cpu_library_runs", lambda _request: False)  # what --device gpu answers
+    monkeypatch.setattr(arrays, "cpu_library_runs", lambda _request: False)  # what --device gpu answers
     [suite] = numpy_backend.suites(sweep_settings(results=tmp_path / "r.jsonl"))
     logs: list[str] = []
     run = Run("jit", tmp_path / "r.jsonl", log=logs.append)
     run_suite(run, suite, repeats=1)
     assert suite.cases == [] and run.records == []
-    assert logs == ["numpy: skipped: NumPy runs on the CPU only (--device gpu)"]
+    assert logs == ["numpy: skipped: NumPy runs on the CPU only (--device gpu; use --device cpu or auto)"]
 
 
 def numpy_suite(run_dir: Path, total_items: float, *variants: SweepVariant[F32]) -> Suite:
     settings = sweep_settings(total_items=total_items, repeats=1, results=run_dir / "r.jsonl")
-    agreement = X1Agreement(lambda: {"f(x1)": f(x1())})
-    on_cpu = OnDevice(to_device=np.array, to_numpy=np.asarray, sync=no_sync)
-    return sweep_suite("fake", "cpu", settings, lambda: on_cpu, list(variants), agreement, before=agreement.check)
+    x1_check = X1Check(lambda: {"f(x1)": f(x1())})
+    return sweep_suite("fake", NumpyArrays(), settings, list(variants), x1_check, before=x1_check.check)
 
 
 def eager_f(x: F32) -> F32:
@@ -102,7 +102,7 @@ def test_a_variant_that_cannot_run_is_skipped_with_its_reason(tmp_path: Path) ->
                         SweepVariant("compile", lambda: cannot_compile, True, (OSError,)))
     run_suite(run, suite, repeats=1)
     assert [(r.variant, r.params["array_length"]) for r in run.records] == [("eager", 10_000), ("eager", 100_000)]
-    x1_errors = [r.checks["x1_max_abs_err"] for r in run.records]  # from the suite's `before`
+    x1_errors = [r.checks["x1_max_abs_err"] for r in run.records]  # the x1 check's, on every record
     assert all(isinstance(e, float) and e < 1e-6 for e in x1_errors), x1_errors
     skipped = [line for line in logs if line.startswith("skipped:")]
     assert len(skipped) == 2 and all("OSError: no compiler" in line for line in skipped)
@@ -131,17 +131,23 @@ def test_the_speedup_is_over_eager_of_the_same_length(tmp_path: Path) -> None:
 
 
 def test_x1_comparison_fails_when_implementations_disagree(tmp_path: Path) -> None:
-    run = Run("jit", tmp_path / "r.jsonl")
+    lines: list[str] = []
+    run = Run("jit", tmp_path / "r.jsonl", log=lines.append)
     good = f(x1())
-    assert check_x1(run, {"f(x1)": good}) < 1e-6
-    with pytest.raises(CheckFailed, match="disagree"):
-        check_x1(run, {"f(x1)": good, "broken(x1)": good + np.float32(1e-2)})
+    agreeing = X1Check(lambda: {"f(x1)": good})
+    agreeing.check(run)
+    assert agreeing.agreement.largest < 1e-6 and lines[-1].startswith("  agree with NumPy float64")
+    broken = X1Check(lambda: {"f(x1)": good, "broken(x1)": good + np.float32(1e-2)})
+    with pytest.raises(CheckFailed, match="disagree: max"):
+        broken.check(run)
+    assert broken.agreement.gaps["f(x1)"].pair == ("NumPy float64", "broken(x1)")
+    assert broken.agreement.largest == pytest.approx(1e-2, rel=1e-3)  # each against NumPy float64, not pairwise
 
 
 def test_a_failing_x1_check_stops_the_suite_before_anything_is_measured(tmp_path: Path) -> None:
     run = Run("jit", tmp_path / "r.jsonl")
     suite = numpy_suite(tmp_path, 1e4, SweepVariant("eager", lambda: eager_f))
-    broken = X1Agreement(lambda: {"f(x1)": f(x1()) + 1.0})
+    broken = X1Check(lambda: {"f(x1)": f(x1()) + 1.0})
     with pytest.raises(CheckFailed, match="disagree"):
         run_suite(run, Suite(suite.target, suite.cases, before=broken.check), repeats=1)
     assert run.records == []

@@ -128,8 +128,8 @@ def test_all_prints_one_table_and_records_the_disagreement(
     (agree,) = [r for r in records if r["case"] == f"agreement_{LENGTH}_float64"]
     slopes = [r["metrics"]["slope"] for r in solves]
     assert agree["backend"] == "all"
-    assert agree["checks"]["max_slope_rel_diff"] == pytest.approx((max(slopes) - min(slopes)) / max(slopes))
-    assert agree["checks"]["agree"] is True and agree["checks"]["max_rel_diff"] <= 1e-3
+    assert agree["checks"]["max_rel_diff_slope"] == pytest.approx((max(slopes) - min(slopes)) / max(slopes))
+    assert agree["checks"]["passed"] is True and agree["checks"]["max_rel_diff"] <= 1e-3
     assert len({r["run_id"] for r in records}) == 1
 
 
@@ -143,7 +143,7 @@ def test_all_fails_after_recording_when_backends_disagree(results_path: Path) ->
     assert records == read_jsonl(results_path)
     assert all(r["checks"]["recovered"] for r in records if r["case"].startswith("solve_"))
     agree = records[-1]
-    assert agree["backend"] == "all" and agree["checks"]["agree"] is False
+    assert agree["backend"] == "all" and agree["checks"]["passed"] is False
     assert agree["checks"]["max_rel_diff"] > 1e-3
 
 

@@ -318,7 +318,7 @@ def test_numpy_on_gpu_only_is_skipped_with_the_reason(monkeypatch: pytest.Monkey
     run = Run("xla", tmp_path / "r.jsonl", log=lines.append)
     for suite in numpy_backend.suites(make_settings(matrix_size=8, device="gpu")):
         run_suite(run, suite, repeats=1)
-    assert run.records == [] and lines == ["skipped: NumPy runs on the CPU only (use --device cpu or auto)"]
+    assert run.records == [] and lines == ["numpy: skipped: NumPy runs on the CPU only (--device gpu; use --device cpu or auto)"]
 
 
 def test_help_lists_backends_and_options() -> None:

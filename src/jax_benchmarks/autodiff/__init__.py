@@ -1,29 +1,33 @@
 """A small reverse-mode automatic differentiation engine on NumPy arrays.
 
-Design (after the "zkynet" framework): a Module call records a DAG of fresh
-nodes (inputs and parameters as leaves, operator nodes above them); every
-Operator defines its forward pass and its vector-Jacobian product; one
-`backward()` on the output computes every gradient, and `grad(input_or_param)`
-looks one up. Python's operators and NumPy's ufuncs on nodes and Parameters
-(`x * w`, `np.ones(3) @ x`, `np.exp(x)`, `x.sum()`) build operator nodes.
+A Module call records a DAG of fresh nodes (inputs and parameters as leaves, operator nodes above them);
+every Operator defines its forward pass and its vector-Jacobian product; one `backward()` on the output
+computes every gradient, and `grad(input_or_param)` looks one up. Python's operators and NumPy's ufuncs
+on nodes and Parameters (`x * w`, `np.ones(3) @ x`, `np.exp(x)`, `x.sum()`) build operator nodes: they
+are defined on the one base class of both, `Operable` (as micrograd defines them on its `Value`).
 
     f = Function(lambda x: 0.2 * x + sin(x) + cos(2.0 * x), inputs=("x",))
     y = f(3.0); y.backward(); y.grad("x")   # -0.2311615...
+
+Modules, each importing only those above it: `arrays` (float arrays, unbroadcast) <- `operators`
+(forward and VJP of each primitive, no graph) <- `graph` (Operable, Parameter, the nodes, backprop, the
+call session, `apply`) <- `functions` (the operators as functions), `module` (Module, Function) <-
+`optim`; `layout` <- `plot` draw a graph.
 """
 
-from jax_benchmarks.autodiff.module import Function, Module
-from jax_benchmarks.autodiff.nodes import InputNode, Node, OperatorNode
-from jax_benchmarks.autodiff.operator import Operand, Operator
-from jax_benchmarks.autodiff.ops import (
+from jax_benchmarks.autodiff.arrays import FloatArray
+from jax_benchmarks.autodiff.functions import (
     abs, add, cos, divide, dot, exp, log, log_softmax, matmul, max, maximum, mean, multiply, power, relu, reshape,
     sigmoid, sin, sqrt, square, subtract, sum, tanh, transpose,
 )
+from jax_benchmarks.autodiff.graph import InputNode, Node, Operable, Operand, OperatorNode, Parameter, apply
+from jax_benchmarks.autodiff.module import Function, Module
+from jax_benchmarks.autodiff.operators import Operator
 from jax_benchmarks.autodiff.optim import sgd_step
-from jax_benchmarks.autodiff.parameter import FloatArray, Parameter
 
 __all__ = [
-    "Function", "Module", "Parameter", "Node", "InputNode", "OperatorNode", "Operator", "Operand", "FloatArray",
-    "sgd_step",
+    "Function", "Module", "Parameter", "Node", "InputNode", "OperatorNode", "Operable", "Operator", "Operand",
+    "FloatArray", "apply", "sgd_step",
     "add", "subtract", "multiply", "divide", "power", "square", "maximum",
     "sin", "cos", "exp", "log", "relu", "tanh", "sigmoid", "sqrt", "abs",
     "dot", "matmul", "sum", "mean", "max", "log_softmax", "reshape", "transpose",

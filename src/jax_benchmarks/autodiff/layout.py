@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from jax_benchmarks.autodiff.backprop import graph_nodes
-from jax_benchmarks.autodiff.nodes import Node
+from jax_benchmarks.autodiff.graph import Node, graph_nodes
 
 SWEEPS = 4
 

@@ -14,10 +14,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from jax_benchmarks.autodiff.nodes import InputNode, Node
-from jax_benchmarks.autodiff.operator import Operand
-from jax_benchmarks.autodiff.parameter import Parameter, as_float_array
-from jax_benchmarks.autodiff.session import CallSession, active_session, call_session
+import numpy as np
+
+from jax_benchmarks.autodiff.arrays import as_float_array
+from jax_benchmarks.autodiff.graph import CallSession, InputNode, Node, Operand, Parameter, active_session, call_session
 
 
 class Module(ABC):
@@ -55,7 +55,7 @@ class Module(ABC):
             return arg  # input sharing: the very same node, used again
         if isinstance(arg, Parameter):
             return session.ground(arg)
-        return InputNode(name, as_float_array(arg), session.call_id, kind="input")
+        return InputNode(name, as_float_array(np.asarray(arg)), session.call_id, kind="input")
 
     # ---------------------------------------------------------- parameters ---
 

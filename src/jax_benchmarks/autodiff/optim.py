@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from jax_benchmarks.autodiff.graph import Node
 from jax_benchmarks.autodiff.module import Module
-from jax_benchmarks.autodiff.nodes import Node
 
 
 def sgd_step(module: Module, loss: Node, learning_rate: float) -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from jax_benchmarks.autodiff.graph import InputNode, Node
 from jax_benchmarks.autodiff.layout import layered_layout
-from jax_benchmarks.autodiff.nodes import InputNode, Node
 from jax_benchmarks.cli.plots import PLOTS_DIR, new_figure, save_figure
 
 COLOURS = {"input": "#9ecae1", "param": "#fdae6b", "const": "#d9d9d9", "op": "#a1d99b"}

@@ -11,11 +11,11 @@ from jax_benchmarks.autograd.settings import AutogradSettings, EngineSettings
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
 
 
-def check_parity(run: Any, console: Any) -> None:
-    """After the table: compare f and f′ across backends (only when several ran)."""
-    from jax_benchmarks.autograd.parity import check_parity as compare
+def check_agreement(run: Any, _console: Any) -> None:
+    """After the backends: compare f and f′ across backends (only when several ran)."""
+    from jax_benchmarks.autograd.cases import record_gradient_agreement
 
-    compare(run, console.print)
+    record_gradient_agreement(run)
 
 
 SPEC = GroupSpec(
@@ -42,7 +42,7 @@ SPEC = GroupSpec(
     },
     all_settings=EngineSettings,
     metric_rows=("first_call_s",),
-    after=check_parity,
+    after=check_agreement,
 )
 
 cli = build_group(SPEC)

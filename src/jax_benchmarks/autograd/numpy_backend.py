@@ -11,15 +11,14 @@ from typing import Any, cast
 
 import numpy as np
 
-from jax_benchmarks.autograd.cases import Arrays, gradient_suite
+from jax_benchmarks.autograd.cases import gradient_suite
 from jax_benchmarks.autodiff import FloatArray, Function, Module, Node
 from jax_benchmarks.autodiff.plot import plot_graph
 from jax_benchmarks.autograd.reference import Points
 from jax_benchmarks.autograd.settings import EngineSettings
-from jax_benchmarks.hardware.devices import cpu_library_runs
-from jax_benchmarks.measure.harness import Suite, Target
+from jax_benchmarks.frameworks.arrays import NumpyArrays, cpu_only_suites
+from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.store.results import Run
-from jax_benchmarks.measure.timing import no_sync
 from jax_benchmarks.example_function.in_numpy import f as numpy_f
 
 
@@ -62,18 +61,11 @@ def draw_graph(f: Module, settings: EngineSettings, run: Run) -> None:
     run.log(f"computational graph written to {path}")
 
 
-def skip_off_cpu(run: Run) -> None:
-    run.log("numpy: skipped: the engine runs on NumPy arrays, CPU only")
-
-
 def suites(settings: EngineSettings) -> list[Suite]:
-    if not cpu_library_runs(settings.device):  # --device gpu; the message is logged when the (empty) suite runs
-        return [Suite(Target("numpy", "gpu"), cases=[], before=skip_off_cpu)]
     f = make_function()
-    return [gradient_suite(
-        "numpy", "cpu", settings,
-        arrays=lambda: Arrays[FloatArray](to_native=np.asarray, to_numpy=np.asarray, sync=no_sync),
+    return cpu_only_suites("numpy", "the engine (on NumPy arrays)", settings.device, lambda: [gradient_suite(
+        "numpy", NumpyArrays(), settings,
         value=lambda x: value(f, x),
         gradients=[("loop", lambda x: loop_grad(f, x)), ("vectorised", lambda x: vectorised_grad(f, x))],
         after=(lambda run: draw_graph(f, settings, run)) if settings.plot_graph else None,
-    )]
+    )])

@@ -16,7 +16,7 @@ import signal
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import click
 
@@ -24,16 +24,8 @@ from jax_benchmarks.cli.choice import NamedSubcommands
 from jax_benchmarks.hardware.devices import gpu_names
 from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted, is_out_of_memory
 from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
-from jax_benchmarks.measure.harness import Suite, run_suite
+from jax_benchmarks.measure.harness import BackendModule, run_suite
 from jax_benchmarks.settings import BenchSettings, parse_settings, settings_options
-
-
-class BackendModule(Protocol):
-    """What a `<framework>_backend.py` module provides: its suites (one per target device) for the
-    settings, in order. Building a suite builds no data: `list` prints the case names from it, and the
-    core (`jax_benchmarks.measure.harness.run_suite`) prepares, times, checks and records each case."""
-
-    def suites(self, settings: Any) -> Sequence[Suite]: ...
 
 
 @dataclass(frozen=True)

@@ -8,13 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from jax_benchmarks.measure.harness import matches
+from jax_benchmarks.measure.harness import BackendModule, matches
 from jax_benchmarks.settings import BenchSettings
-
-if TYPE_CHECKING:
-    from jax_benchmarks.cli.commands import BackendModule
 
 
 @dataclass(frozen=True)

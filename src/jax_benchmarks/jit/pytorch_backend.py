@@ -6,28 +6,21 @@ torch.compile cannot run, the compile variant is skipped with the reason.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable
 from contextlib import AbstractContextManager
 
-import numpy as np
 import torch
-from numpy.typing import NDArray
 
-from jax_benchmarks.hardware.devices import DeviceKind, devices_to_time, torch_device
+from jax_benchmarks.example_function.in_torch import f
+from jax_benchmarks.frameworks.arrays import TorchArrays
+from jax_benchmarks.frameworks.rng import RNG_Provider
+from jax_benchmarks.hardware.devices import devices_to_time
+from jax_benchmarks.jit.settings import SweepSettings
+from jax_benchmarks.jit.sweep import SweepVariant, X1Check, log_skipped_lengths, sweep_suite, x1
 from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.store.results import Run
-from jax_benchmarks.frameworks.rng import RNG_Provider
-from jax_benchmarks.measure.timing import torch_sync
-from jax_benchmarks.example_function.in_torch import f
-from jax_benchmarks.jit.settings import SweepSettings
-from jax_benchmarks.jit.sweep import F32, OnDevice, SweepVariant, X1Agreement, log_skipped_lengths, sweep_suite, x1
 
 BACKEND = "pytorch"
-
-
-def to_numpy(x: torch.Tensor) -> NDArray[np.floating]:
-    return x.detach().cpu().numpy()
 
 
 def compiled_f() -> Callable[[torch.Tensor], torch.Tensor]:
@@ -48,16 +41,6 @@ def inference() -> AbstractContextManager[object]:
     return torch.inference_mode()
 
 
-def on(kind: DeviceKind) -> OnDevice[torch.Tensor]:
-    device = torch_device(kind)
-
-    def to_device(x: F32) -> torch.Tensor:
-        with torch.inference_mode():
-            return torch.from_numpy(x).to(device)
-
-    return OnDevice(to_device=to_device, to_numpy=to_numpy, sync=torch_sync(device), context=inference)
-
-
 def variants() -> list[SweepVariant[torch.Tensor]]:
     # `compiled_f` is looked up when the case first runs (tests replace it with a failing compiler).
     return [
@@ -68,7 +51,7 @@ def variants() -> list[SweepVariant[torch.Tensor]]:
 
 def suites(settings: SweepSettings) -> list[Suite]:
     kinds = devices_to_time(settings.device)
-    agreement = X1Agreement(lambda: {"f(x1)": to_numpy(f(torch.from_numpy(x1())))})
+    x1_check = X1Check(lambda: {"f(x1)": f(torch.from_numpy(x1())).numpy()})
 
     def before(run: Run) -> None:
         RNG_Provider(settings.seed).seed_torch()
@@ -76,15 +59,15 @@ def suites(settings: SweepSettings) -> list[Suite]:
         # otherwise be counted as free. Inductor's on-disk cache still applies.
         torch._dynamo.reset()
         run.log("f(x) = 0.2·x + sin(x) + cos(2x) in PyTorch, float32:")
-        agreement.check(run)
+        x1_check.check(run)
         log_skipped_lengths(run, BACKEND, settings)
         run.log(f"pytorch: torch.compile (inductor) on {', '.join(kinds)}; "
                 f"its first call per length is the compile time, reported apart")
 
     return [
         sweep_suite(
-            BACKEND, kind, settings, functools.partial(on, kind), variants(), agreement,
-            before=before if i == 0 else None,
+            BACKEND, TorchArrays(kind), settings, variants(), x1_check,
+            before=before if i == 0 else None, call_context=inference,
             # PyTorch splits even small element-wise ops over its intra-op threads; on a busy
             # machine that costs a lot, so the count is part of the figure.
             params={"torch_threads": torch.get_num_threads()},

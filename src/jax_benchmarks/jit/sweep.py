@@ -1,7 +1,7 @@
 """The sweep every `jit` backend declares: f applied loop_count times per array length.
 
-A backend says how it runs f (one `SweepVariant` per way: eager, jit, compile) and how it moves a
-NumPy array to and from one device (`OnDevice`); `sweep_suite` turns that into one harness `Case`
+A backend says how it runs f (one `SweepVariant` per way: eager, jit, compile) and gives its arrays on
+one device (`jax_benchmarks.frameworks.arrays`); `sweep_suite` turns that into one harness `Case`
 per (array length, variant), named `f_{length}_float32`. The core (`jax_benchmarks.measure.harness`) times the
 whole loop, records the figure and fails the run when a result is off. Every backend gets the same
 float32 input, built in NumPy, and is checked against NumPy's float64 f.
@@ -9,11 +9,9 @@ float32 input, built in NumPy, and is checked against NumPy's float64 f.
 
 from __future__ import annotations
 
-import contextlib
 import functools
-import math
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import AbstractContextManager
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -21,11 +19,12 @@ import numpy as np
 from numpy.typing import NDArray
 from rich.markup import escape
 
-from jax_benchmarks.hardware.devices import DeviceKind
 from jax_benchmarks.errors import CheckFailed
-from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed
+from jax_benchmarks.frameworks.arrays import DeviceArrays, Floats
+from jax_benchmarks.measure.agreement import Agreement, compare
+from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed
 from jax_benchmarks.store.results import Run, Scalar
-from jax_benchmarks.measure.timing import Measurement, Sync
+from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.example_function.in_numpy import f as numpy_f
 from jax_benchmarks.jit.settings import ARRAY_LENGTHS, SweepSettings
 
@@ -35,6 +34,7 @@ F32 = NDArray[np.float32]
 DTYPE = "float32"  # JAX's default; every backend computes in it, like for like
 # float32 rounding of f (|f| ≤ 4.6 on [0, 4π]) stays near 1e-6; 1e-4 catches a wrong f.
 TOLERANCE = 1e-4
+REFERENCE = "NumPy float64"
 
 
 def x1() -> F32:
@@ -80,7 +80,7 @@ def call_repeatedly(fn: Callable[[A], A], x: A, count: int) -> A:
     """The timed loop: `count` calls of fn on the same input; returns the last result.
 
     Syncing the last result waits for all of them: a device runs the
-    computations dispatched to it in order (checked in tests/jit).
+    computations dispatched to it in order (tests/jit/test_sweep.py checks it for JAX).
     """
     y = x
     for _ in range(count):
@@ -92,8 +92,8 @@ def call_repeatedly(fn: Callable[[A], A], x: A, count: int) -> A:
 class SweepVariant(Generic[A]):
     """One way of running f: `name` is the record's variant (eager, jit, compile).
 
-    `build()` makes the function on first use, once per device (e.g. a fresh `jax.jit`, so its first
-    call, the compilation, is timed apart on every device); every array length then shares it.
+    `build()` makes the function on first use, once per device suite (e.g. a fresh `jax.jit`, so its
+    first call, the compilation, is timed apart on every device); every array length then shares it.
     """
 
     name: str
@@ -104,34 +104,34 @@ class SweepVariant(Generic[A]):
     cannot_run: tuple[type[Exception], ...] = ()
 
 
-def no_context() -> AbstractContextManager[object]:
-    return contextlib.nullcontext()
+class X1Check:
+    """f(x1) per implementation of a backend against NumPy float64, computed once on first use: a suite's
+    `before` prints and checks it before anything is timed, and every record of the backend (on every
+    device) carries its largest difference as `x1_max_abs_err`."""
 
+    def __init__(self, rows: Callable[[], Mapping[str, Floats]]) -> None:
+        self.rows = rows
 
-@dataclass(frozen=True)
-class OnDevice(Generic[A]):
-    """How a backend moves the NumPy input to one device and back, and how it waits for a result."""
+    @functools.cached_property
+    def computed(self) -> dict[str, Floats]:
+        return {label: np.asarray(values) for label, values in self.rows().items()}
 
-    to_device: Callable[[F32], A]
-    to_numpy: Callable[[A], NDArray[np.floating]]
-    sync: Sync
-    # Entered around each timed loop (PyTorch: inference mode, so no autograd bookkeeping is timed).
-    context: Callable[[], AbstractContextManager[object]] = no_context
-
-
-@dataclass
-class X1Agreement:
-    """f(x1) per implementation, printed and checked before anything is timed.
-
-    `check(run)` is a suite's `before`; its largest difference to NumPy float64 then goes into every
-    record of the backend as `x1_max_abs_err` (also on the devices after the first, checked once).
-    """
-
-    rows: Callable[[], dict[str, NDArray[np.floating]]]
-    worst: float | None = None
+    @functools.cached_property
+    def agreement(self) -> Agreement:
+        implementations = {REFERENCE: reference(x1()), **self.computed}
+        return compare({label: {"f(x1)": values} for label, values in implementations.items()}, TOLERANCE, "abs",
+                       reference=REFERENCE)
 
     def check(self, run: Run) -> None:
-        self.worst = check_x1(run, self.rows())
+        """Print f(x1) per implementation; fail unless each agrees with NumPy float64. Nothing has been
+        measured yet, so failing here loses no figure."""
+        run.log(escape(format_row("x1", x1())))
+        for label, values in self.computed.items():
+            run.log(escape(format_row(label, values)))
+        worst = self.agreement.largest
+        if not self.agreement.passed:
+            raise CheckFailed(f"f(x1) implementations disagree: max |Δ| = {worst:.3g} > {TOLERANCE:g}")
+        run.log(f"  agree with NumPy float64: max |Δ| = {worst:.2g} (tolerance {TOLERANCE:g})")
 
 
 def log_skipped_lengths(run: Run, backend: str, settings: SweepSettings) -> None:
@@ -140,54 +140,64 @@ def log_skipped_lengths(run: Run, backend: str, settings: SweepSettings) -> None
 
 
 def sweep_suite(
-    backend: str, device: DeviceKind, settings: SweepSettings, on_device: Callable[[], OnDevice[A]],
-    variants: Sequence[SweepVariant[A]], x1_agreement: X1Agreement,
-    before: Callable[[Run], None] | None = None, params: Mapping[str, int | str] | None = None,
+    backend: str, arrays: DeviceArrays[A], settings: SweepSettings, variants: Sequence[SweepVariant[A]],
+    x1_check: X1Check, *, before: Callable[[Run], None] | None = None,
+    params: Mapping[str, int | str] | None = None,
+    call_context: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> Suite:
     """One backend on one device: a case per (array length, variant), lengths in order.
 
-    Nothing is built here: `on_device()` (e.g. finding the JAX device) and each variant's function
-    are made on first use, in a case's untimed `prepare`, and kept for the other lengths.
+    Nothing is built here: the device, each length's input on it and each variant's function are the
+    suite's fixtures, made on first use in a case's untimed prepare and shared by the cases that use
+    them. `call_context` is entered around each timed loop (PyTorch: inference mode, so no autograd
+    bookkeeping is timed).
     """
-    place = functools.cache(on_device)
-    built = {variant.name: functools.cache(variant.build) for variant in variants}
+    functions = {v.name: Fixture(f"{v.name} f", v.build) for v in variants}
+    agreement = Fixture("f(x1) agreement", lambda: x1_check.agreement)
+    points = sweep_points(settings.items)[0]
+    inputs = {p.array_length: Fixture(f"x of length {p.array_length}", functools.partial(on_device, arrays, p))
+              for p in points}
     cases: list[Case[A]] = []
-    for point in sweep_points(settings.items)[0]:
+    for point in points:
         for variant in variants:
             cases.append(Case(
                 point.case,
-                prepare=functools.partial(prepare_loop, place, built[variant.name], point),
-                judge=functools.partial(judge_loop, place, point, x1_agreement),
+                prepare=functools.partial(prepare_loop, arrays, point, call_context),
+                judge=functools.partial(judge_loop, arrays, point),
                 variant=variant.name, dtype=DTYPE,
                 params={"array_length": point.array_length, "loop_count": point.loop_count,
                         "total_items": point.items, **(params or {})},
                 compiled=variant.compiled, cannot_run=variant.cannot_run, speedup_over="eager",
+                uses=(functions[variant.name], inputs[point.array_length], agreement),
             ))
-    return Suite(Target(backend, device), cases, before=before)
+    return Suite(Target(backend, arrays.kind), cases, before=before,
+                 fixtures=[*functions.values(), *inputs.values(), agreement])
 
 
-def prepare_loop(place: Callable[[], OnDevice[A]], fn: Callable[[], Callable[[A], A]],
-                 point: SweepPoint) -> Timed[A]:
-    """Untimed: the input on the device; timed: the whole loop of loop_count calls."""
-    on_device = place()
-    x = on_device.to_device(sweep_input(point.array_length))
-    f = fn()
+def on_device(arrays: DeviceArrays[A], point: SweepPoint) -> A:
+    x = arrays.to_device(sweep_input(point.array_length))
+    arrays.sync(x)  # made untimed: the timed loop must not wait for the transfer
+    return x
+
+
+def prepare_loop(arrays: DeviceArrays[A], point: SweepPoint,
+                 call_context: Callable[[], AbstractContextManager[object]],
+                 f: Callable[[A], A], x: A, _agreement: Agreement) -> Timed[A]:
+    """Timed: the whole loop of loop_count calls of f on the input already on the device."""
 
     def loop() -> A:
-        with on_device.context():
+        with call_context():
             return call_repeatedly(f, x, point.loop_count)
 
-    return Timed(loop, on_device.sync)
+    return Timed(loop, arrays.sync)
 
 
-def judge_loop(place: Callable[[], OnDevice[A]], point: SweepPoint, x1_agreement: X1Agreement,
-               result: A, measurement: Measurement) -> Judgement:
+def judge_loop(arrays: DeviceArrays[A], point: SweepPoint, result: A, measurement: Measurement,
+               _f: object, _x: object, agreement: Agreement) -> Judgement:
     """items/s, and the loop's last result against NumPy float64 (a failure once recorded)."""
     expected = reference(sweep_input(point.array_length))
-    error = float(np.max(np.abs(place().to_numpy(result) - expected)))
-    checks: dict[str, Scalar] = {"max_abs_err_vs_numpy_float64": error}
-    if x1_agreement.worst is not None:
-        checks["x1_max_abs_err"] = x1_agreement.worst
+    error = float(np.max(np.abs(arrays.to_numpy(result) - expected)))
+    checks: dict[str, Scalar] = {"max_abs_err_vs_numpy_float64": error, "x1_max_abs_err": agreement.largest}
     failures = [] if error <= TOLERANCE else [f"max |f(x) - reference| = {error:.3g} > {TOLERANCE:g}"]
     return Judgement(checks=checks, metrics={"items_per_s": point.items / measurement.median_s},
                      failures=failures)
@@ -195,23 +205,3 @@ def judge_loop(place: Callable[[], OnDevice[A]], point: SweepPoint, x1_agreement
 
 def format_row(label: str, values: NDArray[np.floating]) -> str:
     return f"  {label:<17} [" + " ".join(f"{v:7.4f}" for v in values) + "]"
-
-
-def check_x1(run: Run, rows: dict[str, NDArray[np.floating]]) -> float:
-    """Print f(x1) per implementation; fail unless they all agree.
-
-    Returns the largest difference to the float64 NumPy reference. Nothing has
-    been measured yet, so raising here loses no figure.
-    """
-    probe = x1()
-    expected = reference(probe)
-    run.log(escape(format_row("x1", probe)))
-    worst = 0.0
-    for label, values in rows.items():
-        run.log(escape(format_row(label, np.asarray(values))))
-        worst = max(worst, float(np.max(np.abs(np.asarray(values, dtype=np.float64) - expected))))
-    if not (math.isfinite(worst) and worst <= TOLERANCE):
-        raise CheckFailed(f"f(x1) implementations disagree: max |Δ| = {worst:.3g} > {TOLERANCE:g}")
-    run.log(f"  agree with NumPy float64: max |Δ| = {worst:.2g} (tolerance {TOLERANCE:g})")
-    return worst
-

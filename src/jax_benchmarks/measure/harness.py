@@ -6,7 +6,8 @@ it to `run_cases`, which for each case, in order:
 
 1. skips it when `--case/-k` does not select it, or when an earlier case of the same variant found
    that the variant cannot run here (the reason is logged, the figure is never faked);
-2. calls `prepare()`: builds the inputs, untimed, and returns the `Timed` call;
+2. builds the fixtures it uses that do not exist yet (see below), then calls `prepare(*their values)`:
+   builds the rest of the inputs, untimed, and returns the `Timed` call;
 3. times it through `jax_benchmarks.measure.timing` (first call apart as compile time, warm-up, sync, repeats),
    or once for work that can only be done once (a whole solve), or a fixed number of runs for work
    that changes from run to run (training epochs);
@@ -22,8 +23,8 @@ Fixtures: state that cases share
 What several cases need (the matrices a workload multiplies, a model and its data) is a `Fixture`,
 declared on the `Suite` (`Suite.fixtures`), never a mutable object the cases' closures write into:
 
-    pair = Fixture("pair", setup=ops.uniform_pair)                      # built by calling setup()
-    product = Fixture("product", setup=ops.matmul_of, needs=(pair,))    # setup(pair's value)
+    pair = Fixture("A, B", setup=ops.uniform_pair)                            # built by setup()
+    product = Fixture("C = A·B", lambda ab: ops.matmul(*ab), needs=(pair,))   # setup(pair's value)
     Suite(target, [
         Case("uniform_...", lambda: Timed(ops.uniform_pair), provides=pair),
         Case("mean_...", lambda ab: Timed(lambda: ops.means(*ab)), judge_mean, uses=(pair,)),
@@ -36,13 +37,15 @@ declared on the `Suite` (`Suite.fixtures`), never a mutable object the cases' cl
   their values passed to `setup`), so `-k` may select any case alone and its inputs still exist.
 * A case that `provides` a fixture hands over its last timed result as the fixture's value, so a step
   that was timed is not computed a second time (a value built earlier is torn down first). This is the
-  one place where case order matters, and the fixture says so.
+  one place where case order matters, and the case says so.
 * Lifetime: a fixture is torn down (`teardown(value)`, then dropped) as soon as no case still to run
   (selected, its variant not found unable to run) uses it, directly or through the `needs` of a fixture
   not built yet, and `Suite.after` does not use it (`Suite.after_uses`, passed as `after(run, *values)`).
   Whatever is still alive is torn down, newest first, when the suite ends, however it ends (a failed
-  check, an exception, Ctrl-C), inside the suite's `context`. So memory held by a fixture is given back
-  once it is no longer needed: the xla workload never holds more matrices than its memory estimate counts.
+  check, an exception, Ctrl-C), inside the suite's `context`; every teardown runs even if one raises
+  (the first error is raised, unless the suite already ended by an exception: that one is reported). So
+  memory held by a fixture is given back once it is no longer needed: the xla workload never holds more
+  matrices than its memory estimate counts.
 * Every fixture a case, a fixture or `after` refers to must be declared on the suite (`ValueError`
   otherwise), so a suite's shared state can be read off its declaration.
 """
@@ -54,7 +57,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AbstractContextManager, nullcontext, suppress
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 from rich.markup import escape
 
@@ -186,6 +189,14 @@ class Suite:
     context: Callable[[], AbstractContextManager[object]] = nullcontext
     fixtures: Sequence[Fixture[Any]] = ()
     after_uses: tuple[Fixture[Any], ...] = ()
+
+
+class BackendModule(Protocol):
+    """What a `<framework>_backend.py` module provides: its suites (one per target device) for the
+    settings, in order. Building a suite builds no data: `--list` prints the case names from it, and
+    `run_suite` prepares, times, checks and records each case."""
+
+    def suites(self, settings: Any) -> Sequence[Suite]: ...
 
 
 class LiveFixtures:

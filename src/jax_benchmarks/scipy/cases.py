@@ -17,6 +17,7 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from jax_benchmarks.measure.agreement import Computed
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, no_judgement
 from jax_benchmarks.store.results import Run
 from jax_benchmarks.measure.timing import Measurement
@@ -25,6 +26,7 @@ from jax_benchmarks.scipy.fit import Fit, solve_judgement
 from jax_benchmarks.scipy.settings import ScipySettings
 
 InputsT = TypeVar("InputsT")
+AGREEMENT = "scipy fit"  # the kind of values `scipy all` compares across backends
 
 
 @dataclass(frozen=True)
@@ -64,7 +66,8 @@ def calibration_suite(settings: ScipySettings, parts: Calibration[InputsT]) -> S
             f"{fit.evaluations} evaluations; first solve {timing.first_call_s or 0.0:.3g} s{parts.first_solve}, "
             f"then {timing.median_s:.3g} s"
         )
-        return dataclasses.replace(judgement, notes=[*judgement.notes, found])
+        return dataclasses.replace(judgement, notes=[*judgement.notes, found],
+                                   output=Computed(AGREEMENT, {"slope": [fit.slope], "offset": [fit.offset]}))
 
     def case(op: str, prepare: Callable[..., Timed[Any]], judge: Callable[..., Judgement],
              uses: tuple[Fixture[Any], ...], at_length: int = length, **params: Any) -> Case[Any]:

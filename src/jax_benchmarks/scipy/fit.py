@@ -5,7 +5,6 @@ Framework-free (NumPy is not even needed), so the CLI's summary can use it.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -13,7 +12,7 @@ from typing import Any
 from rich.table import Table
 
 from jax_benchmarks.measure.harness import Judgement
-from jax_benchmarks.measure.relative import relative_difference, relative_error
+from jax_benchmarks.measure.relative import relative_error
 from jax_benchmarks.store.results import Record, Scalar
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.measure.timing import Measurement
@@ -57,7 +56,7 @@ def solve_judgement(backend: str, fit: Fit, timing: Measurement, exact: tuple[fl
     (1.5, 3) is a failure (raised by the core after recording), a fit that stopped short of `tol` a note.
 
     The first solve is timed apart (`first_call_s`): JAX compiles there, and
-    PyTorch's first optimizer imports torch._dynamo (about 1 s on this machine).
+    PyTorch's first optimizer imports torch._dynamo (about 1 s on 2 cores).
     """
     checks = recovery_checks(fit)
     checks.update(
@@ -105,40 +104,6 @@ def recovery_failure(fit: Fit, exact: tuple[float, float], tol: float, length: i
         f"from {TRUE_OFFSET:g} (allowed {OFFSET_TOLERANCE:.0%}); the loss's exact minimiser is "
         f"({exact[0]:.4f}, {exact[1]:.4f}); {cause}"
     )
-
-
-@dataclass(frozen=True)
-class Disagreement:
-    slope: float  # largest relative difference of slopes between two backends
-    offset: float
-    slope_pair: tuple[str, str]
-    offset_pair: tuple[str, str]
-
-    @property
-    def largest(self) -> float:
-        return max(self.slope, self.offset)
-
-    @property
-    def agree(self) -> bool:
-        return self.largest <= AGREEMENT_TOLERANCE
-
-
-def _pairwise(values: Mapping[str, float]) -> tuple[float, tuple[str, str]]:
-    worst, pair = 0.0, ("", "")
-    for (name_a, a), (name_b, b) in itertools.combinations(values.items(), 2):
-        diff = relative_difference(a, b)
-        if diff >= worst:
-            worst, pair = diff, (name_a, name_b)
-    return worst, pair
-
-
-def largest_disagreement(fits: Mapping[str, tuple[float, float]]) -> Disagreement:
-    """Worst pair of backends for slope and for offset (needs two or more fits)."""
-    if len(fits) < 2:
-        raise ValueError("a disagreement needs at least two fits")
-    slope, slope_pair = _pairwise({name: fit[0] for name, fit in fits.items()})
-    offset, offset_pair = _pairwise({name: fit[1] for name, fit in fits.items()})
-    return Disagreement(slope, offset, slope_pair, offset_pair)
 
 
 def solve_records(records: Sequence[Record]) -> list[Record]:

@@ -126,35 +126,22 @@ class Inputs:
     loss: CountedLoss
 
 
-def calls_made(timing: Measurement) -> int:
-    return timing.repeats * timing.calls_per_sample + timing.warmup + 1
+def compilations(length: int, metric: str, check: str, what: str) -> Callable[[jax.Array, Measurement, Inputs], Judgement]:
+    """The judge of a loss case on inputs of `length`: how often the loss compiled for that shape over all
+    the case's calls (`metric`), which must be once (`check`)."""
 
+    def judge(_value: jax.Array, timing: Measurement, inputs: Inputs) -> Judgement:
+        calls = timing.repeats * timing.calls_per_sample + timing.warmup + 1
+        compiles, cached = inputs.loss.traces[length], jit_cache_size(inputs.loss.call)
+        return Judgement(
+            metrics={"calls": calls, metric: compiles, "jit_cache_entries": cached},
+            checks={check: compiles == 1},
+            notes=[f"jitted loss (length {length}{what}): {compiles} compilation for {calls} calls; first call "
+                   f"{timing.first_call_s or 0.0:.3g} s (trace + compile), then {timing.median_s:.3g} s per cached "
+                   f"call; {cached} compiled versions cached"],
+        )
 
-def judge_loss(_value: jax.Array, timing: Measurement, inputs: Inputs) -> Judgement:
-    """The loss was compiled once for all its same-shape calls."""
-    length, compiles = int(inputs.sensor_a.shape[0]), inputs.loss.traces[int(inputs.sensor_a.shape[0])]
-    return Judgement(
-        metrics={"calls": calls_made(timing), "compiles_same_shape": compiles,
-                 "jit_cache_entries": jit_cache_size(inputs.loss.call)},
-        checks={"one_compile_for_same_shape": compiles == 1},
-        notes=[f"jitted loss (length {length}): first call {timing.first_call_s or 0.0:.3g} s (trace + compile), "
-               f"then {timing.median_s:.3g} s per cached call; {compiles} compilation for "
-               f"{calls_made(timing)} same-shape calls"],
-    )
-
-
-def judge_new_shape_loss(_value: jax.Array, timing: Measurement, inputs: Inputs) -> Judgement:
-    """The same jitted function on half the samples compiled again, once for all its calls."""
-    half = int(inputs.short_a.shape[0])
-    compiles = inputs.loss.traces[half]
-    return Judgement(
-        metrics={"calls": calls_made(timing), "recompiles_new_shape": compiles,
-                 "jit_cache_entries": jit_cache_size(inputs.loss.call)},
-        checks={"new_shape_compiles_again": compiles == 1},
-        notes=[f"jitted loss (length {half}, a new shape): compiled again ({compiles} compilation for "
-               f"{calls_made(timing)} calls), first call {timing.first_call_s or 0.0:.3g} s, then "
-               f"{timing.median_s:.3g} s; {jit_cache_size(inputs.loss.call)} compiled versions cached"],
-    )
+    return judge
 
 
 def suites(settings: ScipySettings) -> list[Suite]:
@@ -188,9 +175,10 @@ def suites(settings: ScipySettings) -> list[Suite]:
         solve=solve,
         to_fit=lambda _inputs, result: to_fit(result),
         loss=loss,
-        judge_loss=judge_loss,
+        judge_loss=compilations(settings.array_length, "compiles_same_shape", "one_compile_for_same_shape", ""),
         new_shape_loss=new_shape_loss,
-        judge_new_shape_loss=judge_new_shape_loss,
+        judge_new_shape_loss=compilations(settings.array_length // 2, "recompiles_new_shape",
+                                          "new_shape_compiles_again", ", a new shape: compiled again"),
         compiled=True,
         first_solve=" (trace + compile)",
         # float64 throughout, like SciPy and PyTorch: x64 is on while the suite runs (data placement,

@@ -12,8 +12,8 @@ import numpy as np
 # Absolute import: this package is `jax_benchmarks.scipy`, so `scipy` is the real SciPy.
 import scipy.optimize  # type: ignore[import-untyped]
 
+from jax_benchmarks.frameworks.arrays import cpu_only_suites
 from jax_benchmarks.measure.harness import Suite, Timed
-from jax_benchmarks.store.results import Run
 from jax_benchmarks.scipy.cases import Calibration, calibration_suite
 from jax_benchmarks.scipy.data import MAX_ITER, START, Array, SensorData
 from jax_benchmarks.scipy.fit import Fit
@@ -61,12 +61,8 @@ def fit_bfgs(data: SensorData, tol: float) -> Fit:
 
 
 def suites(settings: ScipySettings) -> list[Suite]:
-    def on_the_cpu(run: Run) -> None:
-        if settings.device_kind != "cpu":
-            run.log("SciPy runs on the CPU only: the numpy figures are CPU figures.")
-
     start = np.array(START)
-    return [calibration_suite(settings, Calibration(
+    return cpu_only_suites(BACKEND, "SciPy", settings.device, lambda: [calibration_suite(settings, Calibration(
         backend=BACKEND, device="cpu",
         params={
             "array_length": settings.array_length, "seed": settings.seed, "tol": settings.tol,
@@ -77,5 +73,4 @@ def suites(settings: ScipySettings) -> list[Suite]:
         solve=lambda data: Timed(lambda: fit_bfgs(data, settings.tol)),
         to_fit=lambda _data, fit: fit,
         loss=lambda data: Timed(lambda: calibration_loss(start, data.sensor_a, data.sensor_b)),
-        before=on_the_cpu,
-    ))]
+    ))])

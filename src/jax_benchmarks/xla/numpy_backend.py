@@ -8,8 +8,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from jax_benchmarks.measure.harness import Suite, Target
-from jax_benchmarks.store.results import Run
+from jax_benchmarks.frameworks.arrays import cpu_only_suites
+from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.xla.settings import XlaSettings
 from jax_benchmarks.xla.workload import LinalgOps, workload_suite
@@ -71,15 +71,5 @@ class NumpyOps(LinalgOps[Matrix, Number]):
 
 
 def suites(settings: XlaSettings) -> list[Suite]:
-    if settings.device == "gpu":
-        def skip(run: Run) -> None:
-            run.log("skipped: NumPy runs on the CPU only (use --device cpu or auto)")
-
-        return [Suite(Target(NumpyOps.name, "gpu"), cases=[], before=skip)]
-
-    def on_the_cpu(run: Run) -> None:
-        if settings.device_kind == "gpu":
-            run.log("NumPy has no GPU support: it runs on the CPU (recorded as device cpu)")
-
     on_cpu = settings.model_copy(update={"device": "cpu"})
-    return [workload_suite(NumpyOps(on_cpu), on_cpu, before=on_the_cpu)]
+    return cpu_only_suites(NumpyOps.name, "NumPy", settings.device, lambda: [workload_suite(NumpyOps(on_cpu), on_cpu)])

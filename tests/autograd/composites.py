@@ -1,5 +1,6 @@
-"""The four composite models of the zkynet design (weight sharing × input sharing), shared by the
-engine's tests against JAX (test_engine_composite.py) and PyTorch (test_engine_torch.py)."""
+"""Four composite models, one per combination of weight sharing (a sub-module called twice) and input
+sharing (one node fed to two sub-modules), shared by the engine's tests against JAX
+(test_engine_composite.py) and PyTorch (test_engine_torch.py)."""
 
 from __future__ import annotations
 

@@ -1,8 +1,21 @@
-"""Undoing NumPy broadcasting in a VJP: the gradient must have its input's shape."""
+"""The engine's values: float NumPy arrays, and undoing NumPy broadcasting in a gradient."""
 
 from __future__ import annotations
 
-from jax_benchmarks.autodiff.parameter import FloatArray
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+FloatArray = npt.NDArray[np.floating[Any]]
+
+
+def as_float_array(value: npt.ArrayLike, dtype: npt.DTypeLike | None = None) -> FloatArray:
+    """`value` as a float array; integers become float64 (a gradient of an int is meaningless)."""
+    array = np.asarray(value, dtype=dtype)
+    if not np.issubdtype(array.dtype, np.floating):
+        array = array.astype(np.float64)
+    return array
 
 
 def unbroadcast(grad: FloatArray, shape: tuple[int, ...]) -> FloatArray:

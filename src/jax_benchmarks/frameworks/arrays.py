@@ -1,0 +1,135 @@
+"""One framework's arrays on one device, written once per framework: NumPy in, NumPy out, and the sync.
+
+Every group that hands the same NumPy input to several frameworks (jit's sweep, autograd) moves it with
+a `DeviceArrays`: `to_device` (never timed), `to_numpy` (to check a result), `sync` (waits for a
+result before the clock is read). Making one finds no device and imports no framework: the device is
+looked up on first use, so declaring (and `--list`ing) a suite computes nothing.
+
+A library that runs on the CPU only (NumPy, SciPy, the project's autodiff engine) follows one rule,
+`cpu_only_suites`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+import numpy as np
+from numpy.typing import NDArray
+
+from jax_benchmarks.hardware.devices import DeviceKind, DeviceRequest, cpu_library_runs, devices_to_time
+from jax_benchmarks.measure.harness import Suite, Target
+from jax_benchmarks.measure.timing import Sync, jax_sync, no_sync, torch_sync
+from jax_benchmarks.store.results import Run
+
+if TYPE_CHECKING:
+    import jax
+    import torch
+
+A = TypeVar("A")
+Floats = NDArray[np.floating[Any]]
+
+
+class DeviceArrays(ABC, Generic[A]):
+    """How one framework moves NumPy arrays to one device and back, and waits for a result."""
+
+    def __init__(self, kind: DeviceKind) -> None:
+        self.kind = kind
+
+    @abstractmethod
+    def to_device(self, x: Floats) -> A:
+        """The array on the device, in the framework's type (a copy where the device is not the host's)."""
+
+    @abstractmethod
+    def to_numpy(self, x: A) -> Floats:
+        """The values back on the host, as NumPy."""
+
+    @property
+    def sync(self) -> Sync:
+        """Waits for a result; a framework that dispatches asynchronously replaces it."""
+        return no_sync
+
+
+class NumpyArrays(DeviceArrays[Floats]):
+    """NumPy: the host's memory, computed synchronously."""
+
+    def __init__(self) -> None:
+        super().__init__("cpu")
+
+    def to_device(self, x: Floats) -> Floats:
+        return np.ascontiguousarray(x)
+
+    def to_numpy(self, x: Floats) -> Floats:
+        return np.asarray(x)
+
+
+class JaxArrays(DeviceArrays["jax.Array"]):
+    """JAX: `jax.device_put` on the kind's device; results are waited for with `jax_sync` (JAX dispatches
+    asynchronously)."""
+
+    @functools.cached_property
+    def device(self) -> jax.Device:
+        from jax_benchmarks.hardware.devices import jax_device
+
+        return jax_device(self.kind)
+
+    def to_device(self, x: Floats) -> jax.Array:
+        import jax
+
+        moved: jax.Array = jax.device_put(x, self.device)
+        return moved
+
+    def to_numpy(self, x: jax.Array) -> Floats:
+        return np.asarray(x)
+
+    @property
+    def sync(self) -> Sync:
+        return jax_sync
+
+
+class TorchArrays(DeviceArrays["torch.Tensor"]):
+    """PyTorch: a tensor on the kind's device (sharing NumPy's memory on the CPU); CUDA results are waited
+    for with `torch.cuda.synchronize`."""
+
+    @functools.cached_property
+    def device(self) -> torch.device:
+        from jax_benchmarks.hardware.devices import torch_device
+
+        return torch_device(self.kind)
+
+    def to_device(self, x: Floats) -> torch.Tensor:
+        import torch
+
+        return torch.from_numpy(np.ascontiguousarray(x)).to(self.device)
+
+    def to_numpy(self, x: torch.Tensor) -> Floats:
+        return np.asarray(x.detach().cpu().numpy())
+
+    @property
+    def sync(self) -> Sync:
+        return torch_sync(self.device)
+
+
+def cpu_only_suites(backend: str, library: str, request: DeviceRequest, suites: Callable[[], list[Suite]]) -> list[Suite]:
+    """The one rule for a library that runs on the CPU only: under `--device gpu` (GPU figures alone) its
+    backend is skipped with the reason; otherwise it runs on the CPU (its records say device cpu), and when
+    the other backends time a GPU the log says so. `suites()` declares the CPU suites."""
+    if not cpu_library_runs(request):
+        def skipped(run: Run) -> None:
+            run.log(f"{backend}: skipped: {library} runs on the CPU only (--device gpu; use --device cpu or auto)")
+
+        return [Suite(Target(backend, "gpu"), [], before=skipped)]
+    declared = suites()
+    if declared and "gpu" in devices_to_time(request):
+        first = declared[0]
+
+        def on_the_cpu(run: Run) -> None:
+            run.log(f"{backend}: {library} runs on the CPU only: its figures are CPU figures (device cpu)")
+            if first.before is not None:
+                first.before(run)
+
+        declared[0] = dataclasses.replace(first, before=on_the_cpu)
+    return declared
