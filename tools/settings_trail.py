@@ -60,9 +60,10 @@ def main() -> None:
                 seen.add(key)
                 calls.append((code.co_filename.split("jax_benchmarks/")[1], code.co_name))
 
-    settings = FlaxSettings(num_epochs=1, dry_run=True, train_batch_size=16, test_batch_size=32, repeats=1,
-                            comet="off", device="cpu", results=Path("results.jsonl"))
-    sys.settrace(tracer)  # type: ignore[arg-type]
+    settings = FlaxSettings.model_validate({"num_epochs": 1, "dry_run": True, "train_batch_size": 16,
+                                            "test_batch_size": 32, "repeats": 1, "comet": "off", "device": "cpu",
+                                            "results": Path("results.jsonl")})
+    sys.settrace(tracer)
     try:
         [suite] = flax_backend.suites(settings)
         run_suite(Run("mnist", settings.results), suite, repeats=1)

@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.jit import flax_backend
+from jax_benchmarks.measure.timing import jax_sync
 from jax_benchmarks.jit.settings import JitTrainingSettings
 from jax_benchmarks.mnist.data.arrays import MnistData
 from jax_benchmarks.mnist.flax_backend import FlaxTrainer
@@ -153,10 +155,10 @@ def test_the_eager_step_leaves_the_trainer_state_alone() -> None:
     def host(x: jax.Array) -> np.ndarray:
         return np.asarray(jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x)
 
-    settings = JitTrainingSettings(train_batch_size=16, test_batch_size=20, device="cpu")
-    trainer = FlaxTrainer(settings, synthetic_digits(), flax_backend.RNG_Provider(0), jit=False)
+    settings = JitTrainingSettings.model_validate({"train_batch_size": 16, "test_batch_size": 20, "device": "cpu"})
+    trainer = FlaxTrainer(settings, synthetic_digits(), RNG_Provider(0), jit=False)
     before = jax.tree.map(host, trainer.state)
-    jax.block_until_ready(trainer.prepare_step()())
+    jax_sync(trainer.prepare_step()())
     after = jax.tree.map(host, trainer.state)
     assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(before), jax.tree.leaves(after)))
     assert trainer.compilations() is None
