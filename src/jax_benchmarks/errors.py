@@ -33,6 +33,20 @@ class DataError(click.UsageError):
     """Bad input data (missing file, wrong magic number, ...): exit 2."""
 
 
+class SettingsError(click.UsageError):
+    """Options that cannot work together, found once a command's cases are declared: exit 2, one line naming
+    the option."""
+
+    def __init__(self, option: str, message: str) -> None:
+        super().__init__(f"Invalid value for '{option}': {message}")
+
+
+class TrainingDiverged(click.ClickException):
+    """The training loss became NaN or infinite: exit 1; nothing is saved as if it were a model."""
+
+    exit_code = 1
+
+
 class OutOfMemory(click.UsageError):
     """The device ran out of memory mid-run (the up-front estimate could not tell): exit 2, one line."""
 

@@ -44,7 +44,7 @@ def test_every_variant_is_checked_recorded_and_handed_on_then_a_wrong_one_fails(
                            gradients=[("exact", exact), ("wrong", off_by)], compiled=["wrong"])
     with pytest.raises(CheckFailed, match=r"numpy grad_16_float64 \[wrong\] @cpu: max \|error\| f 0, f′ 0.001 > 1e-10"):
         run_suite(run, suite, repeats=1)
-    records = list(read_records(run.results, warn=pytest.fail))
+    records = list(read_records(run.results.path, warn=pytest.fail))
     assert [(r.case, r.variant) for r in records] == [("grad_16_float64", "exact"), ("grad_16_float64", "wrong")]
     good, bad = records
     assert good.checks["max_abs_err_df"] == 0.0 and bad.checks["max_abs_err_df"] == pytest.approx(1e-3)

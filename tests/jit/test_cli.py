@@ -23,7 +23,8 @@ def test_help_of_every_jit_command_imports_no_framework() -> None:
     for backend in ("numpy", "pytorch", "jax", "flax", "all"):
         assert backend in texts["jit"][1]
     assert "--total-items" in texts["jit all"][1]
-    for option in ("--model", "--drop-last", "--show-jaxpr", "--plot", "--epochs", "--device", "--json"):
+    for option in ("--model", "--train-batch-size", "--train-images", "--show-jaxpr", "--plot", "--epochs", "--device",
+                   "--json"):
         assert option in texts["jit flax"][1], option
 
 
@@ -35,7 +36,7 @@ def test_help_of_every_jit_command_imports_no_framework() -> None:
         (["jit", "all", "--total-items", "abc"], "--total-items"),
         (["jit", "flax", "--model", "rnn"], "--model"),
         (["jit", "flax", "--epochs", "0"], "--epochs"),
-        (["jit", "flax", "--points", "100", "--batch-size", "200", "--drop-last"], "--batch-size"),
+        (["jit", "flax", "--batch-size", "0"], "--batch-size"),
         (["jit", "flax", "--data-source", "web"], "--data-source"),
         (["jit", "tensorflow"], "BACKEND"),
     ],

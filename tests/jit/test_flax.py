@@ -1,170 +1,164 @@
-"""`jit flax`: tiny training runs with and without jit, the jit cache, the jaxpr and the plot."""
+"""`jit flax`: the mnist group's CNN and trainer, trained with and without jit, on tiny synthetic digits."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 from PIL import Image
 
-from jax_benchmarks.jit import data as training_data
+from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.jit import flax_backend
-from jax_benchmarks.jit.batching import Batching
-from jax_benchmarks.jit.data import TrainingArrays, toy_dataset
-from jax_benchmarks.jit.epochs import ModeTraining
-from jax_benchmarks.jit.flax_report import check_results
-from jax_benchmarks.jit.jit_cache import CacheTrace
+from jax_benchmarks.measure.timing import jax_sync
 from jax_benchmarks.jit.settings import JitTrainingSettings
+from jax_benchmarks.mnist.data.arrays import MnistData
+from jax_benchmarks.mnist.flax_backend import FlaxTrainer
 from tests.conftest import invoke, read_jsonl
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-# 500 points -> 400 training points: 6 batches of 64 and a last one of 16.
-TINY = ("--points", "500", "--batch-size", "64", "--epochs", "2")
+# 96 training images: 6 steps of 16 per epoch; validation of the 40 test images in batches of 20.
+TINY = ("--batch-size", "16", "--test-batch-size", "20", "--epochs", "2")
+EPOCH, VALIDATION = "train_epoch_16x28x28_float32", "validation_20x28x28_float32"
 
 
-def by_variant(path: Path) -> dict[str, dict[str, object]]:
-    return {str(r["variant"]): r for r in read_jsonl(path)}
+def synthetic_digits(n_train: int = 96, n_test: int = 40) -> MnistData:
+    """uint8 noise images with one bright class-dependent band: learnable in a few steps."""
+    rng = np.random.default_rng(0)
+
+    def make(n: int) -> tuple[np.ndarray, np.ndarray]:
+        y = rng.integers(0, 10, n).astype(np.int32)
+        x = rng.integers(0, 60, (n, 28, 28)).astype(np.uint8)
+        for c in range(10):
+            x[y == c, 2 * c:2 * c + 4, 4:24] = 255
+        return x, y
+
+    x_train, y_train = make(n_train)
+    x_test, y_test = make(n_test)
+    return MnistData(x_train, y_train, x_test, y_test, "synthetic", 0.2, 0.3)
 
 
-def test_toy_dataset_is_seeded_split_and_has_four_classes() -> None:
-    data = toy_dataset(1000, seed=3)
-    assert data.x_train.shape == (800, 2) and data.x_test.shape == (200, 2)
-    assert data.x_train.dtype == np.float32 and data.y_train.dtype == np.int32
-    assert set(np.unique(np.concatenate([data.y_train, data.y_test]))) == {0, 1, 2, 3}
-    again = toy_dataset(1000, seed=3)
-    assert np.array_equal(data.x_train, again.x_train)
-    assert not np.array_equal(data.x_train, toy_dataset(1000, seed=4).x_train)
+@pytest.fixture(autouse=True)
+def _synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`jit flax` reads its data through the mnist group's one loader: here the synthetic digits."""
+    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", lambda settings, log: synthetic_digits())
 
 
-def test_batching_counts_the_last_smaller_batch() -> None:
-    ragged = Batching(400, 64, drop_last=False)
-    assert (ragged.steps, ragged.last_batch, ragged.used, ragged.expected_compilations) == (7, 16, 400, 2)
-    dropped = Batching(400, 64, drop_last=True)
-    assert (dropped.steps, dropped.last_batch, dropped.used, dropped.expected_compilations) == (6, 0, 384, 1)
-    assert Batching(384, 64, drop_last=False).expected_compilations == 1
-    assert Batching(10, 64, drop_last=False).expected_compilations == 1  # a single, small batch
+def refuse(*_: object, **__: object) -> Any:
+    raise AssertionError("computed although nothing should be")
 
 
-def test_mlp_without_drop_last_compiles_twice_and_shows_jaxpr_and_plot(results_path: Path) -> None:
+def by_label(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    return {(str(r["case"]), str(r["variant"])): r for r in read_jsonl(path)}
+
+
+def test_list_reads_no_data_and_builds_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", refuse)
+    monkeypatch.setattr(flax_backend, "FlaxTrainer", refuse)
+    result = invoke("jit", "flax", "--model", "cnn", "--list")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.splitlines()[1:] == [
+        "  train_epoch_128x28x28_float32 [eager]", "  validation_1000x28x28_float32 [eager]",
+        "  train_epoch_128x28x28_float32 [jit]", "  validation_1000x28x28_float32 [jit]"]
+
+
+def test_suites_name_the_cases_from_the_settings_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", refuse)
+    settings = JitTrainingSettings.model_validate(
+        {"train_batch_size": 64, "test_batch_size": 500, "num_epochs": 3, "device": "cpu",
+         "results": tmp_path / "r.jsonl"})
+    [suite] = flax_backend.suites(settings)
+    assert [(c.name, c.variant, c.compiled, c.speedup_over) for c in suite.cases] == [
+        ("train_epoch_64x28x28_float32", "eager", False, "eager"), ("validation_500x28x28_float32", "eager", False, None),
+        ("train_epoch_64x28x28_float32", "jit", True, "eager"), ("validation_500x28x28_float32", "jit", False, None)]
+    assert "not_jitted" in suite.cases[0].params and "not_jitted" not in suite.cases[2].params
+    assert suite.cases[0].params["model"] == "cnn"
+
+
+def test_trains_with_and_without_jit_and_shows_jaxpr_and_plot(results_path: Path) -> None:
     result = invoke("jit", "flax", *TINY, "--show-jaxpr", "--plot", "--results", str(results_path))
     assert result.exit_code == 0, result.output
-    records = by_variant(results_path)
-    assert set(records) == {"eager", "jit"}
-    jit, eager = records["jit"], records["eager"]
-    assert jit["case"] == "mlp_epoch_400x2_float32"
-    metrics = jit["metrics"]
-    assert isinstance(metrics, dict)
-    assert (metrics["cache_before"], metrics["cache_after_step_1"], metrics["compilations"]) == (0, 1, 2)
+    records = by_label(results_path)
+    assert set(records) == {(EPOCH, "eager"), (VALIDATION, "eager"), (EPOCH, "jit"), (VALIDATION, "jit")}
+    eager, jit = records[(EPOCH, "eager")], records[(EPOCH, "jit")]
     assert jit["compile_s"] is not None and eager["compile_s"] is None
-    assert metrics["speedup"] == pytest.approx(eager["median_s"] / jit["median_s"])  # type: ignore[operator]
-    assert 0.0 <= metrics["test_accuracy"] <= 1.0
+    assert jit["repeats"] == eager["repeats"] == 1  # two epochs: the first apart, one sample
+    assert jit["metrics"]["compilations"] == 1 and jit["checks"]["expected_compilations"] == 1
+    assert jit["metrics"]["speedup"] == pytest.approx(eager["median_s"] / jit["median_s"])
+    # The same seed, data and step: the two modes train the same model, up to XLA's reordered rounding.
+    assert jit["checks"]["final_loss_rel_diff_vs_eager"] <= flax_backend.LOSS_RTOL
+    assert jit["params"]["steps_per_epoch"] == 6 and jit["params"]["source"] == "synthetic"
+    assert records[(VALIDATION, "jit")]["metrics"]["images"] == 40
+    assert 0.0 <= records[(VALIDATION, "jit")]["metrics"]["accuracy"] <= 1.0
     out = " ".join(result.stdout.split())
-    assert "after step 7 (batch of 16): 2" in out
-    assert "the last, smaller batch compiled the step a second time" in out
-    assert "jaxpr of the train step for one batch of 64" in out and "dot_general" in out
-
-    plot = Path("data/plots/jit_flax_mlp_epoch_times.png")
+    assert "jaxpr of the train step for one batch of 16" in out and "conv_general_dilated" in out
+    assert "jit cache size after 2 epoch(s): 1" in out and "with jit, compilation" in out
+    plot = Path("data/plots/jit_flax_cnn_epoch_times.png")
     assert f"plot: {plot}" in out
     assert plot.read_bytes()[:8] == PNG_MAGIC
-    with Image.open(plot) as image:
-        image.verify()
     with Image.open(plot) as image:
         assert image.format == "PNG" and image.size[0] > 100 and image.size[1] > 100
 
 
-def test_mlp_with_drop_last_compiles_once(results_path: Path) -> None:
-    result = invoke("jit", "flax", *TINY, "--drop-last", "--results", str(results_path))
-    assert result.exit_code == 0, result.output
-    jit = by_variant(results_path)["jit"]
-    assert jit["case"] == "mlp_epoch_384x2_float32"
-    assert isinstance(jit["metrics"], dict) and jit["metrics"]["compilations"] == 1
-    assert isinstance(jit["params"], dict) and jit["params"]["steps_per_epoch"] == 6
-
-
-def synthetic_images(train: int, test: int) -> Callable[..., TrainingArrays]:
-    def load(_settings: JitTrainingSettings, _log: Callable[[str], None]) -> TrainingArrays:
-        rng = np.random.default_rng(0)
-        return TrainingArrays(
-            "synthetic 28×28 images",
-            rng.normal(size=(train, 28, 28, 1)).astype(np.float32), rng.integers(0, 10, train).astype(np.int32),
-            rng.normal(size=(test, 28, 28, 1)).astype(np.float32), rng.integers(0, 10, test).astype(np.int32),
-            classes=10,
-        )
-    return load
-
-
-def test_cnn_trains_with_and_without_jit_on_injected_images(
-    results_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setattr(training_data, "load_images", synthetic_images(32, 20))
-    result = invoke("jit", "flax", "--model", "cnn", "--batch-size", "16", "--epochs", "1",
+def test_one_epoch_is_a_single_figure_and_json_is_alone_on_stdout(results_path: Path) -> None:
+    result = invoke("jit", "flax", "--batch-size", "32", "--test-batch-size", "20", "--epochs", "1",
                     "--results", str(results_path), "--json")
     assert result.exit_code == 0, result.stderr
-    assert [r["variant"] for r in json.loads(result.stdout)] == ["eager", "jit"]  # stdout: JSON only
-    records = by_variant(results_path)
-    assert records["jit"]["case"] == "cnn_epoch_32x28x28x1_float32"
-    assert isinstance(records["jit"]["metrics"], dict) and records["jit"]["metrics"]["compilations"] == 1
-    assert records["jit"]["repeats"] == 1  # one epoch: a single figure, compilation included
+    assert [r["variant"] for r in json.loads(result.stdout)] == ["eager", "eager", "jit", "jit"]
+    jit = by_label(results_path)[("train_epoch_32x28x28_float32", "jit")]
+    assert jit["repeats"] == 1 and jit["params"]["steps_per_epoch"] == 3
 
 
-@pytest.mark.skipif(importlib.util.find_spec("jax_benchmarks.mnist.data") is None,
-                    reason="jax_benchmarks.mnist.data (the mnist group's loader) is not in this checkout yet")
-def test_cnn_reads_the_embedded_mnist_digits(results_path: Path) -> None:
-    result = invoke("jit", "flax", "--model", "cnn", "--data-source", "embedded", "--train-images", "128",
-                    "--batch-size", "64", "--epochs", "1", "--results", str(results_path))
+def test_train_images_cuts_the_training_set(results_path: Path) -> None:
+    result = invoke("jit", "flax", "--batch-size", "16", "--test-batch-size", "20", "--epochs", "1",
+                    "--train-images", "32", "-k", "[jit]", "--results", str(results_path))
     assert result.exit_code == 0, result.output
-    jit = by_variant(results_path)["jit"]
-    assert jit["case"] == "cnn_epoch_128x28x28x1_float32"
-    assert isinstance(jit["params"], dict) and "embedded" in str(jit["params"]["data"])
-    assert "1,000 test examples" in " ".join(result.stdout.split())
-
-
-def mode(variant: str, losses: list[float], cache: CacheTrace | None = None) -> ModeTraining:
-    def no_batches(_epoch: int) -> list[tuple[object, object]]:
-        return []
-
-    return ModeTraining(variant, step=None, state=None, batches_of_epoch=no_batches,  # type: ignore[arg-type]
-                        cache=cache, losses=losses)
-
-
-def test_checks_catch_diverging_modes_and_unexpected_compilations() -> None:
-    batching = Batching(400, 64, drop_last=False)
-    eager = mode("eager", [1.0, 0.5])
-    ok = mode("jit", [1.0001, 0.6], CacheTrace(0, [1, 1, 2], [2, 2]))
-    assert check_results(ok, eager, batching) == []
-    wrong = mode("jit", [1.5, 0.5], CacheTrace(0, [1, 2, 3], [3, 3]))
-    problems = check_results(wrong, eager, batching)
-    assert len(problems) == 2
-    assert "epoch 1 mean loss" in problems[0] and "compiled the step 3 time(s), expected 2" in problems[1]
-    # Without the eager mode (-k selected only jit) the compilations are still checked.
-    assert check_results(wrong, None, batching) == problems[1:]
-
-
-def test_suites_name_the_cases_without_training_or_building_the_toy_set(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def must_not_run(*_: object) -> object:
-        raise AssertionError("computed while building the suite")
-
-    monkeypatch.setattr(training_data, "toy_dataset", must_not_run)
-    monkeypatch.setattr(flax_backend, "build_state", must_not_run)
-    monkeypatch.setattr(flax_backend, "jax_device", must_not_run)
-    settings = JitTrainingSettings.model_validate(
-        {"points": 500, "batch_size": 64, "epochs": 3, "device": "cpu", "results": tmp_path / "r.jsonl"})
-    [suite] = flax_backend.suites(settings)
-    assert [(c.name, c.variant, c.compiled, c.speedup_over) for c in suite.cases] == [
-        ("mlp_epoch_400x2_float32", "eager", False, "eager"), ("mlp_epoch_400x2_float32", "jit", True, "eager")]
-    assert suite.cases[0].params["steps_per_epoch"] == 7 and "not_jitted" in suite.cases[0].params
+    jit = by_label(results_path)[("train_epoch_16x28x28_float32", "jit")]
+    assert jit["params"]["train_images"] == 32 and jit["params"]["steps_per_epoch"] == 2
 
 
 def test_k_selects_the_jitted_mode_alone(results_path: Path) -> None:
-    result = invoke("jit", "flax", *TINY, "--drop-last", "-k", "[jit]", "--results", str(results_path))
+    result = invoke("jit", "flax", *TINY, "-k", "[jit]", "--results", str(results_path))
     assert result.exit_code == 0, result.output
-    [jit] = read_jsonl(results_path)
-    assert (jit["variant"], jit["metrics"]["compilations"]) == ("jit", 1)
-    assert "speedup" not in jit["metrics"] and "epoch_1_loss_eager" not in jit["checks"]
-    assert "skipped: flax mlp_epoch_384x2_float32 [eager]" in " ".join(result.stdout.split())
+    records = read_jsonl(results_path)
+    assert [(r["case"], r["variant"]) for r in records] == [(EPOCH, "jit"), (VALIDATION, "jit")]
+    assert records[0]["metrics"]["compilations"] == 1
+    assert "speedup" not in records[0]["metrics"] and "final_loss_eager" not in records[0]["checks"]
+    assert f"skipped: flax {EPOCH} [eager]" in " ".join(result.stdout.split())
+
+
+def test_an_unexpected_compilation_fails_the_check_and_keeps_the_records(
+    results_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(FlaxTrainer, "compilations", lambda self: 2)
+    result = invoke("jit", "flax", *TINY, "-k", "[jit]", "--results", str(results_path))
+    assert result.exit_code == 1
+    assert "compiled the step 2 time(s), expected 1" in result.stderr
+    assert [r["variant"] for r in read_jsonl(results_path)] == ["jit", "jit"]
+
+
+def test_a_batch_larger_than_the_data_set_is_refused(results_path: Path) -> None:
+    result = invoke("jit", "flax", "--batch-size", "128", "--epochs", "1", "--results", str(results_path))
+    assert result.exit_code == 2
+    assert "--train-batch-size 128 is more than the 96 training images" in result.stderr
+    assert "Traceback" not in result.output
+
+
+def test_the_eager_step_leaves_the_trainer_state_alone() -> None:
+    """Run eagerly, the step must not update its input state in place: the step case's timed steps are
+    discarded, and the eager mode's epochs start from the state they are given."""
+    import jax
+    import jax.numpy as jnp
+
+    def host(x: jax.Array) -> np.ndarray:
+        return np.asarray(jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x)
+
+    settings = JitTrainingSettings.model_validate({"train_batch_size": 16, "test_batch_size": 20, "device": "cpu"})
+    trainer = FlaxTrainer(settings, synthetic_digits(), RNG_Provider(0), jit=False)
+    before = jax.tree.map(host, trainer.state)
+    jax_sync(trainer.prepare_step()())
+    after = jax.tree.map(host, trainer.state)
+    assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(before), jax.tree.leaves(after)))
+    assert trainer.compilations() is None

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from jax_benchmarks.hardware.devices import resolve_device
-from jax_benchmarks.mnist.settings import FlaxSettings, MnistSettings
+from jax_benchmarks.mnist.settings import EvaluateSettings, FlaxSettings, MnistSettings
 from tests.conftest import invoke, read_jsonl
 from tests.mnist.conftest import EPOCH, LOAD, STEP, TINY, VALIDATION, auto_cases_with_peak
 
@@ -39,7 +39,7 @@ def test_evaluate_and_preprocess_suites_read_no_data(monkeypatch: pytest.MonkeyP
     from jax_benchmarks.mnist.preprocess import suites as data_suites
     from jax_benchmarks.mnist.pytorch_backend import suites
 
-    (evaluate,) = suites(MnistSettings(mode="evaluate", comet="off"))
+    (evaluate,) = suites(EvaluateSettings(comet="off"))
     assert [(c.name, c.variant) for c in evaluate.cases] == [
         (LOAD, "checkpoint"), ("validation_1000x28x28_float32", "checkpoint")]
     (data,) = data_suites(MnistSettings(dataset="fashion_mnist"))

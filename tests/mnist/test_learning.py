@@ -10,7 +10,7 @@ import pytest
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.mnist.data import MnistData
 from jax_benchmarks.mnist.settings import MnistSettings
-from jax_benchmarks.mnist.trainer import Trainer, plan
+from jax_benchmarks.mnist.trainer import Trainer
 
 TRAIN_IMAGES = 640  # 20 steps of 32: seconds, not minutes, on a shared 2-core machine
 
@@ -35,7 +35,7 @@ def test_one_short_epoch_is_far_above_chance(backend: str, results_path: Path) -
         {"num_epochs": 1, "train_batch_size": 32, "repeats": 1, "results": results_path, "comet": "off"}
     )
     trainer = make_trainer(backend, settings, data)
-    shape = plan(settings, TRAIN_IMAGES, len(data.y_test))
+    shape = settings.plan(TRAIN_IMAGES, len(data.y_test))
     trainer.read_epoch(trainer.train_epoch(shape.steps, lambda: None))
     result = trainer.read_eval(trainer.evaluate(shape.eval_limit))
     assert result.images == len(data.y_test) == 1000  # every held-out image

@@ -48,10 +48,6 @@ class GroupSpec:
     metric_rows: Sequence[str] = ()
     # Called after the table, e.g. to print a cross-backend parity summary.
     after: Callable[[Any, Any], None] | None = field(default=None)
-    # Builds the callback of a backend (or `all`) command from its name, the backends it runs and its
-    # settings model; None: parse the options, then `execute`. A group that must do more around `execute`
-    # (mnist: join a multi-process job, set XLA flags before JAX loads) gives its own.
-    command: Callable[[str, list[str], type[BenchSettings]], Callable[..., None]] | None = None
 
 
 class BackendGroup(NamedSubcommands):
@@ -198,11 +194,14 @@ def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> N
                 click.echo(json.dumps([r.model_dump() for r in outcome.records]))
 
 
-def _command(group: GroupSpec, name: str, names: list[str], model: type[BenchSettings], help_: str) -> click.Command:
-    def run(**values: Any) -> None:
+def backend_command(group: GroupSpec, name: str, names: list[str], model: type[BenchSettings], help_: str,
+                    run: Callable[..., None] | None = None) -> click.Command:
+    """The command `name` with `model`'s options; `run` gets the option values (default: parse them, then
+    `execute` the backends `names`)."""
+    def execute_backends(**values: Any) -> None:
         execute(group, names, parse_settings(model, values), command=name)
 
-    callback = settings_options(model)(group.command(name, names, model) if group.command is not None else run)
+    callback = settings_options(model)(run or execute_backends)
     return click.Command(name, callback=callback, params=callback.__click_params__, help=help_)  # type: ignore[attr-defined]
 
 
@@ -213,7 +212,7 @@ def build_group(group: GroupSpec) -> BackendGroup:
         if missing[name]:
             cli.add_command(_unavailable_command(f"{group.name} {name}", missing[name], spec.help))
         else:
-            cli.add_command(_command(group, name, [name], spec.settings, spec.help))
+            cli.add_command(backend_command(group, name, [name], spec.settings, spec.help))
     if group.all_settings is not None:
         cli.add_command(_all_command(group, group.all_settings, missing))
     return cli
@@ -251,9 +250,9 @@ def _all_command(group: GroupSpec, model: type[BenchSettings],
         return _unavailable_command(f"{group.name} all", every, f"Run {', '.join(in_all)} side by side.")
     help_ = f"Run {', '.join(runnable)} side by side."
     if not skipped:
-        return _command(group, "all", runnable, model, help_)
+        return backend_command(group, "all", runnable, model, help_)
     note = f"{group.name} all: skipped {'; '.join(skipped)}"
-    command = _command(group, "all", runnable, model, f"{help_} Skipped: {'; '.join(skipped)}.")
+    command = backend_command(group, "all", runnable, model, f"{help_} Skipped: {'; '.join(skipped)}.")
     command.short_help = f"{help_[:-1]} (not installed: {', '.join(n for n in in_all if missing[n])})."
     run = command.callback
     assert run is not None

@@ -1,148 +1,192 @@
-"""`jit flax`: one training epoch with the train step jitted and not jitted.
+"""`jit flax`: the mnist group's training, with the train step jitted and not jitted.
 
-From the "JAX speed test" article: the same flax.nnx train step (forward, loss, gradient, Adam
-update, `jax_benchmarks.jit.train_step`) is run over the same batches twice, once as the plain Python function
-("eager": every JAX operation is dispatched on its own) and once through `jax.jit`. Each mode is one
-harness case, timed epoch by epoch (`jax_benchmarks.jit.epochs`); `jax.jit`'s compilation cache is read before,
-during and after the epochs (`jax_benchmarks.jit.jit_cache`): the last, smaller batch of an epoch has a new
-shape and compiles the step a second time, unless `--drop-last` drops it.
+One model, one data path, one trainer: the mnist group's CNN, data loader and flax.nnx trainer
+(`jax_benchmarks.mnist.flax_backend.FlaxTrainer`: forward, loss, gradient and optimizer update in one step
+function, the data resident on the device). Each mode trains its own trainer from the same seed (the same
+initial parameters, shuffles and dropout masks) over the same data: "eager" calls the step function directly,
+so every JAX operation is dispatched on its own; "jit" calls it through `jax.jit`. Per mode, in order:
+
+- `train_epoch_{batch}x28x28_float32 [eager|jit]`: `--epochs` epochs timed one by one (`Timed.runs`), the
+  first apart (it includes compiling), the others the samples; the jitted mode records how many times jax.jit
+  compiled the step (once: every batch has one shape, as the trainer drops the last, partial batch), its
+  speedup over eager, and its last epoch's mean loss against eager's;
+- `validation_{test batch}x28x28_float32 [eager|jit]`: the trained model on the test images.
+
+Case names come from the settings alone: building the suite (and `--list`) reads no data. `--show-jaxpr` prints
+the step's jaxpr with the jitted epochs' lines; `--plot` draws the epoch times once both modes ran.
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from typing import Any, Literal
 
-import jax
 from rich.markup import escape
 
-from jax_benchmarks.hardware.devices import jax_device
-from jax_benchmarks.errors import DataError
-from jax_benchmarks.measure.harness import Case, Judgement, Suite, Target, Timed
-from jax_benchmarks.run import Run
-from jax_benchmarks.measure.timing import Measurement, jax_sync
-from jax_benchmarks.frameworks.typed import jit_cache_size, typed_jit
-from jax_benchmarks.jit import data as training_data
-from jax_benchmarks.jit.batching import Batch, Batching, epoch_batches
-from jax_benchmarks.jit.epochs import EpochResult, ModeTraining
-from jax_benchmarks.jit.flax_report import DTYPE, Mode, case_name, case_params, judgement, summary
-from jax_benchmarks.jit.jit_cache import CacheTrace
+from jax_benchmarks.cli.tables import format_seconds
+from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.jit.settings import JitTrainingSettings
-from jax_benchmarks.jit.train_step import TrainGraph, TrainState, TrainStep, accuracy, build_state, make_train_step, step_jaxpr
+from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed
+from jax_benchmarks.measure.relative import relative_error
+from jax_benchmarks.measure.timing import Measurement
+from jax_benchmarks.mnist import cases as mnist_cases
+from jax_benchmarks.mnist.cases import CaseNames, Recorded, RunHandle, eval_metrics, evaluating
+from jax_benchmarks.mnist.data.arrays import MnistData
+from jax_benchmarks.mnist.flax_backend import EpochOutput, EvalOutput, FlaxTrainer
+from jax_benchmarks.run import Run
+from jax_benchmarks.store.record import Scalar
 
 BACKEND = "flax"
+DTYPE = "float32"
+Mode = Literal["eager", "jit"]
+MODES: tuple[Mode, ...] = ("eager", "jit")
+EAGER_HOW = "the unjitted train step called directly (op-by-op dispatch)"
+HEADINGS: dict[Mode, str] = {"eager": f"not jitted — {EAGER_HOW}:", "jit": "jitted — jax.jit of the same step:"}
+# Both modes run the same float32 steps from the same start; XLA's fusion only reorders rounding, which training
+# amplifies from epoch to epoch: the last epochs' mean losses may differ by up to 1 %.
+LOSS_RTOL = 1e-2
+EXPECTED_COMPILATIONS = 1  # every batch has one shape
 
 
-@dataclass
-class LoadedOnce:
-    """The training data, loaded on first use; the loader's lines are kept for the run's log."""
+def training_data(settings: JitTrainingSettings, handle: RunHandle) -> Fixture[MnistData]:
+    """The mnist group's data set (its one reader, looked up when called: tests replace it), cut to the first
+    `--train-images` training images when given."""
 
-    settings: JitTrainingSettings
-    lines: list[str] = field(default_factory=list)
-    _arrays: training_data.TrainingArrays | None = None
+    def load() -> MnistData:
+        data = mnist_cases.read_data(settings, handle.log)
+        n = settings.train_images
+        return data if n is None else data._replace(images_train=data.images_train[:n], y_train=data.y_train[:n])
 
-    def arrays(self) -> training_data.TrainingArrays:
-        if self._arrays is None:
-            # Looked up on the module at call time: tests replace `load_images` with synthetic images.
-            self._arrays = training_data.load_training_arrays(self.settings, self.lines.append)
-        return self._arrays
-
-    def shape(self) -> training_data.DataShape:
-        """The toy set's shape follows from the settings; MNIST's (how many images the source holds)
-        is known only once it is loaded, so the CNN's data is loaded here, when its case is named."""
-        if self.settings.model == "mlp":
-            return training_data.toy_shape(self.settings)
-        return training_data.shape_of(self.arrays())
+    return Fixture("data", load)
 
 
-@dataclass
-class Training:
-    """What both modes of one `jit flax` run share: data, batching, the initial state and the step
-    (built by `setup`, the suite's untimed `before`), and each mode's training once it ran."""
+def trainer_fixture(settings: JitTrainingSettings, mode: Mode, data: Fixture[MnistData],
+                    handle: RunHandle) -> Fixture[FlaxTrainer]:
+    def build(loaded: MnistData) -> FlaxTrainer:
+        settings.check_batch_fits(len(loaded.y_train))
+        trainer = FlaxTrainer(settings, loaded, RNG_Provider(settings.seed), jit=mode == "jit")
+        handle.log(f"{mode}: {trainer.summary()}")
+        return trainer
 
-    settings: JitTrainingSettings
-    data: LoadedOnce
-    batching: Batching
-    modes: dict[str, ModeTraining] = field(default_factory=dict)
-    _device: jax.Device | None = None
-    _start: tuple[TrainGraph, TrainState, TrainStep] | None = None
+    return Fixture(f"{mode} trainer", build, needs=(data,))
 
-    def setup(self, run: Run) -> None:
-        arrays = self.data.arrays()
-        for line in self.data.lines:
-            run.log(line)
-        if self.batching.steps == 0:
-            raise DataError(f"--batch-size {self.settings.batch_size}: no full batch in "
-                            f"{self.batching.examples} training examples")
-        self._device = jax_device(self.settings.device_kind)
-        graphdef, state, description = build_state(self.settings, arrays)
-        state = jax.device_put(state, self._device)
-        step = make_train_step(graphdef)
-        self._start = graphdef, state, step
-        run.log(f"data: {arrays.description}: {len(arrays.y_train):,} train / {len(arrays.y_test):,} test examples")
-        run.log(f"model: {description}, batch {self.settings.batch_size}: {self.batching.describe()}")
-        if self.settings.show_jaxpr:
-            batch = self.batches_of_epoch(0)[0]
-            equations, text = step_jaxpr(step, state, batch)
-            run.log(f"jaxpr of the train step for one batch of {batch[0].shape[0]} ({equations} equations):")
-            run.log(escape(text))
 
-    @property
-    def device(self) -> jax.Device:
-        assert self._device is not None, "setup (the suite's before) has not run"
-        return self._device
+def case_params(settings: JitTrainingSettings, mode: Mode) -> dict[str, Scalar]:
+    return {
+        "model": settings.model, "dataset": settings.dataset, "epochs": settings.num_epochs,
+        "batch_size": settings.train_batch_size, "optimizer": settings.optimizer, "learning_rate": settings.lr,
+        "schedule": settings.lr_schedule, "dry_run": settings.dry_run,
+        "timed": "one epoch = every train step, synced at the end",
+        **({"not_jitted": EAGER_HOW} if mode == "eager" else {}),
+    }
 
-    def batches_of_epoch(self, epoch: int) -> list[Batch]:
-        return epoch_batches(self.data.arrays(), self.batching, self.settings.seed, epoch, self.device)
 
-    def timed(self, mode: Mode) -> Timed[EpochResult]:
-        """A mode's epochs, each timed; the jitted mode gets a fresh jax.jit (empty cache)."""
-        assert self._start is not None, "setup (the suite's before) has not run"
-        _, state, step = self._start
-        cache = None
+def data_params(trainer: FlaxTrainer, data: MnistData) -> dict[str, Scalar]:
+    return {"source": data.source, "train_images": len(data.y_train), "test_images": len(data.y_test),
+            "steps_per_epoch": trainer.plan.steps}
+
+
+def epoch_lines(measurement: Measurement, mode: Mode) -> list[str]:
+    """Every epoch's time in order: the first (timed apart) and the samples."""
+    first = [] if measurement.first_call_s is None else [measurement.first_call_s]
+    note = " (includes compilation)" if mode == "jit" else " (includes compiling each operation on first use)"
+    return [f"  epoch {i + 1}: {format_seconds(seconds)}{note if i == 0 else ''}"
+            for i, seconds in enumerate(first + list(measurement.samples_s))]
+
+
+def epochs_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[FlaxTrainer], data: Fixture[MnistData],
+                eager: Recorded) -> Case[EpochOutput]:
+    names = CaseNames(settings)
+
+    def prepare(trained: FlaxTrainer, _data: MnistData) -> Timed[EpochOutput]:
+        steps = trained.plan.steps
+        return Timed(lambda: trained.train_epoch(steps, lambda: None), trained.sync, runs=settings.num_epochs)
+
+    def judge(output: EpochOutput, measurement: Measurement, trained: FlaxTrainer, loaded: MnistData) -> Judgement:
+        result = trained.read_epoch(output)
+        metrics: dict[str, Scalar] = {"items_per_s": trained.plan.images_per_epoch / measurement.median_s,
+                                      "final_loss": result.loss}
+        checks: dict[str, Scalar] = {}
+        failures: list[str] = []
+        notes = [HEADINGS[mode], *epoch_lines(measurement, mode),
+                 f"  last epoch: mean loss {result.loss:.4f} · train acc {result.accuracy:.2%}"]
         if mode == "jit":
-            step = typed_jit(step)
-            cache = CacheTrace(before=jit_cache_size(step))
-        training = ModeTraining(mode, step, state, self.batches_of_epoch, cache)
-        self.modes[mode] = training
-        return Timed(training.train_epoch, jax_sync, runs=self.settings.epochs, before_each=training.prepare_epoch)
+            compilations = trained.compilations()
+            metrics["compilations"] = compilations
+            checks["expected_compilations"] = EXPECTED_COMPILATIONS
+            notes.append(f"jit cache size after {settings.num_epochs} epoch(s): {compilations}")
+            if compilations != EXPECTED_COMPILATIONS:
+                failures.append(f"jax.jit compiled the step {compilations} time(s), expected "
+                                f"{EXPECTED_COMPILATIONS} (one batch shape)")
+            eager_record = eager.last(names.epoch)
+            eager_loss = eager_record.metrics.get("final_loss") if eager_record is not None else None
+            if isinstance(eager_loss, float):  # the eager mode ran (-k may select the jitted one alone)
+                diff = relative_error(result.loss, eager_loss)
+                checks.update(final_loss_eager=eager_loss, final_loss_rel_diff_vs_eager=diff)
+                if not diff <= LOSS_RTOL:
+                    failures.append(f"last epoch's mean loss jit {result.loss:.6g} vs eager {eager_loss:.6g}: "
+                                    f"relative difference {diff:.3g} > {LOSS_RTOL:g}")
+            if settings.show_jaxpr:
+                equations, text = trained.step_jaxpr()
+                notes += [f"jaxpr of the train step for one batch of {trained.plan.batch} ({equations} equations):",
+                          escape(text)]
+        return Judgement(checks=checks, metrics=metrics, failures=failures, notes=notes,
+                         params=data_params(trained, loaded))
 
-    def judge(self, mode: Mode, _result: EpochResult, measurement: Measurement) -> Judgement:
-        assert self._start is not None
-        training = self.modes[mode]
-        training.close_epoch()
-        training.measurement = measurement
-        training.test_accuracy = accuracy(self._start[0], training.state, self.data.arrays(), self.device)
-        return judgement(training, self.modes.get("eager") if mode == "jit" else None, self.batching)
+    return Case(names.epoch, prepare, judge, variant=mode, dtype=DTYPE, params=case_params(settings, mode),
+                compiled=mode == "jit", speedup_over="eager", uses=(trainer, data))
 
-    def report(self, run: Run, name: str) -> None:
-        """The suite's `after`: the one-line comparison and, with --plot, the bar chart."""
-        eager, jitted = self.modes.get("eager"), self.modes.get("jit")
-        if eager is not None and jitted is not None:
-            run.log(summary(eager, jitted))
-        if self.settings.plot:
+
+def validation_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[FlaxTrainer],
+                    data: Fixture[MnistData]) -> Case[EvalOutput]:
+    def judge(output: EvalOutput, measurement: Measurement, trained: FlaxTrainer, loaded: MnistData) -> Judgement:
+        val = trained.read_eval(output)
+        return Judgement(metrics=eval_metrics(val, measurement), params=data_params(trained, loaded),
+                         notes=[f"{mode}: test loss {val.loss:.4f} · test accuracy {val.accuracy:.2%}"])
+
+    return Case(CaseNames(settings).validation, lambda trained, _data: evaluating(trained), judge, variant=mode,
+                dtype=DTYPE, params=case_params(settings, mode), uses=(trainer, data))
+
+
+def summary(recorded: dict[Mode, Recorded], names: CaseNames) -> str | None:
+    """One line from the records: an epoch not jitted vs jitted, the compilation paid once, both test accuracies."""
+    e, j = recorded["eager"].last(names.epoch), recorded["jit"].last(names.epoch)
+    if e is None or j is None or e.median_s is None or j.median_s is None:
+        return None
+    compile_text = f", compilation {format_seconds(j.compile_s)} paid once" if j.compile_s is not None else ""
+    tested = [recorded[mode].last(names.validation) for mode in MODES]
+    accuracy = [r.metrics.get("accuracy") for r in tested if r is not None]
+    accuracy_text = ""
+    if len(accuracy) == len(MODES) and all(isinstance(a, float) for a in accuracy):
+        accuracy_text = "; test accuracy " + " / ".join(f"{a:.1%}" for a in accuracy if isinstance(a, float))
+    return (f"one epoch: not jitted {format_seconds(e.median_s)}, jitted {format_seconds(j.median_s)} → "
+            f"×{e.median_s / j.median_s:.1f} with jit{compile_text}{accuracy_text}")
+
+
+def suites(settings: JitTrainingSettings) -> Sequence[Suite]:
+    """One suite on `--device`: eager's epochs and validation, then jit's (its speedup is over eager). Each
+    mode's trainer lives until its validation is judged; the data until the last case."""
+    handle = RunHandle()
+    data = training_data(settings, handle)
+    trainers = {mode: trainer_fixture(settings, mode, data, handle) for mode in MODES}
+    recorded = {mode: Recorded(handle, BACKEND, mode) for mode in MODES}
+    cases: list[Case[Any]] = []
+    for mode in MODES:
+        cases += [epochs_case(settings, mode, trainers[mode], data, recorded["eager"]),
+                  validation_case(settings, mode, trainers[mode], data)]
+
+    def after(run: Run) -> None:
+        line = summary(recorded, CaseNames(settings))
+        if line is not None:
+            run.log(line)
+        if settings.plot:
             from jax_benchmarks.cli.plots import save_figure
             from jax_benchmarks.jit.plot import epoch_time_chart
 
+            name = CaseNames(settings).epoch
             records = [r for r in run.records if r.backend == BACKEND and r.case == name]
-            path = save_figure(epoch_time_chart(records), f"jit_flax_{self.settings.model}_epoch_times")
+            path = save_figure(epoch_time_chart(records), f"jit_flax_{settings.model}_epoch_times")
             run.log(f"plot: {path}")
 
-
-def suites(settings: JitTrainingSettings) -> list[Suite]:
-    """One suite on `--device`: the eager case, then the jitted one (its speedup is over eager)."""
-    data = LoadedOnce(settings)
-    shape = data.shape()
-    batching = Batching(shape.train_examples, settings.batch_size, settings.drop_last)
-    training = Training(settings, data, batching)
-    name = case_name(settings.model, shape, batching)
-    modes: tuple[Mode, ...] = ("eager", "jit")
-    cases: list[Case[EpochResult]] = [
-        Case(name, functools.partial(training.timed, mode), functools.partial(training.judge, mode),
-             variant=mode, dtype=DTYPE, params=case_params(settings, shape, batching, mode),
-             compiled=mode == "jit", speedup_over="eager")
-        for mode in modes
-    ]
-    after: Callable[[Run], None] = functools.partial(training.report, name=name)
-    return [Suite(Target(BACKEND, settings.device_kind), cases, before=training.setup, after=after)]
+    return [Suite(Target(BACKEND, settings.device_kind), cases, before=handle.attach, after=after,
+                  fixtures=[data, *trainers.values()])]

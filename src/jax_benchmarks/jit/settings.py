@@ -1,4 +1,4 @@
-"""Options of `jit numpy|pytorch|jax|all` (the sweep) and `jit flax` (training).
+"""Options of `jit numpy|pytorch|jax|all` (the sweep) and `jit flax` (the mnist group's training, jitted and not).
 
 Framework-free: the CLI imports this module to build `--help`.
 """
@@ -6,25 +6,17 @@ Framework-free: the CLI imports this module to build `--help`.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, ClassVar, Literal
 
-from pydantic import Field, field_validator, model_validator
+from pydantic import Field, field_validator
 
 from jax_benchmarks.hardware.devices import MULTI_DEVICE
-from jax_benchmarks.settings import BenchSettings, OptionError
-from jax_benchmarks.mnist.names import DataSource
+from jax_benchmarks.settings import BenchSettings
+from jax_benchmarks.mnist.settings import Schedule, TrainingSettings
 
 # The array lengths of the sweep; each is run when --total-items reaches it.
 ARRAY_LENGTHS: tuple[int, ...] = (10_000, 100_000, 1_000_000, 10_000_000)
-TRAIN_FRACTION = 0.8  # 80/20 split of the MLP's toy data set
-
-Model = Literal["mlp", "cnn"]
-
-
-def toy_train_points(points: int) -> int:
-    """The MLP toy set's training split of `points` (the rest is the test set)."""
-    return int(points * TRAIN_FRACTION)
+Model = Literal["cnn"]
 
 
 class SweepSettings(BenchSettings):
@@ -55,36 +47,25 @@ class SweepSettings(BenchSettings):
         return int(self.total_items)
 
 
-class JitTrainingSettings(BenchSettings):
-    """`jit flax`: one training epoch with the step jitted and not jitted (flax.nnx + optax)."""
+class JitTrainingSettings(TrainingSettings):
+    """`jit flax`: the mnist group's CNN, data and trainer, trained with the train step jitted and not jitted
+    (Adam at a constant learning rate by default)."""
 
-    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "points": 1000}
+    # A dry run (3 steps of 32 images) on the embedded digits: no download, no hub lookup.
+    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "dry_run": True, "train_batch_size": 32,
+                                       "test_batch_size": 100, "data_source": "embedded"}
 
-    model: Model = Field("mlp", description="mlp: 2-D toy data set; cnn: MNIST digits (the mnist group's data).")
-    epochs: int = Field(
-        2, ge=1, le=100,
+    model: Model = Field("cnn", description="cnn: the mnist group's CNN on MNIST digits (the one model).")
+    num_epochs: int = Field(
+        2, ge=1, le=100, json_schema_extra={"option": "--epochs"},
         description="Epochs per mode; the first (compilation) is reported apart from the others.",
     )
-    batch_size: int = Field(128, ge=1, le=8192, description="Examples per training step.")
-    learning_rate: float = Field(0.01, gt=0.0, le=1.0, description="Adam learning rate.")
-    drop_last: bool = Field(False, description="Drop the last, smaller batch of each epoch (one compilation only).")
+    train_batch_size: int = Field(128, ge=1, le=1024, description="Images per training step (the last, partial "
+                                  "batch of an epoch is dropped).", json_schema_extra={"aliases": ["--batch-size"]})
+    learning_rate: float | None = Field(0.01, ge=1e-6, le=1.0, description="Learning rate (constant by default).")
+    schedule: Schedule | None = Field("constant", description="Learning-rate schedule over epochs × steps.")
     show_jaxpr: bool = Field(False, description="Print the jaxpr of the train step for one batch.")
     plot: bool = Field(False, description="Write a bar chart of the epoch times under data/plots/.")
-    points: int = Field(10_000, ge=20, le=10_000_000, description="mlp: points in the toy data set (80 % train).")
     train_images: int | None = Field(
-        None, ge=1, le=1_000_000, description="cnn: train on the first N training images only (default: all)."
+        None, ge=1, le=1_000_000, description="Train on the first N training images only (default: all)."
     )
-    data_source: DataSource = Field(
-        "auto", description="cnn: where MNIST comes from (auto: local cache → hub → embedded 5,000 digits)."
-    )
-    data_dir: Path = Field(Path("data"), description="cnn: directory of MNIST files and the decoded cache.")
-
-    @model_validator(mode="after")
-    def _batch_fits(self) -> JitTrainingSettings:
-        train = toy_train_points(self.points)
-        if self.model == "mlp" and self.drop_last and self.batch_size > train:
-            raise OptionError(
-                "--batch-size",
-                f"{self.batch_size} is larger than the {train} training points, so --drop-last leaves no batch",
-            )
-        return self

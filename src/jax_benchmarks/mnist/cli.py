@@ -12,19 +12,21 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
 import click
 
-from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group, execute
+from jax_benchmarks.cli.commands import BackendGroup, BackendSpec, GroupSpec, backend_command, execute
 from jax_benchmarks.settings import BenchSettings, command_line, parse_settings, settings_options
 from jax_benchmarks.cli.relaunch import self_command
 from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.errors import interrupt_signal, interrupted
 from jax_benchmarks.mnist import cluster, xla_flags
-from jax_benchmarks.mnist.settings import DataSettings, FlaxSettings, MnistSettings
+from jax_benchmarks.mnist.settings import DataSettings, EvaluateSettings, FlaxSettings, MnistSettings
 
-METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accuracy", "loss")
+# The training figures, then the data set's (the load case; all of `mnist preprocess-images`).
+METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accuracy", "loss",
+               "train_images", "test_images", "mean", "std")
 
 FLAG_REASONS = {
     xla_flags.HOST_DEVICES: "the CPU is split into {value} XLA devices (one per core) for data-parallel training",
@@ -54,15 +56,15 @@ def set_xla_flags(settings: FlaxSettings) -> FlaxSettings:
     return settings
 
 
-def train_command(name: str, names: list[str], model: type[BenchSettings]) -> Callable[..., None]:
-    """`mnist flax|pytorch|all`: one process, a process of a multi-process job (explicit options, torchrun
-    or srun), or `--launch-local N`; host devices split and convolution kernels chosen for JAX first."""
+def training(name: str, names: list[str], model: type[MnistSettings]) -> Callable[..., None]:
+    """What `mnist flax|pytorch|all` does with its option values: one process, a process of a multi-process job
+    (explicit options, torchrun or srun), or `--launch-local N`; host devices split and convolution kernels
+    chosen for JAX first."""
     uses_jax = issubclass(model, FlaxSettings)
 
-    def callback(**values: Any) -> None:
+    def run(**values: Any) -> None:
         values = cluster.from_launcher(values, os.environ, "jax" if uses_jax else "torch")
         settings = parse_settings(model, values)
-        assert isinstance(settings, MnistSettings)
         if settings.launch_local is not None:
             launch_local(name, settings)
             return
@@ -82,9 +84,10 @@ def train_command(name: str, names: list[str], model: type[BenchSettings]) -> Ca
         with joined(settings, "jax" if uses_jax else "torch") as run_id:
             execute(SPEC, names, settings, command=name, run_id=run_id, show=settings.lead)
 
-    return callback
+    return run
 
 
+TRAINED = ("flax", "pytorch")
 SPEC = GroupSpec(
     name="mnist",
     help="Train the same CNN on MNIST in Flax and PyTorch; report accuracy and speed.\n\n"
@@ -92,17 +95,13 @@ SPEC = GroupSpec(
     backends={
         "flax": BackendSpec("jax_benchmarks.mnist.flax_backend", "Train the CNN with flax.nnx (one jitted step).", FlaxSettings),
         "pytorch": BackendSpec("jax_benchmarks.mnist.pytorch_backend", "Train the CNN with PyTorch.", MnistSettings),
+        # The data pipeline alone (NumPy); its records keep the column "data".
+        "preprocess-images": BackendSpec(
+            "jax_benchmarks.mnist.preprocess",
+            "Load the data set, print its source, sizes and normalization (mean/std).", DataSettings, in_all=False),
     },
     all_settings=FlaxSettings,
     metric_rows=METRIC_ROWS,
-    command=train_command,
-)
-
-PREPROCESS = GroupSpec(
-    name="mnist",
-    help="",
-    backends={"data": BackendSpec("jax_benchmarks.mnist.preprocess", "Load and normalize the data set.", DataSettings)},
-    metric_rows=("train_images", "test_images", "mean", "std"),
 )
 
 
@@ -133,35 +132,33 @@ def launch_local(name: str, settings: MnistSettings) -> None:
 
 
 def build_cli() -> click.Group:
-    group = build_group(SPEC)
+    """flax, pytorch and all train (`training`); evaluate and preprocess-images parse their options and run."""
+    group = BackendGroup(SPEC.name, help=SPEC.help, context_settings={"help_option_names": ["-h", "--help"]})
+    for name in TRAINED:
+        spec = SPEC.backends[name]
+        group.add_command(backend_command(SPEC, name, [name], spec.settings, spec.help,
+                                          run=training(name, [name], cast("type[MnistSettings]", spec.settings))))
+    group.add_command(backend_command(SPEC, "all", list(TRAINED), FlaxSettings,
+                                      f"Run {', '.join(TRAINED)} side by side.", run=training("all", list(TRAINED), FlaxSettings)))
     group.add_command(evaluate_command())
-    group.add_command(preprocess_command())
+    spec = SPEC.backends["preprocess-images"]
+    group.add_command(backend_command(SPEC, "preprocess-images", ["preprocess-images"], spec.settings, spec.help))
     return group
 
 
 def evaluate_command() -> click.Command:
-    skip = ("mode", "dry_run", "num_epochs", "optimizer", "learning_rate", "momentum", "schedule", "comet", "devices",
+    # Training's options, and --rounds (a round restarts a backend command, which trains).
+    skip = ("dry_run", "num_epochs", "optimizer", "learning_rate", "momentum", "schedule", "comet", "devices", "rounds",
             *sorted(cluster.ProcessSettings.model_fields.keys() - BenchSettings.model_fields.keys()))
 
     @click.command("evaluate")
-    @click.argument("backend", type=click.Choice(list(SPEC.backends)))
-    @settings_options(MnistSettings, exclude=skip)
+    @click.argument("backend", type=click.Choice(list(TRAINED)))
+    @settings_options(EvaluateSettings, exclude=skip)
     def evaluate(backend: str, **values: Any) -> None:
         """Reload a backend's checkpoint from data/checkpoints/ and report its test accuracy."""
-        settings = parse_settings(MnistSettings, {**values, "mode": "evaluate", "comet": "off"})
-        execute(SPEC, [backend], settings)
+        execute(SPEC, [backend], parse_settings(EvaluateSettings, {**values, "comet": "off"}))
 
     return evaluate
-
-
-def preprocess_command() -> click.Command:
-    @click.command("preprocess-images")
-    @settings_options(DataSettings)
-    def preprocess(**values: Any) -> None:
-        """Load the data set, print its source, sizes and normalization (mean/std)."""
-        execute(PREPROCESS, ["data"], parse_settings(DataSettings, values))
-
-    return preprocess
 
 
 cli = build_cli()

@@ -17,7 +17,7 @@ epoch, so the loop never waits for the device between steps.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
@@ -27,20 +27,20 @@ import numpy as np
 import optax  # type: ignore[import-untyped]
 from flax import nnx
 
-import click
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from jax_benchmarks.errors import SettingsError
 from jax_benchmarks.frameworks.flax_params import parameter_count
 from jax_benchmarks.hardware.devices import jax_device
 from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.measure.timing import Sync, jax_sync
-from jax_benchmarks.frameworks.typed import typed_jit
+from jax_benchmarks.frameworks.typed import jit_cache_size, typed_jit
 from jax_benchmarks.mnist import model_spec as spec
-from jax_benchmarks.mnist.cases import Log, evaluation_suite, training_suite
+from jax_benchmarks.mnist.cases import Log, mnist_suites
 from jax_benchmarks.mnist.data import MnistData
-from jax_benchmarks.mnist.settings import FlaxSettings, MnistSettings
-from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table, plan
+from jax_benchmarks.mnist.settings import FlaxSettings, MnistSettings, TrainingSettings
+from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table
 
 BACKEND = "flax"
 T = TypeVar("T")
@@ -80,7 +80,7 @@ def max_pool_2x2(x: jax.Array) -> jax.Array:
     return x.reshape(n, h // 2, 2, w // 2, 2, c).max(axis=(2, 4))
 
 
-def make_optimizer(settings: MnistSettings, total_steps: int) -> optax.GradientTransformation:
+def make_optimizer(settings: TrainingSettings, total_steps: int) -> optax.GradientTransformation:
     """Adam or SGD with the schedule defined over the whole run (epochs × steps)."""
     lr: optax.ScalarOrSchedule = settings.lr
     if settings.lr_schedule == "onecycle":
@@ -98,8 +98,8 @@ def make_mesh(kind: str, count: int) -> Mesh:
     platform = "gpu" if kind == "gpu" else "cpu"
     devices = jax.devices(platform)
     if len(devices) < count:
-        raise click.UsageError(
-            f"--devices {count}: JAX sees {len(devices)} {platform} device(s). On CPU the host is split into "
+        raise SettingsError("--devices",
+            f"{count}: JAX sees {len(devices)} {platform} device(s). On CPU the host is split into "
             "devices by XLA_FLAGS=--xla_force_host_platform_device_count=N, which must be set before JAX is "
             "imported (python main.py mnist flax --devices N does it)"
         )
@@ -129,10 +129,11 @@ class FlaxTrainer:
     backend = BACKEND
     fixed_count = False
 
-    def __init__(self, settings: MnistSettings, data: MnistData, rng: RNG_Provider, *, mesh: Any = None) -> None:
+    def __init__(self, settings: TrainingSettings, data: MnistData, rng: RNG_Provider, *, mesh: Any = None,
+                 jit: bool = True) -> None:
         self.settings = settings
         self.rng = rng
-        self.plan = plan(settings, len(data.y_train), len(data.y_test))
+        self.plan = settings.plan(len(data.y_train), len(data.y_test))
         self.jax_device = jax_device(settings.device_kind)
         self.device: str = settings.device_kind
         self.sync: Sync = jax_sync
@@ -152,7 +153,9 @@ class FlaxTrainer:
         self.n_train = len(data.y_train)
         self._place_training_data(data)
         self.x_test, self.y_test, self.n_test = self._padded_test(data, self.placement)
-        self._train_step = typed_jit(self._make_train_step(self.plan.batch))
+        # Not jitted (`jit flax`'s eager variant), the same step runs op by op, each operation dispatched alone.
+        step = self._make_train_step(self.plan.batch)
+        self._train_step = typed_jit(step) if jit else step
         self._eval_step = typed_jit(self._make_eval_step())
 
     def _replicate(self, tree: T) -> T:
@@ -196,7 +199,9 @@ class FlaxTrainer:
         def update(
             state: Any, acc: dict[str, jax.Array], x: jax.Array, y: jax.Array, i: jax.Array
         ) -> tuple[Any, dict[str, jax.Array]]:
-            model, optimizer = nnx.merge(graphdef, state)
+            # copy=True: run eagerly, the optimizer would otherwise update the caller's state in place (the step
+            # case's discarded steps would advance training); under jit the inputs are tracers anyway.
+            model, optimizer = nnx.merge(graphdef, state, copy=True)
 
             def loss_fn(model: CNN) -> tuple[jax.Array, jax.Array]:
                 log_probs = model(x)
@@ -261,6 +266,13 @@ class FlaxTrainer:
         self._compile_for_epochs()
         return lambda: self._train_step(self.state, acc, self.x_train, self.y_train, order, i)
 
+    def step_jaxpr(self) -> tuple[int, str]:
+        """The train step's jaxpr for one batch: its number of equations and its text (traces, runs nothing)."""
+        order = jnp.arange(self.x_train.shape[0])
+        jaxpr = jax.make_jaxpr(self._make_train_step(self.plan.batch))(
+            self.state, self._zero_acc(self.plan.steps), self.x_train, self.y_train, order, jnp.int32(0))
+        return len(jaxpr.jaxpr.eqns), str(jaxpr)
+
     def _compile_for_epochs(self) -> None:
         """Compile what the epochs and validation use besides the step, so no epoch is timed with a compilation
         in it. The permutation draws a key, as every epoch does: a run draws the same keys with or without
@@ -270,6 +282,10 @@ class FlaxTrainer:
 
     def end_step(self) -> None:
         """Nothing to put back: the timed steps' new state was discarded."""
+
+    def compilations(self) -> int | None:
+        """How many times jax.jit compiled the train step (None when it runs eagerly)."""
+        return jit_cache_size(self._train_step) if hasattr(self._train_step, "_cache_size") else None
 
     def warm_up(self) -> None:
         jax_sync(self.prepare_step()())
@@ -336,11 +352,11 @@ class FlaxTrainer:
         nnx.update((self.model, self.optimizer), self.state)
 
 
-def train_variant(settings: FlaxSettings) -> str | None:
+def train_variant(settings: MnistSettings) -> str | None:
     """Column label: the device (and process) count, and "ynnpack conv" when XLA:CPU runs convolutions on
     YNNPACK (the settings say which kernels are in effect: the CLI set XLA_FLAGS from them before JAX started)."""
     labels = [devices_variant(BACKEND, settings.device_count, settings.num_processes, settings.process_id)]
-    if settings.device_kind == "cpu" and settings.xla_cpu_conv == "ynnpack":
+    if isinstance(settings, FlaxSettings) and settings.device_kind == "cpu" and settings.xla_cpu_conv == "ynnpack":
         labels.append("ynnpack conv")
     return " · ".join(label for label in labels if label) or None
 
@@ -356,7 +372,7 @@ def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], FlaxTra
                 f"this is process {settings.process_id}")
         else:
             trainer = FlaxTrainer(settings, data, rng)
-            if trainer.mesh is not None and settings.mode == "train":
+            if trainer.mesh is not None:
                 log(f"data-parallel over {trainer.devices} devices: "
                     f"{', '.join(str(d) for d in trainer.mesh.devices.flat)}")
         return trainer
@@ -364,7 +380,5 @@ def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], FlaxTra
     return build
 
 
-def suites(settings: FlaxSettings) -> list[Suite]:
-    if settings.mode == "evaluate":
-        return [evaluation_suite(settings, BACKEND, build_trainer(settings))]
-    return [training_suite(settings, BACKEND, train_variant(settings), build_trainer(settings), compiled=True)]
+def suites(settings: MnistSettings) -> Sequence[Suite]:
+    return mnist_suites(settings, BACKEND, train_variant(settings), build_trainer(settings), compiled=True)

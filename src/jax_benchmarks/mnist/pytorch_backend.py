@@ -20,7 +20,7 @@ import copy
 import signal
 import sys
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Sequence
 from multiprocessing.process import BaseProcess
 from pathlib import Path
 from typing import TypedDict
@@ -37,16 +37,17 @@ from torch.nn.parallel import DistributedDataParallel
 from jax_benchmarks.hardware.devices import cpu_count, torch_device
 from jax_benchmarks.hardware.gpu_policy import applied
 from jax_benchmarks.hardware.network import free_port
-from jax_benchmarks.measure.harness import Suite, Timed, time_case
+from jax_benchmarks.measure.harness import Suite, Timed, select, time_case
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.measure.timing import Sync, torch_sync
 from jax_benchmarks.mnist import model_spec as spec
-from jax_benchmarks.mnist.cases import CaseNames, Log, evaluation_suite, selects, training_suite
+from jax_benchmarks.errors import first_line
+from jax_benchmarks.mnist.cases import CaseNames, Log, mnist_suites
 from jax_benchmarks.mnist.cluster import describe_exit
 from jax_benchmarks.mnist.data import MnistData
-from jax_benchmarks.mnist.distributed import JobFailed, Place, first_line, guarded_join, no_core_dumps, torch_group
-from jax_benchmarks.mnist.settings import MnistSettings
-from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table, plan
+from jax_benchmarks.mnist.distributed import JobFailed, Place, guarded_join, no_core_dumps, torch_group
+from jax_benchmarks.mnist.settings import MnistSettings, TrainingSettings
+from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table
 
 BACKEND = "pytorch"
 
@@ -79,7 +80,7 @@ def parameter_count(model: nn.Module) -> int:
 
 
 def make_optimizer(
-    settings: MnistSettings, model: nn.Module, total_steps: int
+    settings: TrainingSettings, model: nn.Module, total_steps: int
 ) -> tuple[torch.optim.Optimizer, torch.optim.lr_scheduler.LRScheduler | None]:
     """Adam or SGD; the one-cycle schedule spans the whole run (epochs × steps)."""
     optimizer: torch.optim.Optimizer
@@ -113,9 +114,9 @@ class TorchTrainer:
     backend = BACKEND
     fixed_count = False
 
-    def __init__(self, settings: MnistSettings, data: MnistData, rng: RNG_Provider) -> None:
+    def __init__(self, settings: TrainingSettings, data: MnistData, rng: RNG_Provider) -> None:
         self.settings = settings
-        self.plan = plan(settings, len(data.y_train), len(data.y_test))
+        self.plan = settings.plan(len(data.y_train), len(data.y_test))
         self.torch_device = torch_device(settings.device_kind)
         self.device: str = settings.device_kind
         self.sync: Sync = torch_sync(self.torch_device)
@@ -279,14 +280,14 @@ class DDPTrainer(TorchTrainer):
         """Rank 0 writes the (identical on every rank) parameters."""
         return super().save(path) if self.rank == 0 else path.with_suffix(".pt")
 
-    def follow(self, settings: MnistSettings, variant: str | None) -> None:
-        """Ranks > 0: the same collective steps as rank 0's selected cases, in the same order (rank 0 alone
-        loads, measures the peak and validates: none of those has a collective)."""
-        names, patterns = CaseNames(settings), settings.case_patterns
-        if selects(patterns, names.step, variant):
+    def follow(self, settings: MnistSettings, selected: Collection[str]) -> None:
+        """Ranks > 0: the same collective steps as rank 0's selected cases (`selected`: their names), in the same
+        order (rank 0 alone loads, measures the peak and validates: none of those has a collective)."""
+        names = CaseNames(settings)
+        if names.step in selected:
             time_case(Timed(self.prepare_step(), self.sync, fixed_count=True), settings.repeats)
             self.end_step()
-        if selects(patterns, names.epoch, variant):
+        if names.epoch in selected:
             for _ in range(settings.num_epochs):
                 self.read_epoch(self.train_epoch(self.plan.steps, lambda: None))
 
@@ -303,7 +304,8 @@ def init_rank(settings: MnistSettings, rank: int, world: int, port: int) -> None
                                      settings.dist_timeout))
 
 
-def worker(rank: int, world: int, settings: MnistSettings, data: MnistData, port: int) -> None:
+def worker(rank: int, world: int, settings: MnistSettings, data: MnistData, port: int,
+           selected: frozenset[str]) -> None:
     """Entry point of ranks 1..N-1 (started with torch.multiprocessing): a failure ends it with one line."""
     no_core_dumps()
     try:
@@ -312,9 +314,7 @@ def worker(rank: int, world: int, settings: MnistSettings, data: MnistData, port
             # A spawned process starts with torch's defaults: the run's GPU policy must be set here too, or
             # the ranks would compute in different precisions (rank 0 runs under the CLI's policy).
             with applied(settings.precision, ["torch"]):
-                DDPTrainer(settings, data, RNG_Provider(settings.seed), rank, world).follow(
-                    settings, devices_variant(BACKEND, world)
-                )
+                DDPTrainer(settings, data, RNG_Provider(settings.seed), rank, world).follow(settings, selected)
         finally:
             dist.destroy_process_group()
     except click.ClickException as exc:
@@ -334,11 +334,18 @@ class SpawnedRanks:
         self.settings = settings
         self.world = settings.device_count
         self.others: list[BaseProcess] = []
+        self.selected: frozenset[str] = frozenset()  # the names of rank 0's selected cases
+
+    def following(self, suite: Suite) -> Suite:
+        """Rank 0's suite; the other ranks follow its cases that `-k` selects."""
+        self.selected = frozenset(case.name for case in select(suite.cases, self.settings.case_patterns))
+        return suite
 
     def build(self, data: MnistData, log: Log) -> DDPTrainer:
         port, context = free_port(), mp.get_context("spawn")
         self.others = [
-            context.Process(target=worker, args=(rank, self.world, self.settings, data, port), daemon=True)
+            context.Process(target=worker, args=(rank, self.world, self.settings, data, port, self.selected),
+                            daemon=True)
             for rank in range(1, self.world)
         ]
         for process in self.others:
@@ -374,12 +381,10 @@ def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], TorchTr
     return build
 
 
-def suites(settings: MnistSettings) -> list[Suite]:
-    if settings.mode == "evaluate":
-        return [evaluation_suite(settings, BACKEND, build_trainer(settings))]
+def suites(settings: MnistSettings) -> Sequence[Suite]:
     if settings.device_count > 1 and not settings.multi_process:
         ranks = SpawnedRanks(settings)
-        return [training_suite(settings, BACKEND, devices_variant(BACKEND, ranks.world), ranks.build,
-                               compiled=False, finish=ranks.finish)]
+        return [ranks.following(suite) for suite in mnist_suites(
+            settings, BACKEND, devices_variant(BACKEND, ranks.world), ranks.build, compiled=False, finish=ranks.finish)]
     variant = devices_variant(BACKEND, settings.device_count, settings.num_processes, settings.process_id)
-    return [training_suite(settings, BACKEND, variant, build_trainer(settings), compiled=False)]
+    return mnist_suites(settings, BACKEND, variant, build_trainer(settings), compiled=False)

@@ -1,4 +1,5 @@
-"""Options of `mnist flax|pytorch|all|evaluate`, validated by pydantic.
+"""Options of `mnist flax|pytorch|all|evaluate|preprocess-images` (and the training `jit flax` shares), validated
+by pydantic.
 
 Default optimizer: Adam with a one-cycle learning-rate schedule peaking at
 3e-3 over the whole run (epochs × steps). On full MNIST it reached 99.0 % test
@@ -11,6 +12,7 @@ picks them (both can still be given explicitly).
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
@@ -18,6 +20,7 @@ from pydantic import Field, model_validator
 
 from jax_benchmarks.hardware.devices import cpu_count, gpu_names
 from jax_benchmarks.cli.plots import PLOTS_DIR
+from jax_benchmarks.errors import DataError
 from jax_benchmarks.settings import BenchSettings, OptionError, writable_dir
 from jax_benchmarks.tracking import TrackingMode
 from jax_benchmarks.mnist.cluster import ProcessSettings
@@ -31,6 +34,22 @@ CpuConv = Literal["xla", "ynnpack"]
 DEFAULT_LEARNING_RATE: dict[str, float] = {"adam": 3e-3, "sgd": 0.01}
 DEFAULT_SCHEDULE: dict[str, Schedule] = {"adam": "onecycle", "sgd": "constant"}
 CHECKPOINTS_DIR = Path("data/checkpoints")
+DRY_RUN_BATCHES = 3
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How many steps of which size: the last partial training batch is dropped
+    (every image is still seen across the shuffled epochs); validation covers
+    every test image."""
+
+    batch: int
+    steps: int
+    eval_limit: int
+
+    @property
+    def images_per_epoch(self) -> int:
+        return self.batch * self.steps
 
 
 class DataSettings(BenchSettings):
@@ -49,17 +68,9 @@ class DataSettings(BenchSettings):
         return self
 
 
-class MnistSettings(ProcessSettings, DataSettings):
-    """Training: epochs, batch sizes, optimizer, schedule, devices, data and tracking."""
+class TrainingSettings(DataSettings):
+    """What one training run of the CNN needs: epochs, batch sizes, optimizer and schedule, data."""
 
-    # One epoch of a few batches on the embedded digits (no download, no hub lookup), no tracking.
-    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "num_epochs": 1, "dry_run": True,
-                                       "train_batch_size": 32, "test_batch_size": 100,
-                                       "data_source": "embedded", "comet": "off"}
-
-    mode: Literal["train", "evaluate"] = Field(
-        "train", description="train: train then save a checkpoint; evaluate: reload the checkpoint and test it."
-    )
     dry_run: bool = Field(False, description="Train and validate on a few batches only.")
     num_epochs: int = Field(
         10, ge=1, le=10000, description="Training epochs.",
@@ -77,6 +88,57 @@ class MnistSettings(ProcessSettings, DataSettings):
     schedule: Schedule | None = Field(
         None, description="Learning-rate schedule over epochs × steps; default onecycle for adam, constant for sgd."
     )
+
+    @model_validator(mode="after")
+    def _adam_beta1(self) -> TrainingSettings:
+        if self.optimizer == "adam" and self.momentum >= 1.0:
+            # beta1 = 1 never updates Adam's first moment and divides by 1 - beta1^t = 0: NaN from step 1.
+            raise OptionError("--momentum", f"{self.momentum:g} is not allowed with --optimizer adam (it is Adam's "
+                              "beta1); allowed: 0 ≤ value < 1 for adam, 0 ≤ value ≤ 1 for sgd")
+        return self
+
+    @property
+    def lr(self) -> float:
+        return self.learning_rate if self.learning_rate is not None else DEFAULT_LEARNING_RATE[self.optimizer]
+
+    @property
+    def lr_schedule(self) -> Schedule:
+        return self.schedule if self.schedule is not None else DEFAULT_SCHEDULE[self.optimizer]
+
+    @property
+    def device_count(self) -> int:
+        """Devices the model is trained on: one here; `mnist`'s --devices gives more."""
+        return 1
+
+    def plan(self, n_train: int, n_test: int) -> Plan:
+        """The steps of an epoch and the images validated, for a data set of these sizes."""
+        batch = min(self.train_batch_size, n_train)  # evaluation trains nothing: any batch size will do
+        steps = n_train // batch
+        eval_limit = n_test
+        if self.dry_run:
+            steps = min(steps, DRY_RUN_BATCHES)
+            eval_limit = min(n_test, DRY_RUN_BATCHES * self.test_batch_size)
+        return Plan(batch, steps, eval_limit)
+
+    def check_batch_fits(self, n_train: int) -> None:
+        """Training refuses a batch larger than the data set: the step's case is named after its batch
+        (train_step_{batch}x28x28_float32), never a smaller one."""
+        if self.train_batch_size > n_train:
+            raise DataError(f"--train-batch-size {self.train_batch_size} is more than the {n_train:,} training "
+                            f"images; allowed: 1 ≤ value ≤ {n_train}")
+
+
+class MnistSettings(ProcessSettings, TrainingSettings):
+    """`mnist flax|pytorch|all`: training, plus devices, processes and tracking; the model is saved."""
+
+    # One epoch of a few batches on the embedded digits (no download, no hub lookup), no tracking.
+    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "num_epochs": 1, "dry_run": True,
+                                       "train_batch_size": 32, "test_batch_size": 100,
+                                       "data_source": "embedded", "comet": "off"}
+    # Training saves a checkpoint and a plot: their folders are checked before any work, as an unwritable one
+    # found only after training would lose the trained model. `mnist evaluate` writes neither.
+    SAVES_MODEL: ClassVar[bool] = True
+
     comet: TrackingMode = Field(
         "auto", description="comet.ml tracking: auto = online when COMET_API_KEY is set, else skipped."
     )
@@ -88,11 +150,7 @@ class MnistSettings(ProcessSettings, DataSettings):
     def _check(self) -> MnistSettings:
         if self.comet == "online" and not os.environ.get("COMET_API_KEY"):
             raise OptionError("--comet", "online needs the COMET_API_KEY environment variable; use offline or off")
-        if self.optimizer == "adam" and self.momentum >= 1.0:
-            # beta1 = 1 never updates Adam's first moment and divides by 1 - beta1^t = 0: NaN from step 1.
-            raise OptionError("--momentum", f"{self.momentum:g} is not allowed with --optimizer adam (it is Adam's "
-                              "beta1); allowed: 0 ≤ value < 1 for adam, 0 ≤ value ≤ 1 for sgd")
-        if self.mode == "train":  # found unwritable only after training, the trained model would be lost
+        if self.SAVES_MODEL:
             writable_dir(CHECKPOINTS_DIR, "checkpoints")
             writable_dir(PLOTS_DIR, "plots")
         devices = self.device_count  # validates --devices
@@ -110,14 +168,6 @@ class MnistSettings(ProcessSettings, DataSettings):
         return self
 
     @property
-    def lr(self) -> float:
-        return self.learning_rate if self.learning_rate is not None else DEFAULT_LEARNING_RATE[self.optimizer]
-
-    @property
-    def lr_schedule(self) -> Schedule:
-        return self.schedule if self.schedule is not None else DEFAULT_SCHEDULE[self.optimizer]
-
-    @property
     def device_count(self) -> int:
         """--devices as a number, checked against what this machine has."""
         available = available_devices(self.device_kind)
@@ -133,6 +183,12 @@ class MnistSettings(ProcessSettings, DataSettings):
         if count > available:
             raise OptionError("--devices", f"{count} requested but this machine has {what}; allowed: 1–{available} or 'all'")
         return count
+
+
+class EvaluateSettings(MnistSettings):
+    """`mnist evaluate <backend>`: reload the saved model and test it (writes no checkpoint or plot)."""
+
+    SAVES_MODEL: ClassVar[bool] = False
 
 
 class FlaxSettings(MnistSettings):

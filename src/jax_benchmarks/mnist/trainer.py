@@ -14,11 +14,9 @@ from typing import Protocol, TypeVar
 
 import numpy as np
 
-from jax_benchmarks.errors import DataError
 from jax_benchmarks.measure.timing import Sync
-from jax_benchmarks.mnist.settings import MnistSettings
+from jax_benchmarks.mnist.settings import Plan
 
-DRY_RUN_BATCHES = 3
 # A trainer's raw epoch and validation outputs (device arrays, not yet read back to the host).
 EpochOutput = TypeVar("EpochOutput")
 EvalOutput = TypeVar("EvalOutput")
@@ -44,6 +42,7 @@ class Trainer(Protocol[EpochOutput, EvalOutput]):
     backend: str
     device: str
     sync: Sync
+    plan: Plan
     # Every process of a job runs each step (each ends in an all-reduce): timed a fixed number of times.
     fixed_count: bool
 
@@ -66,35 +65,6 @@ class Trainer(Protocol[EpochOutput, EvalOutput]):
     def read_eval(self, output: EvalOutput) -> EvalResult: ...
     def save(self, path: Path) -> Path: ...
     def load(self, path: Path) -> None: ...
-
-
-@dataclass(frozen=True)
-class Plan:
-    """How many steps of which size: the last partial training batch is dropped
-    (every image is still seen across the shuffled epochs); validation covers
-    every test image."""
-
-    batch: int
-    steps: int
-    eval_limit: int
-
-    @property
-    def images_per_epoch(self) -> int:
-        return self.batch * self.steps
-
-
-def plan(settings: MnistSettings, n_train: int, n_test: int) -> Plan:
-    if settings.mode == "train" and settings.train_batch_size > n_train:
-        # The step's case is named after its batch (train_step_{batch}x28x28_float32): never a smaller one.
-        raise DataError(f"--train-batch-size {settings.train_batch_size} is more than the {n_train:,} training "
-                        f"images; allowed: 1 ≤ value ≤ {n_train}")
-    batch = min(settings.train_batch_size, n_train)  # `evaluate` trains nothing: any batch size will do
-    steps = n_train // batch
-    eval_limit = n_test
-    if settings.dry_run:
-        steps = min(steps, DRY_RUN_BATCHES)
-        eval_limit = min(n_test, DRY_RUN_BATCHES * settings.test_batch_size)
-    return Plan(batch, steps, eval_limit)
 
 
 def devices_variant(backend: str, devices: int, processes: int = 1, process: int = 0) -> str | None:
