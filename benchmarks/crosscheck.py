@@ -152,7 +152,7 @@ def mnist_flax(kind: str) -> dict[str, float]:
     import jax.numpy as jnp
 
     from jax_benchmarks.frameworks.rng import RNG_Provider
-    from jax_benchmarks.mnist.flax_backend import FlaxTrainer
+    from jax_benchmarks.mnist.flax_trainer import FlaxTrainer
 
     trainer = FlaxTrainer(mnist_settings(kind), mnist_data(), RNG_Provider(0))
     order = jax.device_put(jnp.arange(trainer.x_train.shape[0]), trainer.placement)

@@ -67,7 +67,7 @@ def pool_backward() -> None:
     from flax import nnx
 
     from jax_benchmarks.measure.timing import jax_sync, measure
-    from jax_benchmarks.mnist.flax_backend import max_pool_2x2
+    from jax_benchmarks.mnist.flax_trainer import max_pool_2x2
 
     x = jax.random.normal(jax.random.key(0), (128, 24, 24, 64))
     def flax_pool(v: jax.Array) -> jax.Array:

@@ -94,8 +94,6 @@ def test_src_has_no_import_cycle_at_import_time() -> None:
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
 
 
-@pytest.mark.xfail(strict=True, reason="mnist.flax_backend imports mnist.flax_processes inside a function, which "
-                                       "imports flax_backend: one mechanism for mnist's processes removes it")
 def test_src_has_no_import_cycle_even_through_lazy_imports() -> None:
     cycle = find_cycle(import_graph(lazy=True))
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])

@@ -20,10 +20,15 @@ def first_line(exc: BaseException, limit: int = 300) -> str:
     return lines[0][:limit] if lines else type(exc).__name__
 
 
-class CheckFailed(click.ClickException):
-    """A correctness check of a benchmark failed; the records are already saved."""
+class Failed(click.ClickException):
+    """Work that ran and failed (a broken check, a job that could not form, a round that crashed): one line,
+    exit 1. Bad input is click's UsageError, exit 2."""
 
     exit_code = 1
+
+
+class CheckFailed(Failed):
+    """A correctness check of a benchmark failed; the records are already saved."""
 
     def __init__(self, message: str) -> None:
         super().__init__(f"check failed: {message}")
@@ -41,10 +46,8 @@ class SettingsError(click.UsageError):
         super().__init__(f"Invalid value for '{option}': {message}")
 
 
-class TrainingDiverged(click.ClickException):
+class TrainingDiverged(Failed):
     """The training loss became NaN or infinite: exit 1; nothing is saved as if it were a model."""
-
-    exit_code = 1
 
 
 class OutOfMemory(click.UsageError):
@@ -66,10 +69,8 @@ def is_out_of_memory(exc: BaseException) -> bool:
     )
 
 
-class ResultsWriteError(click.ClickException):
+class ResultsWriteError(Failed):
     """A record could not be written (full disk, I/O error): exit 1; no part of it stays in the file."""
-
-    exit_code = 1
 
     def __init__(self, path: Path | str, reason: str) -> None:
         super().__init__(f"cannot write a record to {path}: {reason}; nothing of that record was kept")

@@ -40,6 +40,16 @@ class OptionError(ValueError):
         self.option = option
 
 
+def results_field(what: str) -> Any:
+    """The --results option of a command, `what` it does with the store (append, read) in front."""
+    return Field(
+        default_location(),
+        description=f"{what}: a .jsonl file (JSON lines), a postgresql:// URL, or any other path (an SQLite "
+                    "file); $JAX_BENCHMARKS_RESULTS, where set, replaces the default.",
+        json_schema_extra={"metavar": "PATH|URL"},
+    )
+
+
 class BenchSettings(BaseModel):
     """Options every benchmark command takes."""
 
@@ -61,12 +71,7 @@ class BenchSettings(BaseModel):
         description="float32 matrix products and convolutions on NVIDIA GPUs, the same in JAX and PyTorch: "
         "float32 = IEEE float32; tf32 = TensorFloat-32 tensor cores (JAX's GPU default). CPUs: IEEE either way.",
     )
-    results: Results = Field(
-        default_location(),
-        description="Where the records are appended: a .jsonl file (JSON lines), a postgresql:// URL, or any "
-                    "other path (an SQLite file); $JAX_BENCHMARKS_RESULTS, where set, replaces the default.",
-        json_schema_extra={"metavar": "PATH|URL"},
-    )
+    results: Results = results_field("Where the records are appended")
     json_output: bool = Field(
         False,
         description="Print only the JSON array of this run's records on stdout.",

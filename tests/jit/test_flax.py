@@ -15,7 +15,7 @@ from jax_benchmarks.jit import flax_backend
 from jax_benchmarks.measure.timing import jax_sync
 from jax_benchmarks.jit.settings import JitTrainingSettings
 from jax_benchmarks.mnist.data.arrays import MnistData
-from jax_benchmarks.mnist.flax_backend import FlaxTrainer
+from jax_benchmarks.mnist.flax_trainer import FlaxTrainer
 from tests.conftest import invoke, read_jsonl
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -28,7 +28,7 @@ needs_two_cores = pytest.mark.skipif(cpu_count() < 2, reason="--devices 2 on the
 EQUIVALENCE = """
 import json, sys
 from jax_benchmarks.frameworks.rng import RNG_Provider
-from jax_benchmarks.mnist.flax_backend import FlaxTrainer
+from jax_benchmarks.mnist.flax_trainer import FlaxTrainer
 from jax_benchmarks.mnist.settings import MnistSettings
 from tests.mnist.conftest import synthetic_data
 

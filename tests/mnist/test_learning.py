@@ -17,7 +17,7 @@ TRAIN_IMAGES = 640  # 20 steps of 32: seconds, not minutes, on a shared 2-core m
 
 def make_trainer(backend: str, settings: MnistSettings, data: MnistData) -> Trainer[Any, Any]:
     if backend == "flax":
-        from jax_benchmarks.mnist.flax_backend import FlaxTrainer
+        from jax_benchmarks.mnist.flax_trainer import FlaxTrainer
 
         return FlaxTrainer(settings, data, RNG_Provider(0))
     from jax_benchmarks.mnist.pytorch_backend import TorchTrainer

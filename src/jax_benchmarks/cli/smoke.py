@@ -15,6 +15,7 @@ from pathlib import Path
 
 import click
 
+from jax_benchmarks.errors import Failed
 from jax_benchmarks.frameworks.available import missing_for, unavailable_reason
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.cli.relaunch import self_command
@@ -23,10 +24,8 @@ from jax_benchmarks.cli.relaunch import self_command
 SMOKE_RESULTS = Path("data/results/smoke.jsonl")
 
 
-class SmokeFailed(click.ClickException):
+class SmokeFailed(Failed):
     """A command of the smoke run failed: the others still ran; exit 1."""
-
-    exit_code = 1
 
 
 def smoke_commands(groups: tuple[str, ...]) -> list[tuple[str, str]]:

@@ -1,7 +1,7 @@
 """`jit flax`: the mnist group's training, with the train step jitted and not jitted.
 
 One model, one data path, one trainer: the mnist group's CNN, data loader and flax.nnx trainer
-(`jax_benchmarks.mnist.flax_backend.FlaxTrainer`: forward, loss, gradient and optimizer update in one step
+(`jax_benchmarks.mnist.flax_trainer.FlaxTrainer`: forward, loss, gradient and optimizer update in one step
 function, the data resident on the device). Each mode trains its own trainer from the same seed (the same
 initial parameters, shuffles and dropout masks) over the same data: "eager" calls the step function directly,
 so every JAX operation is dispatched on its own; "jit" calls it through `jax.jit`. Per mode, in order:
@@ -32,7 +32,7 @@ from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.mnist import cases as mnist_cases
 from jax_benchmarks.mnist.cases import CaseNames, Recorded, RunHandle, eval_metrics, evaluating
 from jax_benchmarks.mnist.data.arrays import MnistData
-from jax_benchmarks.mnist.flax_backend import EpochOutput, EvalOutput, FlaxTrainer
+from jax_benchmarks.mnist.flax_trainer import EpochOutput, EvalOutput, FlaxTrainer
 from jax_benchmarks.run import Run
 from jax_benchmarks.store.record import Scalar
 

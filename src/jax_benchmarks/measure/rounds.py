@@ -27,6 +27,7 @@ from pathlib import Path
 import click
 from pydantic import BaseModel
 
+from jax_benchmarks.errors import Failed
 from jax_benchmarks.cli.relaunch import self_command
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.settings import BenchSettings, command_line
@@ -35,10 +36,8 @@ from jax_benchmarks.settings import BenchSettings, command_line
 ROUND_FIELDS = frozenset({"rounds", "run_id", "round_index", "json_output"})
 
 
-class RoundFailed(click.ClickException):
+class RoundFailed(Failed):
     """A round's process failed (a broken check, a crash): the records so far are saved; exit 1."""
-
-    exit_code = 1
 
 
 def round_argv(group: str, command: str, settings: BenchSettings, run_id: str, index: int) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Protocol
 
 import click
 
+from jax_benchmarks.errors import Failed
 from jax_benchmarks.mnist.settings import CHECKPOINTS_DIR
 
 
@@ -50,11 +51,9 @@ NEARLY_FULL_BYTES = 16 * 2**20
 FULL_DISK_ERRNOS = (errno.ENOSPC, errno.EDQUOT)
 
 
-class CheckpointNotSaved(click.ClickException):
+class CheckpointNotSaved(Failed):
     """The checkpoint could not be written (full disk, file size limit, I/O error): exit 1, one line; the
     earlier checkpoint is untouched (the new one was written under another name) and the records are on disk."""
-
-    exit_code = 1
 
 
 def _chain(exc: BaseException) -> list[BaseException]:

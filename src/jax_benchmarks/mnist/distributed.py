@@ -53,7 +53,7 @@ from typing import IO, Literal, NoReturn, TypeVar
 import click
 import numpy as np
 
-from jax_benchmarks.errors import first_line
+from jax_benchmarks.errors import Failed, first_line
 from jax_benchmarks.store.record import new_run_id
 from jax_benchmarks.mnist.cluster import wait_for_listener
 from jax_benchmarks.mnist.settings import MnistSettings
@@ -74,10 +74,8 @@ TCPSTORE_MAGIC = 0x3C85F7CE
 TCPSTORE_VALIDATE, TCPSTORE_PING = 0, 13
 
 
-class JobFailed(click.ClickException):
+class JobFailed(Failed):
     """This process could not join the job, or a collective failed (a peer ended): exit 1, one line."""
-
-    exit_code = 1
 
 
 @dataclass(frozen=True)

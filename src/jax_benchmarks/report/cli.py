@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from jax_benchmarks.errors import DataError, interrupt_signal, interrupted
+from jax_benchmarks.errors import DataError, Failed, interrupt_signal, interrupted
 from jax_benchmarks.cli.plots import PLOTS_DIR
 from jax_benchmarks.settings import (
-    OptionError, Results, parse_settings, readable_path, settings_options, writable_dir,
+    OptionError, Results, parse_settings, readable_path, results_field, settings_options, writable_dir,
 )
-from jax_benchmarks.store.location import POSTGRES_SCHEMES, ResultsLocation, check_readable, default_location
+from jax_benchmarks.store.location import POSTGRES_SCHEMES, ResultsLocation, check_readable
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.groups import BENCHMARK_GROUPS, BenchmarkGroup
 from jax_benchmarks.report.select import PREVIOUS, Filters, is_path_like
@@ -76,12 +76,7 @@ class ReportSettings(BaseModel):
         False, description="mnist training images/s by process count: speed-up and scaling efficiency "
                            "against the 1-process run.",
     )
-    results: Results = Field(
-        default_location(),
-        description="The results store to read: a .jsonl file (JSON lines), a postgresql:// URL, or any other "
-                    "path (an SQLite file); $JAX_BENCHMARKS_RESULTS, where set, replaces the default.",
-        json_schema_extra={"metavar": "PATH|URL"},
-    )
+    results: Results = results_field("The results store to read")
 
     @field_validator("results")
     @classmethod
@@ -127,10 +122,8 @@ class ReportSettings(BaseModel):
         return "markdown" if self.markdown else self.output_format
 
 
-class RegressionFound(click.ClickException):
+class RegressionFound(Failed):
     """Figures got slower than the baseline beyond the allowed percentage: exit 1 (for CI)."""
-
-    exit_code = 1
 
 
 class CannotJudge(click.ClickException):

@@ -101,13 +101,21 @@ def check_results_path(path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
         # The same open as append_record (O_NONBLOCK: never waits on a FIFO made since the check).
         os.close(os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666))
-        vfs = os.statvfs(path)
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror}") from None
+    require_free_space(path)
+    return path
+
+
+def require_free_space(path: Path) -> None:
+    """Room next to `path` for some hundreds of records (MIN_FREE_BYTES); a ValueError naming it otherwise."""
+    try:
+        vfs = os.statvfs(path.parent)
     except OSError as exc:
         raise ValueError(f"cannot write {path}: {exc.strerror}") from None
     free = vfs.f_bavail * vfs.f_frsize
     if free < MIN_FREE_BYTES:
         raise ValueError(f"no space left for records next to {path}: {free:,} bytes free")
-    return path
 
 
 def append_record(path: Path, record: Record) -> None:
@@ -248,14 +256,18 @@ def _lines(fh: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
         yield start, None
 
 
+def _text_lines(fh: BinaryIO, bad: BadLines) -> Iterator[tuple[int, int, bytes]]:
+    """Each non-blank line with its number and byte offset; a line too long to hold is added to `bad`."""
+    for number, (start, line) in enumerate(_lines(fh), start=1):
+        if line is None:
+            bad.add(number, f"a line longer than {MAX_LINE_BYTES:,} bytes")
+        elif line.strip():
+            yield number, start, line
+
+
 def _read_lines(path: Path, index: Index, bad: BadLines, index_only: bool) -> Iterator[Record]:
     with path.open("rb") as fh:
-        for number, (start, line) in enumerate(_lines(fh), start=1):
-            if line is None:
-                bad.add(number, f"a line longer than {MAX_LINE_BYTES:,} bytes")
-                continue
-            if not line.strip():
-                continue
+        for number, start, line in _text_lines(fh, bad):
             if index_only:
                 record = index.record(line, (path, start, number))
                 if record is not None:
@@ -281,12 +293,7 @@ def records_with_text(path: Path, bad: BadLines) -> Iterator[tuple[Record, str]]
     gc.disable()  # as in read_records: no line makes garbage
     try:
         with path.open("rb") as fh:
-            for number, (start, line) in enumerate(_lines(fh), start=1):
-                if line is None:
-                    bad.add(number, f"a line longer than {MAX_LINE_BYTES:,} bytes")
-                    continue
-                if not line.strip():
-                    continue
+            for number, start, line in _text_lines(fh, bad):
                 try:
                     text = line.decode().strip()
                     record = index.record(line, (path, start, number)) or parse_record(line)

@@ -22,7 +22,7 @@ from typing import Literal
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 from jax_benchmarks.store.jsonl import (
-    MIN_FREE_BYTES, SNIFF_BYTES, JsonlStore, check_results_path, file_kind, regular_file_problem,
+    SNIFF_BYTES, JsonlStore, check_results_path, file_kind, regular_file_problem, require_free_space,
 )
 from jax_benchmarks.store.sql import StoreError
 from jax_benchmarks.store.sqlite import SqliteStore, sqlite_problem
@@ -159,12 +159,9 @@ def check_writable(location: ResultsLocation) -> ResultsLocation:
             fd, probe = tempfile.mkstemp(dir=location.path.parent, prefix=".write-check-")
             os.close(fd)
             os.unlink(probe)
-            vfs = os.statvfs(location.path.parent)
         except OSError as exc:
             raise ValueError(f"cannot write {location.path}: {exc.strerror}") from None
-        free = vfs.f_bavail * vfs.f_frsize
-        if free < MIN_FREE_BYTES:
-            raise ValueError(f"no space left for records next to {location.path}: {free:,} bytes free")
+        require_free_space(location.path)
     return location
 
 

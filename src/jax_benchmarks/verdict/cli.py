@@ -22,16 +22,15 @@ from typing import Literal
 
 import click
 
+from jax_benchmarks.errors import Failed
 from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, round_argv, seconds_left
 
 VERDICT_RESULTS = Path("data/results/verdict.jsonl")
 Format = Literal["html", "markdown"]
 
 
-class VerdictFailed(click.ClickException):
+class VerdictFailed(Failed):
     """A group's round failed: the others still ran and the page was written; exit 1."""
-
-    exit_code = 1
 
 
 @dataclass(frozen=True)
