@@ -30,6 +30,7 @@ from typing import IO, Any
 from pydantic import BaseModel, Field, model_validator
 
 from jax_benchmarks.settings import BenchSettings, OptionError
+from jax_benchmarks.store.location import ResultsLocation
 
 RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 POLL_S = 0.2
@@ -245,14 +246,22 @@ def signal_group(proc: subprocess.Popen[bytes], signum: int) -> None:
         pass
 
 
-def saved_records(results: Path, run_id: str) -> str:
-    """What the run has in the results file, said truly: "N records of run X are saved in PATH"."""
-    from jax_benchmarks.store.jsonl import read_records
+def saved_records(results: ResultsLocation, run_id: str) -> str:
+    """What the run has in the results store, said truly: "N records of run X are saved in PLACE"."""
+    from jax_benchmarks.store.location import open_store, store_errors
+    from jax_benchmarks.store.sql import StoreError
 
     try:
-        count = sum(1 for record in read_records(results, lambda _: None) if record.run_id == run_id)
-    except OSError:
+        store = open_store(results, create=False)
+    except StoreError:
+        return f"0 records of run {run_id} are saved in {results}"
+    try:
+        with store_errors(store):
+            count = len(store.run_records(run_id))
+    except (StoreError, OSError):
         count = 0
+    finally:
+        store.close()
     return f"{count} records of run {run_id} are saved in {results}"
 
 
