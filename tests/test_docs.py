@@ -164,6 +164,19 @@ def test_readme_is_short() -> None:
     assert len(lines) <= README_MAX_LINES, f"README.md has {len(lines)} lines; the rest belongs in docs/"
 
 
+def test_the_readmes_headline_table_is_the_verdict_of_the_committed_records() -> None:
+    # tools/headline_table.py --check runs `verdict --from docs/headline-cpu.jsonl --format markdown` and
+    # compares its findings table with the one between the README's markers, and the page with the file.
+    done = subprocess.run([sys.executable, str(REPO / "tools" / "headline_table.py"),
+                           str(REPO / "docs" / "headline-cpu.jsonl"), "--check"],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert done.returncode == 0, done.stderr[-2000:]
+    page = subprocess.run([sys.executable, str(REPO / "main.py"), "verdict", "--from",
+                           str(REPO / "docs" / "headline-cpu.jsonl"), "--format", "markdown"],
+                          capture_output=True, text=True, timeout=300, cwd=REPO)
+    assert page.stdout == (REPO / "docs" / "headline-cpu.md").read_text(encoding="utf-8")
+
+
 def test_every_docs_page_is_in_the_index() -> None:
     index = REPO / "docs" / "README.md"
     linked = {(index.parent / target.split("#")[0]).resolve() for _, page, target in links() if page == index}

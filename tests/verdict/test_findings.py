@@ -111,6 +111,24 @@ def test_agreement_and_noise_sentences_carry_their_figures() -> None:
     assert "between rounds a figure's median moves by" in noise.sentence
 
 
+def test_agreement_findings_read_the_records_todays_harness_writes() -> None:
+    # The checks exactly as `autograd all` and `scipy all` write them (backend `all`, `passed`, `tolerance`).
+    grads = record("autograd", "all", "agreement_grad_100_float32", dtype="float32",
+                   params={"compared": ["jax vmap @cpu", "jax vmap+jit @cpu", "numpy vectorised @cpu"]},
+                   checks={"max_abs_diff_f": 2.4e-7, "max_abs_diff_df": 3.1e-7, "tolerance": 1e-5, "passed": True})
+    fit = record("scipy", "all", "agreement_1000_float64",
+                 checks={"max_rel_diff_slope": 2.6e-7, "slope_pair": "jax @cpu vs pytorch @cpu",
+                         "max_rel_diff_offset": 7.4e-7, "offset_pair": "numpy @cpu vs pytorch @cpu",
+                         "max_rel_diff": 7.4e-7, "tolerance": 1e-3, "passed": False})
+    findings = {f.key: f for f in all_findings({"autograd": [grads], "scipy": [fit]})}
+    assert findings["agreement-gradients"].sentence == (
+        "Gradients agree across 3 implementations: max |Δf′| = 3.1e-07 (tolerance 1e-05, float32).")
+    assert findings["agreement-optimizers"].sentence == (
+        "The optimizers (SciPy BFGS, JAX BFGS, PyTorch L-BFGS) DISAGREE: largest relative difference of the "
+        "fitted parameters 7.4e-07 (numpy @cpu vs pytorch @cpu; limit 0.001).")
+    assert findings["agreement-optimizers"].status == "found"
+
+
 def test_latest_runs_takes_each_figure_from_the_latest_run_that_has_it() -> None:
     old = figure("jit", "jax", "f_10000_float32", 0.003, variant="eager", run_id="20261101T000000Z-old")
     new_flax = figure("jit", "flax", "mlp_epoch", 0.5, variant="jit", run_id="20261102T000000Z-new")

@@ -120,7 +120,7 @@ def warn(message: str) -> None:
 @click.command("verdict", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--scale", type=click.Choice(SCALE_NAMES), default="quick", show_default=True,
               help="How much to measure: quick (small sizes, about two minutes on a quiet 2-core CPU), "
-                   "standard (about ten minutes), full (the groups' default sizes; hours on a CPU).")
+                   "standard (about six minutes), full (the groups' default sizes; hours on a CPU).")
 @click.option("--from", "from_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Build the page from the records already in this results file; nothing is run.")
 @click.option("--against", "against_path", type=click.Path(path_type=Path, dir_okay=False), default=None,

@@ -18,7 +18,7 @@ import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.groups import BENCHMARK_GROUPS
@@ -384,8 +384,9 @@ def cost_text(gain: JitGain) -> str:
     if calls is None or gain.contrast.judged in ("same", "slower"):
         return f"compiling costs {cost} and never pays off here"
     if gain.contrast.judged == "cannot judge":
-        return f"compiling costs {cost}; at the median times it would be paid back after {calls:,} calls (not judged)"
-    return f"compiling costs {cost}, paid back after {calls:,} calls"
+        return (f"compiling costs {cost}; at the median times it would be paid back after {plural(calls, 'call')} "
+                "(not judged)")
+    return f"compiling costs {cost}, paid back after {plural(calls, 'call')}"
 
 
 def jit_findings(records: Sequence[Record]) -> list[Finding]:
@@ -547,30 +548,53 @@ def memory_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
 
 # ------------------------------------------------------------- agreement ---
 
+def plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" + ("" if count == 1 else "s")
+
+
+def is_gradient_agreement(record: Record) -> bool:
+    """autograd's cross-implementation check: backend `all`, case `agreement_grad_*` (before schema 2's
+    harness, backend `parity`, case `parity_grad_*`); both carry max_abs_diff_df, tolerance and passed."""
+    return record.case.startswith("agreement_grad_") or record.backend == "parity"
+
+
+def agreed(checks: Mapping[str, Any]) -> bool:
+    """The check's verdict: `passed` today, `agree` in scipy's records before the shared agreement check."""
+    return checks.get("passed", checks.get("agree")) is True
+
+
 def agreement_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
     out = []
-    parity = [r for r in chosen.get("autograd", ()) if r.backend == "parity"]
+    parity = [r for r in chosen.get("autograd", ()) if is_gradient_agreement(r)]
     if parity:
         record = parity[-1]
         df, tol = record.checks.get("max_abs_diff_df"), record.checks.get("tolerance")
-        implementations = len({label(r) for r in chosen["autograd"] if r.median_s})
-        agree = record.checks.get("passed") is True
-        sentence = (f"Gradients {'agree' if agree else 'DISAGREE'} across {implementations} implementations: "
-                    f"max |Δf′| = {df:.2g} (tolerance {tol:g}, {record.dtype or 'float32'}).")
+        compared = record.params.get("compared")  # the implementations the check compared (schema 2)
+        implementations = (len(compared) if isinstance(compared, list)
+                           else len({label(r) for r in chosen["autograd"] if r.median_s}))
+        agree = agreed(record.checks)
+        measured = (f"max |Δf′| = {df:.2g} (tolerance {tol:g}, {record.dtype or 'float32'})"
+                    if isinstance(df, (int, float)) and isinstance(tol, (int, float)) else "see the checks")
+        sentence = f"Gradients {'agree' if agree else 'DISAGREE'} across {implementations} implementations: {measured}."
         out.append(Finding("agreement-gradients", "gradient agreement", sentence, "measured" if agree else "found",
                            run_ids(parity), case_names(parity), ("check", "value"),
                            tuple((k, str(v)) for k, v in record.checks.items())))
     agreement = [r for r in chosen.get("scipy", ()) if r.case.startswith("agreement_")]
     if agreement:
         record = agreement[-1]
-        diff, limit = record.checks.get("max_rel_diff"), record.checks.get("limit")
-        agree = record.checks.get("agree") is True
-        sentence = (f"The optimizers (SciPy BFGS, JAX BFGS, PyTorch L-BFGS) {'reach the same fit' if agree else 'DISAGREE'}: "
-                    f"largest relative difference of the fitted parameters {diff:.2g} "
-                    f"({record.checks.get('slope_pair') or record.checks.get('offset_pair')}; limit {limit:g}).")
+        checks = record.checks
+        diff, limit = checks.get("max_rel_diff"), checks.get("tolerance", checks.get("limit"))
+        agree = agreed(checks)
+        # The pair that differs most: the offset's when it is the larger difference, else the slope's.
+        offset_larger = (checks.get("max_rel_diff_offset") or 0.0) > (checks.get("max_rel_diff_slope") or 0.0)
+        pair = checks.get("offset_pair") if offset_larger else checks.get("slope_pair") or checks.get("offset_pair")
+        measured = (f"largest relative difference of the fitted parameters {diff:.2g} ({pair}; limit {limit:g})"
+                    if isinstance(diff, (int, float)) and isinstance(limit, (int, float)) else "see the checks")
+        sentence = (f"The optimizers (SciPy BFGS, JAX BFGS, PyTorch L-BFGS) "
+                    f"{'reach the same fit' if agree else 'DISAGREE'}: {measured}.")
         out.append(Finding("agreement-optimizers", "optimizer agreement", sentence, "measured" if agree else "found",
                            run_ids(agreement), case_names(agreement), ("check", "value"),
-                           tuple((k, str(v)) for k, v in record.checks.items())))
+                           tuple((k, str(v)) for k, v in checks.items())))
     if not out:
         out.append(Finding("agreement", "agreement between frameworks", "No parity or agreement records "
                            "(autograd all, scipy all): agreement between frameworks is not judged.", "missing",

@@ -4,9 +4,9 @@ Framework-free: the CLI builds `--help` from it. Every step is one group command
 a fresh process (`--rounds R --round-index i --run-id ID`, the same arguments `--rounds` gives its own
 children), so all the records of a verdict share one run id and the regression gate can judge them
 (it needs `MIN_ROUNDS` rounds a figure). `round_s` is one round's expected wall time on the reference
-machine (AMD EPYC, 2 cores, no GPU) when nothing else runs: for quick, the CPU time its rounds took
-(132 s user + system for all 15 on 2026-11-24, measured at load 13–17, where wall time says little);
-for standard and full, estimates from the groups' sizes, not yet measured. The time-left estimate
+machine (AMD EPYC, 2 cores, no GPU) when nothing else runs, measured on 2026-11-24 (a round's wall
+time, process start included: quick 2.0 min in all, standard 6.1 min); full's are estimates from the
+groups' sizes, not measured. The time-left estimate
 scales the remaining rounds' figures by how much slower or faster the finished rounds ran than theirs.
 """
 
@@ -57,13 +57,13 @@ SCALES: dict[ScaleName, Scale] = {
         Step("mnist", "all", ("--quick", "-k", "train_step,train_epoch,validation"), 14.0),
     ), "every finding once, on small sizes: is the pipeline sound (not a measurement to publish)"),
     "standard": Scale("standard", MIN_ROUNDS, (
-        Step("xla", "all", ("--matrix-size", "1000"), 15.0),
-        Step("jit", "all", ("--total-items", "1e6"), 40.0),
-        Step("jit", "flax", ("--repeats", "3"), 20.0),
-        Step("autograd", "all", (), 10.0),
-        Step("scipy", "all", (), 8.0),
-        Step("mnist", "all", ("--epochs", "1", "--data-source", "embedded", "--comet", "off"), 90.0),
-    ), "the README's sizes, scaled to about ten minutes on a 2-core CPU"),
+        Step("xla", "all", ("--matrix-size", "1000"), 10.5),
+        Step("jit", "all", ("--total-items", "1e6"), 15.5),
+        Step("jit", "flax", ("--repeats", "3"), 53.0),
+        Step("autograd", "all", (), 8.0),
+        Step("scipy", "all", (), 7.5),
+        Step("mnist", "all", ("--epochs", "1", "--data-source", "embedded", "--comet", "off"), 25.0),
+    ), "the README's sizes, scaled to about six minutes on a 2-core CPU"),
     "full": Scale("full", 5, (
         Step("xla", "all", ("--matrix-size", "2000"), 40.0),
         Step("jit", "all", ("--total-items", "1e7"), 120.0),
