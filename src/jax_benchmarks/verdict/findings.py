@@ -548,6 +548,11 @@ def memory_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
 
 # ------------------------------------------------------------- agreement ---
 
+def number(value: object) -> float:
+    """A check's figure as a float; 0.0 where it is missing or not a number."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
 def plural(count: int, noun: str) -> str:
     return f"{count:,} {noun}" + ("" if count == 1 else "s")
 
@@ -586,7 +591,7 @@ def agreement_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
         diff, limit = checks.get("max_rel_diff"), checks.get("tolerance", checks.get("limit"))
         agree = agreed(checks)
         # The pair that differs most: the offset's when it is the larger difference, else the slope's.
-        offset_larger = (checks.get("max_rel_diff_offset") or 0.0) > (checks.get("max_rel_diff_slope") or 0.0)
+        offset_larger = number(checks.get("max_rel_diff_offset")) > number(checks.get("max_rel_diff_slope"))
         pair = checks.get("offset_pair") if offset_larger else checks.get("slope_pair") or checks.get("offset_pair")
         measured = (f"largest relative difference of the fitted parameters {diff:.2g} ({pair}; limit {limit:g})"
                     if isinstance(diff, (int, float)) and isinstance(limit, (int, float)) else "see the checks")
