@@ -8,7 +8,7 @@ records ≤ 50 ms; importing the JSON-lines file ≤ 10 s.
 
 The history is built from real records: the CLI runs four small benchmarks first (xla, jit, autograd, scipy
 with NumPy), and every run of the history is one of them, its cases renamed to ten sizes, its samples (at
-most 100 kept: ~2.2 KB a record, a 100,000-record file of ~220 MB) scaled per machine and jittered per sample, on one of 4 machines (own host, CPU, core count and library
+most 100 kept: ~3.4 KB a record, a 100,000-record file of ~340 MB) scaled per machine and jittered per sample, on one of 4 machines (own host, CPU, core count and library
 versions), the git commit changing every 50 runs. Every view runs `python main.py report` in a child process,
 whose own peak RSS `os.wait4` reads. PostgreSQL is measured where its server binaries and psycopg are
 installed (a server is started in a temporary folder, as the tests do).
@@ -66,7 +66,7 @@ def seed_records(folder: Path) -> dict[str, list[dict[str, Any]]]:
         subprocess.run([sys.executable, str(REPO / "main.py"), *command, "--results", str(path)],
                        check=True, capture_output=True, cwd=folder)
         records = [json.loads(line) for line in path.read_text().splitlines()]
-        for record in records:  # ~2.2 KB a record, as in a long real history (autograd's --quick keeps ~400)
+        for record in records:  # ~3.4 KB a record with its memory figures, as in a long real history (autograd's --quick keeps ~400)
             record["samples_s"] = record["samples_s"][:MAX_SAMPLES]
         seeds[command[0]] = records
     return seeds

@@ -181,7 +181,10 @@ def report_from(store: ResultsStore, settings: ReportSettings) -> None:
         baselines = Baselines(settings, store, filters, same_machine)
         shown = [(run, *baselines.for_run(run)) for run in runs]
         # --history draws every run of the selected groups and backends.
-        history_records = store.history(settings.group, settings.backend) if settings.history else []
+        # Only the HTML page's and --plot's history charts draw the samples (their quartiles).
+        history_records = (store.history(settings.group, settings.backend,
+                                         samples=settings.format == "html" or settings.plot)
+                           if settings.history else [])
         # The records live as long as the report: frozen, the cyclic collector stops rescanning their
         # ~10⁵ objects each time the report allocates more (grouping a long history took twice as long).
         gc.freeze()

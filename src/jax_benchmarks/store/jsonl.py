@@ -469,8 +469,8 @@ class JsonlStore:
         for run in self._histories[group, backend].earlier(current):
             yield run[-1].env, partial(self._complete, run)
 
-    def history(self, group: str | None, backend: str | None) -> list[Record]:
-        return self._complete(self._selected(group, backend))
+    def history(self, group: str | None, backend: str | None, *, samples: bool = True) -> list[Record]:
+        return self._complete(self._selected(group, backend))  # a line is read whole, samples or not
 
     def all_records(self) -> Iterator[Record]:
         if self.path.exists():

@@ -67,8 +67,10 @@ class ResultsStore(Protocol):
         run's last record, and a call that reads its records."""
         ...
 
-    def history(self, group: str | None, backend: str | None) -> list[Record]:
-        """Every record of the group and backend (all, where None), in the order they were written."""
+    def history(self, group: str | None, backend: str | None, *, samples: bool = True) -> list[Record]:
+        """Every record of the group and backend (all, where None), in the order they were written.
+        samples=False: a store may leave `samples_s` empty, for a view that shows medians and IQRs only
+        (the samples are most of a record's bytes, and reading them most of a long history's cost)."""
         ...
 
     def all_records(self) -> Iterator[Record]:
