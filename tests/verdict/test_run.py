@@ -55,3 +55,4 @@ def test_quick_scale_end_to_end(tmp_path: Path) -> None:
     for group in BENCHMARK_GROUPS:  # no group is missing
         assert f"No {group} records" not in text
     assert "dense linear algebra: matmul" in text and "jax jit against eager" in text
+    assert "Gradients agree across 6 implementations" in text and "reach the same fit" in text
