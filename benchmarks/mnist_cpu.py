@@ -1,4 +1,4 @@
-"""Benchmark: MNIST CNN training throughput on this CPU, Flax against PyTorch (issue 9's goal: Flax with
+"""Benchmark: MNIST CNN training throughput on this CPU, Flax against PyTorch (the goal: Flax with
 `--devices all` at ≥ 0.9× PyTorch's single-process images/s, and well above Flax on one device).
 
     .venv/bin/python benchmarks/mnist_cpu.py [rounds] [epochs]

@@ -1,4 +1,4 @@
-"""Benchmark: MNIST CNN training throughput by process count (issue 18), Flax and PyTorch.
+"""Benchmark: MNIST CNN training throughput by process count, Flax and PyTorch.
 
     .venv/bin/python benchmarks/mnist_scaling.py [epochs] [max_processes] [rounds]
 

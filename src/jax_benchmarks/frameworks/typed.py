@@ -3,7 +3,7 @@
 `jax.jit(f)` is typed as returning a generic wrapper, so mypy loses f's
 parameter and return types. These helpers are typed
 `Callable[P, T] -> Callable[P, T]`, so a call with wrong arguments is a mypy
-error (tests/core/test_typed.py proves it). Today's jax removed the
+error (tests/frameworks/test_typed.py proves it). Today's jax removed the
 `abstracted_axes` option and rejects `reduce_axes`, so neither is forwarded.
 jax is imported on first use: this module is safe to import from the CLI.
 """

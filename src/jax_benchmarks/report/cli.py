@@ -222,7 +222,7 @@ def report_from(store: ResultsStore, settings: ReportSettings) -> None:
         check_regressions([row for t in tables for row in t.rows], settings.fail_on_regression)
 
 
-# ------------------------------------------- baseline environment (issue 16) ---
+# ------------------------------------------------------- baseline environment ---
 
 def environment_note(run: Sequence[Record], base: Sequence[Record]) -> str | None:
     """The environment differences of two compared runs, listed above the verdicts; warns on another machine
@@ -338,7 +338,7 @@ def emit(tables: Sequence[ReportTable], fmt: Format) -> None:
     click.echo(renderers[fmt](tables), nl=fmt in ("json", "github-benchmark"))
 
 
-# ---------------------------------------------------------------- history (issue 17) ---
+# ---------------------------------------------------------------------- history ---
 
 def emit_history(histories: Sequence[GroupHistory], fmt: Format) -> None:
     from jax_benchmarks.report import render

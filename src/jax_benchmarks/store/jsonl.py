@@ -1,7 +1,7 @@
 """JSON-lines results: one line per record, appended as soon as it exists (the interchange format, and a
 store of its own for `--results FILE.jsonl`).
 
-Guarantees (tests/core/test_store.py shows each one):
+Guarantees (tests/store/test_hostile_files.py shows each one):
 * a record is one `write()` of one complete line on an O_APPEND descriptor, then fsync: a crash or kill
   leaves either the whole line or nothing, and concurrent writers never interleave inside a line;
 * a file whose last line has no newline (an editor, an older crash) gets one before the next record,

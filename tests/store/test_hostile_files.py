@@ -1,6 +1,6 @@
 """The results store under hostile conditions: torn lines, binary files, full disks, FIFOs, devices, signals.
 
-Every case of issue 15 about the store has a test here; the suite fails if one comes back.
+Each hostile condition a results file has met has a test here; the suite fails if one comes back.
 """
 
 from __future__ import annotations
