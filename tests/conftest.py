@@ -29,6 +29,13 @@ class _Entry(click.Command):
         sys.exit(run_cli(cli, list(args or ())))
 
 
+# Runs a child with SIGINT handled as in a foreground terminal, even if the test runner was started with it
+# ignored (a background job; the CLI respects that): `[sys.executable, *AS_IN_A_TERMINAL, script, ...]`.
+# An exec'd wrapper, not preexec_fn: forking a process that has JAX's threads running can deadlock.
+AS_IN_A_TERMINAL = ("-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+                          "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
+
+
 def auto_device(backend: str) -> str:
     """Where a backend runs under `--device auto`: the GPU where one is visible, except NumPy (CPU only)."""
     from jax_benchmarks.hardware.devices import resolve_device

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from jax_benchmarks.tracking import BadSecret, KEY_HIDDEN, api_key_problem, start_tracking
+from jax_benchmarks.tracking import BadSecret, KEY_HIDDEN, api_key_problem, hide_in_logs, start_tracking
 from tests.mnist.fixtures import tiny_raw, write_idx
 
 REPO = Path(__file__).resolve().parents[1]
@@ -74,6 +74,38 @@ def test_comets_logs_hide_the_key_in_messages_and_tracebacks(tmp_path: Path, mon
     assert archive is not None
     with zipfile.ZipFile(archive) as zf:
         assert all(WELL_SHAPED.encode() not in zf.read(name) for name in zf.namelist())
+
+
+def test_every_key_is_hidden_in_tracebacks_whatever_factory_sits_between(tmp_path: Path) -> None:
+    # A run with one key, a library's own record factory installed after it, then a run with another
+    # key in the same process: the inner factory has formatted the traceback already (hiding its key
+    # only); the outer one must hide its key in that text too.
+    original = logging.getLogRecordFactory()
+    kept: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            kept.append(logging.Formatter().format(record))
+
+    logger = logging.getLogger("tests.secrets.factories")
+    keep = Keep()
+    logger.addHandler(keep)
+    try:
+        hide_in_logs("FirstKey0123456789")
+        inner = logging.getLogRecordFactory()
+        logging.setLogRecordFactory(lambda *args, **kwargs: inner(*args, **kwargs))  # another library's
+        hide_in_logs(WELL_SHAPED)
+        hide_in_logs(WELL_SHAPED)  # a second run with the same key adds nothing
+        try:
+            raise ValueError(f"bad keys FirstKey0123456789 and {WELL_SHAPED}")
+        except ValueError:
+            logger.exception("failed with %s", WELL_SHAPED)
+    finally:
+        logging.setLogRecordFactory(original)
+        logger.removeHandler(keep)
+    [text] = kept
+    assert text.startswith(f"failed with {KEY_HIDDEN}\nTraceback")
+    assert text.endswith(f"ValueError: bad keys {KEY_HIDDEN} and {KEY_HIDDEN}")
 
 
 COMETS_OWN_HANDLER = """

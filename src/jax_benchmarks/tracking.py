@@ -15,9 +15,9 @@ second to import), so `--help` and untracked runs never load it.
 The key is a secret, and comet's own error paths print what they were given
 (a key with a line break came back in full, twice, in an HTTP header error).
 So, before comet is imported, a key of the wrong shape is refused (one line,
-exit 2, the key not shown), and every record comet's loggers emit passes a
-filter that replaces the key with `KEY_HIDDEN`, in the message and in any
-traceback.
+exit 2, the key not shown), and from then on every log record the process
+creates, whatever its logger, has the key replaced with `KEY_HIDDEN` in its
+message and in any traceback.
 """
 
 from __future__ import annotations
@@ -47,7 +47,6 @@ _QUIET: dict[str, Any] = dict(
 # comet.ml API keys are letters and digits (25 of them today); '_' and '-' allowed for other deployments.
 API_KEY_PATTERN = re.compile(r"[A-Za-z0-9_-]{8,128}")
 KEY_HIDDEN = "[COMET_API_KEY hidden]"
-COMET_LOGGER = "comet_ml"
 
 
 class BadSecret(click.UsageError):
@@ -69,12 +68,15 @@ def api_key_problem(key: str) -> str | None:
     return f"COMET_API_KEY {what}; it is not a comet.ml API key (its value is not shown); fix or unset it"
 
 
-class RedactSecret(logging.Filter):
-    """Replace the secret in a log record's message and traceback before any handler writes it."""
+class SecretHidingRecords:
+    """A log-record factory that replaces the secret in each record as it is created, in its message and
+    any traceback or stack, before a logger's filters or any handler see it. Handlers that a library adds
+    later (comet_ml adds its error-reporting handlers when an experiment starts) and records that a
+    handler formats before another handler's filter ran get the hidden text too."""
 
-    def __init__(self, secret: str) -> None:
-        super().__init__()
+    def __init__(self, secret: str, make: Callable[..., logging.LogRecord]) -> None:
         self.secret = secret
+        self.make = make
 
     def hide(self, text: str) -> str:
         hidden = text.replace(self.secret, KEY_HIDDEN)
@@ -84,25 +86,31 @@ class RedactSecret(logging.Filter):
                 hidden = hidden.replace(part, KEY_HIDDEN)
         return hidden
 
-    def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = self.hide(record.getMessage()), None
+    def __call__(self, *args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = self.make(*args, **kwargs)
+        try:
+            message = record.getMessage()
+        except Exception:  # arguments that do not fit the format: logging reports it when a handler emits
+            message = f"{record.msg} {record.args!r}"
+        record.msg, record.args = self.hide(message), None
         if record.exc_info:
-            record.exc_text = self.hide(logging.Formatter().formatException(record.exc_info))
+            record.exc_text = logging.Formatter().formatException(record.exc_info)
             record.exc_info = None
+        if record.exc_text:  # also one that an inner factory (hiding another key) formatted already
+            record.exc_text = self.hide(record.exc_text)
         if record.stack_info:
             record.stack_info = self.hide(record.stack_info)
-        return True
+        return record
 
 
-def redact_in_comet_logs(secret: str) -> None:
-    """Every handler of comet's logger (and the root's, where its records may go) hides `secret`."""
-    loggers = [logging.getLogger(COMET_LOGGER), logging.getLogger()]
-    for logger in loggers:
-        if not any(isinstance(f, RedactSecret) and f.secret == secret for f in logger.filters):
-            logger.addFilter(RedactSecret(secret))
-        for handler in logger.handlers:
-            if not any(isinstance(f, RedactSecret) and f.secret == secret for f in handler.filters):
-                handler.addFilter(RedactSecret(secret))
+def hide_in_logs(secret: str) -> None:
+    """Every log record of this process, whatever logger or handler takes it, shows `secret` hidden."""
+    factory = logging.getLogRecordFactory()
+    while isinstance(factory, SecretHidingRecords):  # already hidden (a second run in the same process)
+        if factory.secret == secret:
+            return
+        factory = factory.make
+    logging.setLogRecordFactory(SecretHidingRecords(secret, logging.getLogRecordFactory()))
 
 
 class Tracker:
@@ -167,11 +175,10 @@ def start_tracking(
         problem = api_key_problem(key)
         if problem is not None:
             raise BadSecret(problem)
+    if key:
+        hide_in_logs(key)  # before comet_ml is imported: its import logs too
     os.environ.setdefault("COMET_DISABLE_AUTO_LOGGING", "1")
     import comet_ml
-
-    if key:
-        redact_in_comet_logs(key)
 
     project = os.environ.get("COMET_PROJECT_NAME", DEFAULT_PROJECT)
     experiment: Any

@@ -25,7 +25,7 @@ import pytest
 from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.mnist import cluster
 from jax_benchmarks.mnist.distributed import answers_tcpstore_ping, port_is_free, speaks_http2
-from tests.conftest import read_jsonl
+from tests.conftest import AS_IN_A_TERMINAL, read_jsonl
 from tests.mnist.fixtures import tiny_raw, write_idx
 
 REPO = Path(__file__).resolve().parents[2]
@@ -72,7 +72,7 @@ def tiny_idx(tmp_path: Path) -> Path:
 
 def start(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, str(REPO / "main.py"), *args, "--results", str(tmp_path / "r.jsonl")],
+        [sys.executable, *AS_IN_A_TERMINAL, str(REPO / "main.py"), *args, "--results", str(tmp_path / "r.jsonl")],
         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env={k: v for k, v in os.environ.items() if k != "XLA_FLAGS"},
     )

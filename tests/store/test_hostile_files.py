@@ -23,7 +23,7 @@ from jax_benchmarks.store.record import SCHEMA_VERSION, Record
 from jax_benchmarks.run import Run
 from jax_benchmarks.store.jsonl import append_record, check_results_path, read_records
 from jax_benchmarks.measure.timing import Measurement
-from tests.conftest import invoke, read_jsonl
+from tests.conftest import AS_IN_A_TERMINAL, invoke, read_jsonl
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -228,11 +228,6 @@ def test_records_without_schema_version_load_as_legacy(results_path: Path) -> No
 
 # ---------------------------------------------------------- interrupts ---
 
-# Runs the child with SIGINT handled as in a foreground terminal, even if the test runner was started with
-# it ignored (a background job; the CLI respects that). An exec'd wrapper, not preexec_fn: forking a process
-# that has JAX's threads running can deadlock.
-AS_IN_A_TERMINAL = ("-c", "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
-                          "os.execv(sys.executable, [sys.executable, *sys.argv[1:]])")
 
 
 def _start(results: Path, *args: str) -> subprocess.Popen[str]:
@@ -390,15 +385,17 @@ def test_interrupted_report_ends_with_one_line(tmp_path: Path, signum: int, code
 def test_a_signal_ignored_at_start_stays_ignored() -> None:
     from jax_benchmarks.errors import handling
 
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    original = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         with handling(signal.SIGINT, lambda *_: None):
             assert signal.getsignal(signal.SIGINT) == signal.SIG_IGN
+        # As in a foreground terminal (the runner itself may have been started with SIGINT ignored).
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        with handling(signal.SIGINT, lambda *_: None):
+            assert signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, signal.default_int_handler)
+        assert signal.getsignal(signal.SIGINT) == signal.default_int_handler
     finally:
-        signal.signal(signal.SIGINT, previous)
-    with handling(signal.SIGINT, lambda *_: None):
-        assert signal.getsignal(signal.SIGINT) not in (signal.SIG_IGN, previous)
-    assert signal.getsignal(signal.SIGINT) == previous
+        signal.signal(signal.SIGINT, original)
 
 
 def test_lines_without_fields_added_later_take_their_defaults(tmp_path: Path) -> None:
