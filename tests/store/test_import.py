@@ -90,6 +90,17 @@ def test_an_import_into_postgresql_reads_as_the_file(pg_url: str) -> None:
     assert len(from_db) == 9 and from_db[:8] == from_file
 
 
+def test_a_new_postgresql_store_keeps_bodies_uncompressed(pg_url: str) -> None:
+    store = open_store(pg_url)
+    try:
+        cur = getattr(store, "cursor")()
+        cur.execute("SELECT attstorage FROM pg_attribute WHERE attrelid = 'records'::regclass AND attname = 'body'")
+        assert cur.fetchone()[0] == "e"  # EXTERNAL: out of line, not compressed
+    finally:
+        store.close()
+    open_store(pg_url).close()  # opened again: the statement ran once, when the tables were created
+
+
 def test_new_runs_go_to_the_store_and_read_with_the_imported_ones() -> None:
     DEFAULT_JSONL.parent.mkdir(parents=True)
     DEFAULT_JSONL.write_text(WRITTEN_BY_V1.read_text())

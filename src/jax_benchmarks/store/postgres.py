@@ -26,6 +26,9 @@ class PostgresStore(SqlStore):
     # Read whole: `body::jsonb` fails the query on a body that is not strict JSON (a NaN written by
     # Python), where the parser would skip that one record and report it.
     body_without_samples = "body"
+    # Bodies (~3.4 KB) stored out of line without compression: compressing each one (pglz) was half of an
+    # import's time (100,000 records: 15 s against 6–9 s); the table takes more disk instead.
+    new_store_statements = ("ALTER TABLE records ALTER COLUMN body SET STORAGE EXTERNAL",)
 
     def __init__(self, url: str, shown: str, password: str | None) -> None:
         super().__init__(shown)

@@ -105,6 +105,7 @@ class SqlStore:
     greatest = "MAX"
     # SQLite's JSON functions; a body that is not strict JSON (a NaN written by Python, a corrupt record)
     # is read whole, so that the parser reports it as it does in every other view.
+    new_store_statements: tuple[str, ...] = ()  # run once, in the transaction that creates the tables
     body_without_samples = "CASE WHEN json_valid(body) THEN json_remove(body, '$.samples_s') ELSE body END"
 
     def __init__(self, location: str) -> None:
@@ -140,6 +141,8 @@ class SqlStore:
         row = cur.fetchone()
         if row is None:
             cur.execute(self.sql("INSERT INTO meta (key, value) VALUES (?, ?)"), ("schema", str(STORE_SCHEMA)))
+            for statement in self.new_store_statements:
+                cur.execute(statement)
         elif int(row[0]) > STORE_SCHEMA:
             raise StoreError(f"{self.location} was written by a newer jax-benchmarks (store schema {row[0]}; "
                              f"this one reads up to {STORE_SCHEMA}): update jax-benchmarks to read it")
