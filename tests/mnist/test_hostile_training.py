@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import logging
 import threading
 import time
 from pathlib import Path
@@ -121,12 +122,14 @@ def test_concurrent_checkpoint_saves_never_collide_or_mix(tmp_path: Path) -> Non
         except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
             errors.append(exc)
 
+    logging_before = logging.root.manager.disable
     threads = [threading.Thread(target=save, args=(tag,)) for tag in "abcd"]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
     assert errors == []
+    assert logging.root.manager.disable == logging_before  # each save turns logging off; the last one back on
     tags = {p.read_text() for p in final.iterdir()}
     assert len(tags) == 1 and len(list(final.iterdir())) == 5  # one whole checkpoint, from one run
     assert [p.name for p in final.parent.iterdir()] == ["fake_mnist"]  # no temporary left behind

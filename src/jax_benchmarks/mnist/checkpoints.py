@@ -8,8 +8,9 @@ import os
 import resource
 import secrets
 import shutil
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Protocol
 
@@ -86,16 +87,40 @@ def why_not_saved(exc: BaseException, folder: Path) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
-@contextmanager
-def framework_logs_off() -> Iterator[None]:
+class LogsOff:
+    """Python logging off while any thread is inside `block()`. `logging.disable` is one setting for the
+    whole process: the level from before the first thread entered comes back when the last one leaves
+    (saves in several threads, each restoring the level it saw, left logging off for good)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.inside = 0
+        self.before = logging.NOTSET
+
+    @contextmanager
+    def block(self) -> Iterator[None]:
+        with self.lock:
+            if self.inside == 0:
+                self.before = logging.root.manager.disable
+                logging.disable(logging.CRITICAL)
+            self.inside += 1
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.inside -= 1
+                if self.inside == 0:
+                    logging.disable(self.before)
+
+
+# One for the process, as logging's own setting is.
+FRAMEWORK_LOGS = LogsOff()
+
+
+def framework_logs_off() -> AbstractContextManager[None]:
     """Python logging off for the block: orbax logs each failed write of its threads as a whole traceback
     (over 200 lines for one full disk) before it raises; the caller says the cause once."""
-    previous = logging.root.manager.disable
-    logging.disable(logging.CRITICAL)
-    try:
-        yield
-    finally:
-        logging.disable(previous)
+    return FRAMEWORK_LOGS.block()
 
 
 def save_atomically(trainer: Saves, path: Path) -> Path:

@@ -11,6 +11,7 @@ every commit (FULL) made appending a run's 10 records take 90 ms instead of 17 m
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -44,17 +45,33 @@ class SqliteStore(SqlStore):
                                  "(e.g. `python main.py xla all`)")
             if path.exists() and (problem := sqlite_problem(path)):
                 raise StoreError(f"{path} is {problem}; give another --results file")
-            self.conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
-                                        check_same_thread=False)
-            # A record is a few KB: on 16 KiB pages (set before the first table; kept by an existing file)
-            # most fit in one page, without a chain of overflow pages (an import took 30 % less time).
-            self.conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
-            self.conn.execute("PRAGMA journal_mode = WAL")
-            self.conn.execute("PRAGMA synchronous = NORMAL")
-            with self.transaction() as cur:
-                self.create_schema(cur)
+            self.conn = self.connect_when_free(path)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot use {path} as a results store: {self.reason(exc)}") from None
+
+    def connect_when_free(self, path: Path) -> sqlite3.Connection:
+        """Connect, set the file up and make the tables, waiting up to BUSY_TIMEOUT_S for other processes.
+        SQLite answers "database is locked" at once, without waiting, while another connection turns a
+        new file to WAL or recovers its WAL index (two processes opening a new store together): try again."""
+        deadline = time.monotonic() + BUSY_TIMEOUT_S
+        while True:
+            conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+            try:
+                # A record is a few KB: on 16 KiB pages (set before the first table; kept by an existing file)
+                # most fit in one page, without a chain of overflow pages (an import took 30 % less time).
+                conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
+                conn.execute("PRAGMA journal_mode = WAL")
+                conn.execute("PRAGMA synchronous = NORMAL")
+                self.conn = conn
+                with self.transaction() as cur:
+                    self.create_schema(cur)
+                return conn
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                busy = (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
+                if not busy or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def reason(self, exc: BaseException) -> str:
         if isinstance(exc, OSError) and exc.strerror:
