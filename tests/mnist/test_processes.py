@@ -216,6 +216,8 @@ def test_flax_two_processes_reach_the_one_process_loss_curve(tiny_idx: Path) -> 
     assert epoch_losses(two, process=1) == pytest.approx(epoch_losses(two), rel=1e-6)
     assert validation_losses(two) == pytest.approx(validation_losses(one), rel=1e-4)
     assert (tiny_idx / "data" / "checkpoints" / "flax_mnist").is_dir()
+    # The job saved under a name of its own (the reference run saved beside it, at once): no temporary left.
+    assert not [p.name for p in (tiny_idx / "data" / "checkpoints").iterdir() if "tmp" in p.name]
 
 
 # Dropout draws its masks from each process's own generator in PyTorch, so the probe switches it off

@@ -35,7 +35,8 @@ from jax_benchmarks.errors import DataError, SettingsError, TrainingDiverged
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, matches
 from jax_benchmarks.measure.memory import memory_text
 from jax_benchmarks.measure.timing import Measurement
-from jax_benchmarks.mnist.checkpoints import checkpoint_path, metadata_path, save_atomically, write_atomically
+from jax_benchmarks.mnist.checkpoints import (checkpoint_path, metadata_path, save_atomically, unique_job_sibling,
+                                              write_atomically)
 from jax_benchmarks.mnist.cluster import process_params
 from jax_benchmarks.mnist.data.arrays import MnistData
 from jax_benchmarks.mnist.settings import (
@@ -438,9 +439,15 @@ def save_outputs(t: Training[EpochOutput, EvalOutput], run: Run, trainer: Traine
         return
     path = checkpoint_path(t.backend, settings.dataset)
     if settings.multi_process:
-        # Every process of a job writes its part of one JAX checkpoint of global arrays, jointly, to one path
-        # (orbax's own temporary folder and rename keep it atomic); a unique name per process would split it.
-        saved = trainer.save(path)
+        # Every process of a job writes its part of one JAX checkpoint of global arrays, jointly, to one
+        # folder: named after the run, which every process of the job shares and no other run has (a
+        # unique name per process would split the checkpoint; the final name would collide with another
+        # run saving into the same folder). The lead process then renames it into place.
+        shared = unique_job_sibling(path, run.run_id)
+        if not settings.lead:
+            trainer.save(shared)
+            return
+        saved = save_atomically(trainer, path, temporary=shared)
     else:
         saved = save_atomically(trainer, path)
     if not settings.lead:

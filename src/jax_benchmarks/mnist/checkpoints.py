@@ -40,6 +40,11 @@ def unique_sibling(path: Path) -> Path:
     return path.with_name(f".{path.name}-tmp-{os.getpid()}-{secrets.token_hex(4)}")
 
 
+def unique_job_sibling(path: Path, run_id: str) -> Path:
+    """A name next to `path` that every process of one job computes alike (they share the run id)."""
+    return path.with_name(f".{path.name}-tmp-{run_id}")
+
+
 def write_atomically(path: Path, data: bytes) -> None:
     tmp = unique_sibling(path)
     tmp.write_bytes(data)
@@ -123,12 +128,13 @@ def framework_logs_off() -> AbstractContextManager[None]:
     return FRAMEWORK_LOGS.block()
 
 
-def save_atomically(trainer: Saves, path: Path) -> Path:
+def save_atomically(trainer: Saves, path: Path, temporary: Path | None = None) -> Path:
     """Save under a unique temporary name, then rename it into place: two runs in one folder never share
     a temporary (orbax's own temporary folder is named after ours), and a reader never sees half a checkpoint.
+    `temporary`: the name, where several processes write one checkpoint together (unique to their job).
     A save that fails (a full disk) leaves the earlier checkpoint as it was and ends in CheckpointNotSaved."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = unique_sibling(path)
+    tmp = temporary or unique_sibling(path)
     try:
         try:
             with framework_logs_off():
