@@ -49,6 +49,16 @@ def test_root_help_lists_groups_and_tools_without_importing_them() -> None:
     assert smoke["code"] == 0 and smoke["heavy"] == [] and "--quick" in str(smoke["help"])
 
 
+def test_the_programs_own_help_loads_no_framework_and_no_store() -> None:
+    # main.py's whole start (main(), not only the Click group): -X importtime names every module imported.
+    done = subprocess.run([sys.executable, "-X", "importtime", str(REPO / "main.py"), "--help"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0 and "Usage:" in done.stdout
+    loaded = {line.rsplit("|", 1)[-1].strip().split(".")[0] for line in done.stderr.splitlines() if "|" in line}
+    assert loaded.isdisjoint({"numpy", "torch", "jax", "flax", "pydantic", "sqlite3"}), sorted(loaded)
+    assert "jax_benchmarks.store" not in done.stderr
+
+
 def test_every_benchmark_group_has_smoke_commands_that_exist() -> None:
     import importlib
 

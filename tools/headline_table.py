@@ -5,7 +5,7 @@
 The table between the README's two marker lines (START and END below) is replaced by the findings table
 of the verdict's markdown, verbatim; nothing else in the README changes. --page also writes the whole
 markdown page there (machine, versions, precision policy, dates and the table). --check changes nothing
-and exits 1 when the README's table is not the one the records give (for CI). Standard library only:
+and exits 1 when the README's table (and, with --page, the page) is not what the records give (for CI). Standard library only:
 the verdict runs as `main.py verdict` in a fresh interpreter, the same command a user runs.
 """
 
@@ -55,7 +55,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("results", type=Path, help="results file the verdict reads (--from)")
     parser.add_argument("--readme", type=Path, default=REPO / "README.md")
     parser.add_argument("--page", type=Path, default=None, help="also write the whole markdown page here")
-    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if the table is stale")
+    parser.add_argument("--check", action="store_true", help="change nothing; exit 1 if the table (or --page) is stale")
     args = parser.parse_args(argv)
     try:
         markdown = verdict_markdown(args.results)
@@ -66,8 +66,11 @@ def main(argv: list[str]) -> int:
         print(f"headline_table: {exc}", file=sys.stderr)
         return 1
     if args.check:
-        if updated != current:
-            print(f"headline_table: the table in {args.readme} is not the one {args.results} gives", file=sys.stderr)
+        stale = [f"the table in {args.readme}"] if updated != current else []
+        if args.page is not None and (not args.page.exists() or args.page.read_text(encoding="utf-8") != markdown):
+            stale.append(f"the page {args.page}")
+        if stale:
+            print(f"headline_table: {' and '.join(stale)} not what {args.results} gives", file=sys.stderr)
             return 1
         return 0
     if args.page is not None:

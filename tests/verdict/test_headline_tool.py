@@ -23,6 +23,9 @@ def test_the_table_between_the_markers_is_replaced(tmp_path: Path) -> None:
     assert text.endswith(f"{END}\nafter\n")
     assert "Precision policy" in page.read_text()
     assert main([str(results), "--readme", str(readme), "--check"]) == 0  # now up to date
+    assert main([str(results), "--readme", str(readme), "--page", str(page), "--check"]) == 0
+    page.write_text(page.read_text() + "edited\n")
+    assert main([str(results), "--readme", str(readme), "--page", str(page), "--check"]) == 1  # a stale page
 
 
 def test_a_readme_without_markers_is_left_alone(tmp_path: Path) -> None:

@@ -14,15 +14,14 @@ from __future__ import annotations
 import codecs
 import io
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
 
-from jax_benchmarks.hardware.devices import device_text
-from jax_benchmarks.hardware.environment import environment
-from jax_benchmarks.run import Run
-from jax_benchmarks.settings import BenchSettings
+if TYPE_CHECKING:  # the root command imports this module for `encodable_streams`: `--help` loads no store
+    from jax_benchmarks.run import Run
+    from jax_benchmarks.settings import BenchSettings
 
 
 def make_console(json_output: bool = False) -> Console:
@@ -72,6 +71,9 @@ def encodable_streams() -> None:
 
 
 def print_run_header(console: Console, run: Run, settings: BenchSettings) -> None:
+    from jax_benchmarks.hardware.devices import device_text
+    from jax_benchmarks.hardware.environment import environment
+
     env = environment()
     gpu = env["gpu"] or "no GPU"
     console.print(

@@ -45,12 +45,12 @@ class SqliteStore(SqlStore):
                                  "(e.g. `python main.py xla all`)")
             if path.exists() and (problem := sqlite_problem(path)):
                 raise StoreError(f"{path} is {problem}; give another --results file")
-            self.conn = self.connect_when_free(path)
+            self.connect_when_free(path)
         except (sqlite3.Error, OSError) as exc:
             raise StoreError(f"cannot use {path} as a results store: {self.reason(exc)}") from None
 
-    def connect_when_free(self, path: Path) -> sqlite3.Connection:
-        """Connect, set the file up and make the tables, waiting up to BUSY_TIMEOUT_S for other processes.
+    def connect_when_free(self, path: Path) -> None:
+        """Connect (`self.conn`), set the file up and make the tables, waiting up to BUSY_TIMEOUT_S for others.
         SQLite answers "database is locked" at once, without waiting, while another connection turns a
         new file to WAL or recovers its WAL index (two processes opening a new store together): try again."""
         deadline = time.monotonic() + BUSY_TIMEOUT_S
@@ -62,10 +62,10 @@ class SqliteStore(SqlStore):
                 conn.execute(f"PRAGMA page_size = {PAGE_SIZE}")
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
-                self.conn = conn
+                self.conn = conn  # what `transaction` writes through
                 with self.transaction() as cur:
                     self.create_schema(cur)
-                return conn
+                return
             except sqlite3.OperationalError as exc:
                 conn.close()
                 busy = (getattr(exc, "sqlite_errorcode", 0) & 0xFF) in (sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED)
