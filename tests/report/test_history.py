@@ -83,6 +83,22 @@ def test_table_json_and_csv(results: Path, monkeypatch: pytest.MonkeyPatch) -> N
         ("0.10.2", 5e-4), ("0.10.2", 1.2e-3), ("0.11.0", 2e-3)]
 
 
+def test_a_narrow_terminal_shows_the_first_and_latest_runs(results: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A long history does not fit side by side: the table shows the first run and the latest that fit, says
+    so, and its last column still compares the latest run with the first."""
+    monkeypatch.setenv("COLUMNS", "100")
+    table = invoke("report", "--results", str(results), "--history", "--group", "xla")
+    assert table.exit_code == 0, table.stderr
+    out = table.stdout
+    assert "xla · history over 3 run(s)" in out and "the first and the latest 1 of 3 runs" in out
+    assert "2025-01-01 10:00" in out and "2025-01-03 10:00" in out and "2025-01-02 10:00" not in out
+    assert "+300.0 %" in out and "500 µs" in out and "1.2 ms" not in out  # the middle run's jax matmul
+    assert "\\n" not in out and max(len(line) for line in out.splitlines()) <= 100  # labels one part a line
+    monkeypatch.setenv("COLUMNS", "250")
+    wide = invoke("report", "--results", str(results), "--history", "--group", "xla").stdout
+    assert "2025-01-02 10:00" in wide and "1.2 ms" in wide and "Shown:" not in wide
+
+
 def test_history_plot_is_written(results: Path, tmp_path: Path) -> None:
     result = invoke("report", "--results", str(results), "--history", "--group", "xla", "--plot")
     assert result.exit_code == 0, result.stderr

@@ -64,6 +64,16 @@ def test_the_old_file_is_imported_once_with_nothing_lost() -> None:
     assert invoke("report", "--format", "json").stdout == invoke(
         "report", "--format", "json", "--results", str(DEFAULT_JSONL)).stdout.replace(str(DEFAULT_JSONL), str(DEFAULT_SQLITE))
 
+    # The lines as Run.record writes them have their samples kept apart; the two that json.dumps wrote
+    # (a space after each separator) are kept whole.
+    store = SqliteStore(DEFAULT_SQLITE)
+    try:
+        cur = store.cursor()
+        cur.execute("SELECT id FROM records WHERE samples IS NULL ORDER BY id")
+        assert [row[0] for row in cur.fetchall()] == [7, 8]
+    finally:
+        store.close()
+
     again = invoke("report", "--format", "jsonl")
     assert "imported" not in again.stderr and again.stdout == first.stdout  # once: nothing doubled
     store = SqliteStore(DEFAULT_SQLITE)
@@ -94,8 +104,9 @@ def test_a_new_postgresql_store_keeps_bodies_uncompressed(pg_url: str) -> None:
     store = open_store(pg_url)
     try:
         cur = getattr(store, "cursor")()
-        cur.execute("SELECT attstorage FROM pg_attribute WHERE attrelid = 'records'::regclass AND attname = 'body'")
-        assert cur.fetchone()[0] == "e"  # EXTERNAL: out of line, not compressed
+        cur.execute("SELECT attname, attstorage FROM pg_attribute WHERE attrelid = 'records'::regclass "
+                    "AND attname IN ('body', 'samples') ORDER BY attname")
+        assert cur.fetchall() == [("body", "e"), ("samples", "e")]  # EXTERNAL: out of line, not compressed
     finally:
         store.close()
     open_store(pg_url).close()  # opened again: the statement ran once, when the tables were created

@@ -44,14 +44,17 @@ class GroupHistory:
     series: list[Series]
     varying: list[str]  # VERSION_KEYS whose value changes between the runs
 
-    def label(self, run: RunInfo, sep: str = " · ") -> str:
-        """'2025-01-02 10:00 · 0123456 · jax 0.10.2': date, commit, and the versions that vary."""
+    def label_parts(self, run: RunInfo) -> list[str]:
+        """['2025-01-02 10:00', '0123456', 'jax 0.10.2']: date, commit, and the versions that vary."""
         parts = [run.timestamp[:16].replace("T", " ")]
         commit = run.env.get("git_commit")
         parts.append(str(commit)[:SHORT_COMMIT] + ("-dirty" if str(commit).endswith("-dirty") else "")
                      if commit else "no commit")
         parts += [f"{key} {run.env.get(key) or '—'}" for key in self.varying if key != "git_commit"]
-        return sep.join(parts)
+        return parts
+
+    def label(self, run: RunInfo, sep: str = " · ") -> str:
+        return sep.join(self.label_parts(run))
 
     @property
     def legend(self) -> str:
@@ -112,10 +115,12 @@ def history_headers(history: GroupHistory, sep: str = " · ") -> list[str]:
     return ["figure", *(history.label(run, sep) for run in history.runs), "last vs first"]
 
 
-def history_cells(history: GroupHistory) -> list[list[str]]:
-    """One row per figure: its name, its median in every run, the change."""
+def history_cells(history: GroupHistory, runs: Sequence[RunInfo] | None = None) -> list[list[str]]:
+    """One row per figure: its name, its median in every run shown (`runs`, default: every run), and the
+    change over every run."""
+    shown = history.runs if runs is None else runs
     return [
-        [f"{s.case} · {s.column}", *(point_text(s.points.get(run.run_id)) for run in history.runs),
+        [f"{s.case} · {s.column}", *(point_text(s.points.get(run.run_id)) for run in shown),
          change_text(s, history.runs)]
         for s in history.series
     ]

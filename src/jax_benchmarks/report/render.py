@@ -23,9 +23,13 @@ from jax_benchmarks.cli.console import literal, visible
 from jax_benchmarks.cli.tables import (MEMORY_NOTE, NOISY_NOTE, comparison_table, format_seconds, format_value,
                                        memory_rows, timing_cell)
 from jax_benchmarks.report.compare import Comparison
-from jax_benchmarks.report.history import GroupHistory, history_cells, history_headers, history_rows
+from jax_benchmarks.report.history import GroupHistory, RunInfo, history_cells, history_headers, history_rows
 from jax_benchmarks.report.rows import FigureRow, ReportTable
 
+# The terminal's history table: rich keeps each header line whole and narrows the figure column first.
+# A column's padding and rule take 3 characters; the last column's header, "last vs first", 13.
+CHANGE_COLUMN_WIDTH = 3 + 13
+SHORTEST_CELL = 10  # "123.4 µs ~"
 VERDICT_STYLE = {"slower": "red", "faster": "green", "unchanged": "dim", "too few samples": "yellow"}
 
 
@@ -218,16 +222,36 @@ def render_github_benchmark(tables: Sequence[ReportTable]) -> str:
 
 # ------------------------------------------------------------ history ---
 
+def runs_that_fit(history: GroupHistory, width: int, name_width: int) -> list[RunInfo]:
+    """The runs a terminal of `width` characters shows side by side: every run, or the first and the latest
+    ones (the latest alone where two do not fit)."""
+    run_width = 3 + max([SHORTEST_CELL, *(len(part) for run in history.runs for part in history.label_parts(run))])
+    fit = max(1, (width - 1 - (name_width + 3) - CHANGE_COLUMN_WIDTH) // run_width)
+    runs = history.runs
+    if len(runs) <= fit:
+        return runs
+    return [runs[0], *runs[len(runs) - fit + 1:]] if fit > 1 else runs[-1:]
+
+
 def render_history_rich(histories: Sequence[GroupHistory], console: Console) -> None:
     for history in histories:
-        table = Table(title=literal(f"{history.group} · history over {len(history.runs)} run(s)"),
-                      title_justify="left", caption=literal(history.legend), caption_justify="left")
-        rows = history_cells(history)
+        rows = [[f"{s.case} · {s.column}"] for s in history.series]
         # The figure names are what a reader looks for: keep them whole (up to 48 characters).
         name_width = min(max((len(cells[0]) for cells in rows), default=6), 48)
-        for i, header in enumerate(history_headers(history, sep="\n")):
-            table.add_column(literal(header), justify="left" if i == 0 else "right",
-                             min_width=name_width if i == 0 else None)
+        runs = runs_that_fit(history, console.width, name_width)
+        shown = ("" if len(runs) == len(history.runs) else
+                 f"the latest of {len(history.runs)} runs" if len(runs) == 1 else
+                 f"the first and the latest {len(runs) - 1} of {len(history.runs)} runs")
+        caption = history.legend + (f" Shown: {shown}, as many as this terminal's width holds; "
+                                    "--format csv, json or html shows every run." if shown else "")
+        table = Table(title=literal(f"{history.group} · history over {len(history.runs)} run(s)"),
+                      title_justify="left", caption=literal(caption), caption_justify="left")
+        rows = history_cells(history, runs)
+        # A run's label one part a line (each part printed literally; the line breaks are the table's).
+        headers = ["figure", *("\n".join(literal(part) for part in history.label_parts(run)) for run in runs),
+                   "last vs first"]
+        for i, header in enumerate(headers):
+            table.add_column(header, justify="left" if i == 0 else "right", min_width=name_width if i == 0 else None)
         for cells in rows:
             table.add_row(*(literal(c) for c in cells))
         console.print(table)
@@ -250,10 +274,9 @@ def render_history_csv(histories: Sequence[GroupHistory]) -> str:
     rows = [row for history in histories for row in history_rows(history)]
     fieldnames = list(dict.fromkeys(key for row in rows for key in row))
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=fieldnames, lineterminator="\n")
-    writer.writeheader()
-    for row in rows:
-        writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in fieldnames})
+    writer = csv.writer(buffer, lineterminator="\n")  # lists, not dicts: DictWriter checks every row's keys
+    writer.writerow(fieldnames)
+    writer.writerows(["" if (value := row.get(key)) is None else value for key in fieldnames] for row in rows)
     return buffer.getvalue()
 
 

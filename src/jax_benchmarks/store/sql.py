@@ -1,12 +1,16 @@
 """The SQL results store, one schema for SQLite and PostgreSQL (src/jax_benchmarks/store/sqlite.py, postgres.py).
 
-Each record is kept whole, as its JSON text (`records.body`), next to the few columns the views select on;
-so a field added to Record later is stored and read back with no change here. `runs` holds one row per
+Each record is kept as its JSON text, next to the few columns the views select on, so a field added to
+Record later is stored and read back with no change here: its samples in `records.samples` and the rest
+in `records.body` (`split_samples`; a text in another layout is kept whole in `body`, `samples` NULL).
+A view that shows medians reads `body` alone. `runs` holds one row per
 (group, run) (backend '') and one per (group, backend, run): the time of its last record, which orders runs,
 and the environment of its last record, which tells its machine. The views read those rows through their
 indexes and then only the records they show: their cost follows what they show, not the history.
 
-Store schema versions (`meta.schema`): 1 = this layout. A record keeps its own `schema_version`.
+Store schema versions (`meta.schema`): 1 = each record whole in `body`; 2 = `records.samples` added
+(a store of version 1 gains the column when opened; its records stay whole, and read as before). A record
+keeps its own `schema_version`.
 """
 
 from __future__ import annotations
@@ -24,10 +28,10 @@ from typing import Any, Protocol
 
 from jax_benchmarks.errors import ResultsWriteError
 from jax_benchmarks.store.jsonl import BadLines, records_with_text
-from jax_benchmarks.store.record import Record, Scalar, parse_record
+from jax_benchmarks.store.record import Record, Scalar, parse_record, split_samples
 from jax_benchmarks.store.views import EarlierRun, Env, run_key
 
-STORE_SCHEMA = 1
+STORE_SCHEMA = 2
 ALL_BACKENDS = ""  # the `runs.backend` of the row that stands for a whole run of a group
 FETCH_ROWS = 500  # rows taken from a cursor at a time where a view reads many
 # Greater than any character: `prefix <= id < prefix + HIGHEST` is "id starts with prefix", on an index.
@@ -38,7 +42,7 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS meta (key {text} PRIMARY KEY, value {text} NOT NULL)",
     "CREATE TABLE IF NOT EXISTS envs (id {id}, digest {text} NOT NULL UNIQUE, env {text} NOT NULL)",
     "CREATE TABLE IF NOT EXISTS records (id {id}, run_id {text} NOT NULL, timestamp {text} NOT NULL, "
-    "grp {text} NOT NULL, backend {text} NOT NULL, env_id BIGINT NOT NULL, body {text} NOT NULL)",
+    "grp {text} NOT NULL, backend {text} NOT NULL, env_id BIGINT NOT NULL, body {text} NOT NULL, samples {text})",
     "CREATE INDEX IF NOT EXISTS records_run ON records (run_id, id)",
     "CREATE INDEX IF NOT EXISTS records_group ON records (grp, id)",
     "CREATE TABLE IF NOT EXISTS runs (grp {text} NOT NULL, backend {text} NOT NULL, run_id {text} NOT NULL, "
@@ -103,10 +107,8 @@ class SqlStore:
     text_type = "TEXT"
     id_type = "INTEGER PRIMARY KEY"
     greatest = "MAX"
-    # SQLite's JSON functions; a body that is not strict JSON (a NaN written by Python, a corrupt record)
-    # is read whole, so that the parser reports it as it does in every other view.
-    new_store_statements: tuple[str, ...] = ()  # run once, in the transaction that creates the tables
-    body_without_samples = "CASE WHEN json_valid(body) THEN json_remove(body, '$.samples_s') ELSE body END"
+    # Run in the transaction that creates the tables or brings them to STORE_SCHEMA.
+    layout_statements: tuple[str, ...] = ()
 
     def __init__(self, location: str) -> None:
         self._location = location
@@ -139,13 +141,17 @@ class SqlStore:
             cur.execute(statement.format(text=self.text_type, id=self.id_type))
         cur.execute(self.sql("SELECT value FROM meta WHERE key = ?"), ("schema",))
         row = cur.fetchone()
-        if row is None:
-            cur.execute(self.sql("INSERT INTO meta (key, value) VALUES (?, ?)"), ("schema", str(STORE_SCHEMA)))
-            for statement in self.new_store_statements:
-                cur.execute(statement)
-        elif int(row[0]) > STORE_SCHEMA:
+        version = STORE_SCHEMA if row is None else int(row[0])
+        if version > STORE_SCHEMA:
             raise StoreError(f"{self.location} was written by a newer jax-benchmarks (store schema {row[0]}; "
                              f"this one reads up to {STORE_SCHEMA}): update jax-benchmarks to read it")
+        if version < 2:
+            cur.execute(f"ALTER TABLE records ADD COLUMN samples {self.text_type}")
+        if row is None or version < STORE_SCHEMA:
+            cur.execute(self.sql("DELETE FROM meta WHERE key = ?"), ("schema",))
+            cur.execute(self.sql("INSERT INTO meta (key, value) VALUES (?, ?)"), ("schema", str(STORE_SCHEMA)))
+            for statement in self.layout_statements:
+                cur.execute(statement)
 
     def meta(self, key: str) -> str | None:
         cur = self.cursor()
@@ -171,14 +177,14 @@ class SqlStore:
 
     def append(self, record: Record) -> None:
         """One record in one transaction: its row, its environment and its runs' rows, or nothing."""
-        body = record.model_dump_json()
+        body, samples = split_samples(record.model_dump_json())
         new: dict[str, int] = {}
         try:
             with self.transaction() as cur:
                 env_id = self._env_id(cur, record.env, new)
-                cur.execute(self.sql("INSERT INTO records (run_id, timestamp, grp, backend, env_id, body) "
-                                     "VALUES (?, ?, ?, ?, ?, ?) RETURNING id"),
-                            (record.run_id, record.timestamp, record.group, record.backend, env_id, body))
+                cur.execute(self.sql("INSERT INTO records (run_id, timestamp, grp, backend, env_id, body, samples) "
+                                     "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id"),
+                            (record.run_id, record.timestamp, record.group, record.backend, env_id, body, samples))
                 record_id = int(cur.fetchone()[0])
                 upsert = self.sql(UPSERT_RUN)
                 for backend in dict.fromkeys((ALL_BACKENDS, record.backend)):
@@ -211,12 +217,13 @@ class SqlStore:
         """Whatever the database needs after ids were given explicitly."""
 
     def insert_rows(self, cur: Cursor, rows: list[tuple[Any, ...]]) -> None:
-        """Bulk insert of (id, run_id, timestamp, grp, backend, env_id, body) rows."""
-        cur.executemany(self.sql("INSERT INTO records (id, run_id, timestamp, grp, backend, env_id, body) "
-                                 "VALUES (?, ?, ?, ?, ?, ?, ?)"), rows)
+        """Bulk insert of (id, run_id, timestamp, grp, backend, env_id, body, samples) rows."""
+        cur.executemany(self.sql("INSERT INTO records (id, run_id, timestamp, grp, backend, env_id, body, samples) "
+                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"), rows)
 
     def insert_many(self, cur: Cursor, records: Iterable[tuple[Record, str]]) -> int:
-        """Bulk insert (an import) in the caller's transaction: each record with its JSON text as given, ids
+        """Bulk insert (an import) in the caller's transaction: each record with its JSON text as given (its
+        samples apart where the line is as Run.record writes it: read index-only, `record._source`), ids
         given in order after the highest one; the runs' rows are gathered on the way and upserted once."""
         self.lock_for_import(cur)
         cur.execute("SELECT COALESCE(MAX(id), 0) FROM records")
@@ -235,7 +242,8 @@ class SqlStore:
                 run = runs.setdefault((record.group, backend, record.run_id), [record.timestamp, 0, 0])
                 run[0] = max(run[0], record.timestamp)
                 run[1:] = next_id, env_id
-            chunk.append((next_id, record.run_id, record.timestamp, record.group, record.backend, env_id, body))
+            parts = split_samples(body) if record._source is not None else (body, None)
+            chunk.append((next_id, record.run_id, record.timestamp, record.group, record.backend, env_id, *parts))
             next_id += 1
             if len(chunk) == FETCH_ROWS:
                 self.insert_rows(cur, chunk)
@@ -247,9 +255,10 @@ class SqlStore:
         return next_id - first_id
 
     # ----------------------------------------------------------- views ---
-    def _records(self, where: str, params: Sequence[Any], body: str = "body") -> list[Record]:
+    def _records(self, where: str, params: Sequence[Any], samples: bool = True) -> list[Record]:
         cur = self.cursor()
-        cur.execute(self.sql(f"SELECT id, {body} FROM records WHERE {where} ORDER BY id"), params)
+        cur.execute(self.sql(f"SELECT id, body, {'samples' if samples else 'NULL'} FROM records "
+                             f"WHERE {where} ORDER BY id"), params)
         return list(self._parsed(cur))
 
     def _parsed(self, cur: Cursor) -> Iterator[Record]:
@@ -259,9 +268,9 @@ class SqlStore:
         gc.disable()
         try:
             while rows := cur.fetchmany(FETCH_ROWS):
-                for record_id, body in rows:
+                for record_id, body, samples in rows:
                     try:
-                        yield parse_record(body)
+                        yield parse_record(body, samples)
                     except ValueError as exc:
                         self.bad.add(int(record_id), str(exc))
         finally:
@@ -336,14 +345,12 @@ class SqlStore:
     def history(self, group: str | None, backend: str | None, *, samples: bool = True) -> list[Record]:
         conditions = [(column, value) for column, value in (("grp", group), ("backend", backend)) if value is not None]
         where = " AND ".join(f"{column} = ?" for column, _ in conditions) or "1 = 1"
-        # Without samples the database drops them from the JSON text (C code) before Python parses the
-        # rest: ~100 numbers of a record's ~3.4 KB are two thirds of its text and of its parsing time.
-        return self._records(where, [value for _, value in conditions],
-                             "body" if samples else self.body_without_samples)
+        # Without samples: `body` alone (a record kept whole brings its samples all the same).
+        return self._records(where, [value for _, value in conditions], samples)
 
     def all_records(self) -> Iterator[Record]:
         cur = self.cursor()
-        cur.execute("SELECT id, body FROM records ORDER BY id")
+        cur.execute("SELECT id, body, samples FROM records ORDER BY id")
         yield from self._parsed(cur)
 
     def warnings(self) -> list[str]:
