@@ -136,7 +136,8 @@ class SqlStore:
         return text.format(greatest=self.greatest).replace("?", self.placeholder)
 
     def create_schema(self, cur: Cursor) -> None:
-        """Make the tables (in the caller's transaction), or refuse a store of a newer schema."""
+        """Make the tables (in the caller's transaction), bring a store of an earlier schema up to this one,
+        or refuse a store of a newer schema."""
         for statement in SCHEMA:
             cur.execute(statement.format(text=self.text_type, id=self.id_type))
         cur.execute(self.sql("SELECT value FROM meta WHERE key = ?"), ("schema",))
