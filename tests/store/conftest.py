@@ -105,3 +105,12 @@ def pg_server() -> Iterator[PgServer]:
 def pg_url(pg_server: PgServer) -> str:
     """A new, empty database of the test server."""
     return pg_server.create_database()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A new, empty SQL store: an SQLite file, then a database of the test server."""
+    if request.param == "sqlite":
+        return str(tmp_path / "results.sqlite")
+    server: PgServer = request.getfixturevalue("pg_server")
+    return server.create_database()

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from jax_benchmarks.store.location import open_store
-from tests.store.conftest import PgServer, start_server, stop_server
+from tests.store.conftest import start_server, stop_server
 
 SRC = Path(__file__).resolve().parents[2] / "src"
 SAMPLES = 200
@@ -39,14 +39,6 @@ for i in range(count):
         sys.exit(3)
     print(i, flush=True)
 """
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "results.sqlite")
-    server: PgServer = request.getfixturevalue("pg_server")
-    return server.create_database()
 
 
 def writer(location: str, name: str, count: int, samples: int = SAMPLES,

@@ -5,24 +5,14 @@ of schema 1 (every record whole) gains the column when opened and reads as it di
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from jax_benchmarks.store.location import open_store
-from jax_benchmarks.store.record import Record, parse_record, split_samples
+from jax_benchmarks.store.record import parse_record, split_samples
 from jax_benchmarks.store.sql import STORE_SCHEMA, SqlStore
 from tests.report.fixtures import all_records
-from tests.store.conftest import PgServer
-
-
-@pytest.fixture(params=["sqlite", "postgres"])
-def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return str(tmp_path / "results.sqlite")
-    server: PgServer = request.getfixturevalue("pg_server")
-    return server.create_database()
 
 
 def sql_store(location: str) -> SqlStore:

@@ -36,6 +36,10 @@ class Series:
     column: str
     points: dict[str, Record]
 
+    @property
+    def name(self) -> str:
+        return f"{self.case} · {self.column}"
+
 
 @dataclass(frozen=True)
 class GroupHistory:
@@ -120,7 +124,7 @@ def history_cells(history: GroupHistory, runs: Sequence[RunInfo] | None = None) 
     change over every run."""
     shown = history.runs if runs is None else runs
     return [
-        [f"{s.case} · {s.column}", *(point_text(s.points.get(run.run_id)) for run in shown),
+        [s.name, *(point_text(s.points.get(run.run_id)) for run in shown),
          change_text(s, history.runs)]
         for s in history.series
     ]

@@ -235,9 +235,8 @@ def runs_that_fit(history: GroupHistory, width: int, name_width: int) -> list[Ru
 
 def render_history_rich(histories: Sequence[GroupHistory], console: Console) -> None:
     for history in histories:
-        rows = [[f"{s.case} · {s.column}"] for s in history.series]
         # The figure names are what a reader looks for: keep them whole (up to 48 characters).
-        name_width = min(max((len(cells[0]) for cells in rows), default=6), 48)
+        name_width = min(max((len(s.name) for s in history.series), default=6), 48)
         runs = runs_that_fit(history, console.width, name_width)
         shown = ("" if len(runs) == len(history.runs) else
                  f"the latest of {len(history.runs)} runs" if len(runs) == 1 else

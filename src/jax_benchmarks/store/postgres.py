@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
-from jax_benchmarks.store.sql import Cursor, SqlStore, StoreError
+from jax_benchmarks.store.sql import IMPORT_COLUMNS, Cursor, SqlStore, StoreError
 
 CONNECT_TIMEOUT_S = 10
 # Held by a transaction that creates the tables, so that two first writers do not both create them.
@@ -64,8 +64,7 @@ class PostgresStore(SqlStore):
 
     def insert_rows(self, cur: Cursor, rows: list[tuple[Any, ...]]) -> None:
         # COPY: one stream for the rows (an INSERT per row costs a round trip each).
-        columns = "id, run_id, timestamp, grp, backend, env_id, body, samples"
-        with cast(Any, cur).copy(f"COPY records ({columns}) FROM STDIN") as copy:
+        with cast(Any, cur).copy(f"COPY records ({IMPORT_COLUMNS}) FROM STDIN") as copy:
             for row in rows:
                 copy.write_row(row)
 

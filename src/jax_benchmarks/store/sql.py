@@ -52,6 +52,10 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS runs_id ON runs (run_id)",
     "CREATE INDEX IF NOT EXISTS runs_groups ON runs (backend, grp)",
 )
+# A records row as an import writes it (ids given), in the order of the rows `insert_many` builds.
+IMPORT_FIELDS = ("id", "run_id", "timestamp", "grp", "backend", "env_id", "body", "samples")
+IMPORT_COLUMNS = ", ".join(IMPORT_FIELDS)
+IMPORT_VALUES = ", ".join("?" for _ in IMPORT_FIELDS)
 UPSERT_RUN = (
     "INSERT INTO runs (grp, backend, run_id, last_ts, last_id, env_id) VALUES (?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (grp, backend, run_id) DO UPDATE SET last_ts = {greatest}(runs.last_ts, excluded.last_ts), "
@@ -219,8 +223,7 @@ class SqlStore:
 
     def insert_rows(self, cur: Cursor, rows: list[tuple[Any, ...]]) -> None:
         """Bulk insert of (id, run_id, timestamp, grp, backend, env_id, body, samples) rows."""
-        cur.executemany(self.sql("INSERT INTO records (id, run_id, timestamp, grp, backend, env_id, body, samples) "
-                                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"), rows)
+        cur.executemany(self.sql(f"INSERT INTO records ({IMPORT_COLUMNS}) VALUES ({IMPORT_VALUES})"), rows)
 
     def insert_many(self, cur: Cursor, records: Iterable[tuple[Record, str]]) -> int:
         """Bulk insert (an import) in the caller's transaction: each record with its JSON text as given (its
