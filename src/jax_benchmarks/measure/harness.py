@@ -14,7 +14,8 @@ it to `run_cases`, which for each case, in order:
 4. takes its memory figures (`jax_benchmarks.measure.memory`) without touching the timed calls: in a
    separate, untimed call of the same `Timed` after the samples (as asv's `peakmem_`), the last timed
    result dropped first; or, for work done once or a fixed number of times, around that timed work
-   (the peak is reset before the first call and read after the last, outside every timed region);
+   (the peak is reset before the first call and read after the last, outside every timed region;
+   such work always starts from a heap handed back, memory figures or not: see `measure_case`);
    and the compiled program's memory where the `Timed` says how to obtain it;
 5. `judge`s the last result (of the memory pass where there is one): checks, metrics and failures;
 6. writes the record, keeps the judgement's `output` next to it on `run.outputs` (for a later step of the
@@ -67,7 +68,8 @@ from typing import Any, Generic, Protocol, TypeVar
 from rich.markup import escape
 
 from jax_benchmarks.errors import CheckFailed, first_line
-from jax_benchmarks.measure.memory import AROUND_TIMED_RUN, SEPARATE_PASS, Probe, compiled_figures
+from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, SEPARATE_PASS, Probe, compiled_figures,
+                                           release_freed_memory)
 from jax_benchmarks.measure.progress import Progress
 from jax_benchmarks.store.record import Output, Record, Scalar
 from jax_benchmarks.run import Run
@@ -359,6 +361,13 @@ def time_case(timed: Timed[R], repeats: int) -> tuple[R, Measurement]:
 def measure_case(timed: Timed[R], repeats: int, probe: Probe | None) -> tuple[R, Measurement]:
     """`time_case`, then the memory figures on the measurement (none without a probe). Returns the last
     result: the memory pass's, where there is one (the same call on the same inputs as the timed ones)."""
+    if timed.single_pass:
+        # Work timed once starts from a heap handed back, with or without memory figures, so that
+        # --memory does not change its timing. Otherwise its allocations reuse pages that earlier cases
+        # in this process freed: its host peak reads too low (a 64 MiB allocation read as 0 B,
+        # tests/memory/test_host.py), and its time depends on which cases ran before it
+        # (benchmarks/selection_effect.py).
+        release_freed_memory()
     if probe is None:
         return time_case(timed, repeats)
     if timed.single_pass:

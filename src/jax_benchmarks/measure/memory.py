@@ -299,8 +299,10 @@ class Probe:
             self.device.before_timing()
 
     def start(self, *, settle: bool) -> None:
-        """`settle` (a separate pass): first free what earlier calls left, so the peak above is the case's.
-        Around a timed run nothing is freed: that would change what is timed."""
+        """`settle` (a separate pass): first free what earlier calls left, so the peak above is the case's,
+        and empty the device allocator's cache. Around a timed run the harness has already handed the heap
+        back (`harness.measure_case`), and the device cache is kept: emptying it would put the driver's
+        allocations inside the timed work, and the allocator's statistics count reused blocks anyway."""
         if settle:
             release_freed_memory()
         if self.device is not None:
