@@ -52,10 +52,13 @@ SCHEMA = (
     "CREATE INDEX IF NOT EXISTS runs_id ON runs (run_id)",
     "CREATE INDEX IF NOT EXISTS runs_groups ON runs (backend, grp)",
 )
-# A records row as an import writes it (ids given), in the order of the rows `insert_many` builds.
-IMPORT_FIELDS = ("id", "run_id", "timestamp", "grp", "backend", "env_id", "body", "samples")
+# A records row as `append` writes it (the database gives the id), and as an import writes it (ids given,
+# in the order of the rows `insert_many` builds).
+RECORD_FIELDS = ("run_id", "timestamp", "grp", "backend", "env_id", "body", "samples")
+IMPORT_FIELDS = ("id", *RECORD_FIELDS)
 IMPORT_COLUMNS = ", ".join(IMPORT_FIELDS)
-IMPORT_VALUES = ", ".join("?" for _ in IMPORT_FIELDS)
+INSERT_RECORD = f"INSERT INTO records ({', '.join(RECORD_FIELDS)}) VALUES ({', '.join('?' * len(RECORD_FIELDS))})"
+INSERT_IMPORTED = f"INSERT INTO records ({IMPORT_COLUMNS}) VALUES ({', '.join('?' * len(IMPORT_FIELDS))})"
 UPSERT_RUN = (
     "INSERT INTO runs (grp, backend, run_id, last_ts, last_id, env_id) VALUES (?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (grp, backend, run_id) DO UPDATE SET last_ts = {greatest}(runs.last_ts, excluded.last_ts), "
@@ -187,8 +190,7 @@ class SqlStore:
         try:
             with self.transaction() as cur:
                 env_id = self._env_id(cur, record.env, new)
-                cur.execute(self.sql("INSERT INTO records (run_id, timestamp, grp, backend, env_id, body, samples) "
-                                     "VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id"),
+                cur.execute(self.sql(f"{INSERT_RECORD} RETURNING id"),
                             (record.run_id, record.timestamp, record.group, record.backend, env_id, body, samples))
                 record_id = int(cur.fetchone()[0])
                 upsert = self.sql(UPSERT_RUN)
@@ -223,7 +225,7 @@ class SqlStore:
 
     def insert_rows(self, cur: Cursor, rows: list[tuple[Any, ...]]) -> None:
         """Bulk insert of (id, run_id, timestamp, grp, backend, env_id, body, samples) rows."""
-        cur.executemany(self.sql(f"INSERT INTO records ({IMPORT_COLUMNS}) VALUES ({IMPORT_VALUES})"), rows)
+        cur.executemany(self.sql(INSERT_IMPORTED), rows)
 
     def insert_many(self, cur: Cursor, records: Iterable[tuple[Record, str]]) -> int:
         """Bulk insert (an import) in the caller's transaction: each record with its JSON text as given (its
