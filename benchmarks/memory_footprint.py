@@ -13,7 +13,8 @@ command's wall time; on a shared machine these ratios carry the drift between pr
 same in one process (xla all at N = 500, ten rounds alternating), free of that drift. Part 2 also gives
 that ratio for the figures of work timed once (epochs, solves, loads), whose memory is read around the
 timed work itself. Part 4 times the probe itself (reset VmHWM, read VmRSS, then read VmHWM), which is
-all that runs around work timed once, against the shortest such figure.
+all that runs around work timed once, against the shortest such figure, and the heap hand-back before
+such work (outside the clock).
 
 Sizes are small but show something: xla at N = 1000 float64, jit at its --quick lengths (and the Flax
 training points), mnist on the embedded digits (offline) for one epoch of --dry-run batches.
@@ -35,7 +36,7 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "src"))
 
-from jax_benchmarks.measure.memory import Probe, format_bytes  # noqa: E402
+from jax_benchmarks.measure.memory import Probe, format_bytes, release_freed_memory  # noqa: E402
 
 N = 1000
 COMMANDS = {
@@ -47,6 +48,7 @@ COMMANDS = {
 OFFLINE = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
 IMAGE_BYTES = 28 * 28 * 4  # one float32 MNIST image as the model sees it
 PROBES = 200
+HANDBACKS = 10
 
 
 def run(args: list[str], memory: bool, results: Path) -> tuple[list[dict[str, Any]], float]:
@@ -141,6 +143,14 @@ def probe_cost() -> float:
     return (time.perf_counter() - start) / PROBES
 
 
+def handback_cost() -> float:
+    """Seconds of the heap hand-back (garbage collector, malloc_trim) that precedes work timed once."""
+    start = time.perf_counter()
+    for _ in range(HANDBACKS):
+        release_freed_memory()
+    return (time.perf_counter() - start) / HANDBACKS
+
+
 def interleaved(rounds: int) -> list[str]:
     """In one process, the same cases timed with the memory pass and without it, alternating round by round:
     no process-to-process drift, so the ratio of the fastest samples shows what the pass does to the
@@ -214,6 +224,9 @@ def main(rounds: int) -> None:
           "the first timed call and after the last (outside time_call's clock, so 0 on the figure itself)"
           + (f"; against the shortest such figure ({shortest_once:.3g} s) it would be {cost / shortest_once:.2e}"
              if math.isfinite(shortest_once) else ""))
+    print(f"\n## the heap hand-back before work timed once (with or without the memory figures): "
+          f"{handback_cost() * 1e3:.0f} ms per case, outside the clock (this process has NumPy, PyTorch and "
+          "JAX loaded)")
 
 
 if __name__ == "__main__":
