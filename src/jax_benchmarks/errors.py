@@ -38,6 +38,12 @@ class DataError(click.UsageError):
     """Bad input data (missing file, wrong magic number, ...): exit 2."""
 
 
+class StoreError(DataError):
+    """A results store cannot be used (a bad location, a server down, wrong credentials, another program's
+    file, a damaged or locked store): one line that names the store and the problem, never the password;
+    exit 2, the same line from every command (report, verdict, smoke, every group)."""
+
+
 class SettingsError(click.UsageError):
     """Options that cannot work together, found once a command's cases are declared: exit 2, one line naming
     the option."""

@@ -24,7 +24,9 @@ from jax_benchmarks.hardware.devices import ONE_DEVICE, DeviceKind, DeviceReques
 from jax_benchmarks.errors import DataError
 from jax_benchmarks.hardware.gpu_policy import MatmulPrecision
 from jax_benchmarks.store.jsonl import regular_file_problem
-from jax_benchmarks.store.location import ResultsLocation, as_location, check_writable, default_location
+from jax_benchmarks.store.location import (
+    ResultsLocation, as_location, check_readable, check_writable, default_location,
+)
 
 M = TypeVar("M", bound=BaseModel)
 # --results: a path or a URL, shown without its password (src/jax_benchmarks/store/location.py).
@@ -181,6 +183,15 @@ def writable_dir(path: Path, what: str) -> Path:
         raise DataError(f"cannot write {what} to {path}: {exc.strerror or exc}; "
                         "make it writable (or run from another folder) before starting") from None
     return path
+
+
+def readable_store(location: ResultsLocation) -> ResultsLocation:
+    """Refuse, before any work, a results store that cannot be read: absent, not a store, damaged, of a newer
+    schema, a file that cannot be read (opened read-only: nothing is written to it)."""
+    check_readable(location)
+    if location.kind != "postgres" and location.path.exists():
+        readable_path(location.path)
+    return location
 
 
 def readable_path(path: Path) -> Path:

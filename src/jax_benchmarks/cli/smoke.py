@@ -19,6 +19,7 @@ from jax_benchmarks.errors import Failed
 from jax_benchmarks.frameworks.available import missing_for, unavailable_reason
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.cli.relaunch import self_command
+from jax_benchmarks.store.location import LocationParam, ResultsLocation
 
 # Quick figures are not comparable with real runs: by default they go to a file of their own.
 SMOKE_RESULTS = Path("data/results/smoke.jsonl")
@@ -35,9 +36,10 @@ def smoke_commands(groups: tuple[str, ...]) -> list[tuple[str, str]]:
 
 @click.command("smoke", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("groups", nargs=-1, type=click.Choice(BENCHMARK_GROUPS))
-@click.option("--results", type=click.Path(path_type=Path, dir_okay=False), default=SMOKE_RESULTS,
-              show_default=True, help="JSON-lines file the quick records are appended to.")
-def cli(groups: tuple[str, ...], results: Path) -> None:
+@click.option("--results", type=LocationParam(), default=str(SMOKE_RESULTS),
+              show_default=True, help="Where the quick records are appended (a .jsonl or SQLite file, or a "
+                                      "postgresql:// URL).")
+def cli(groups: tuple[str, ...], results: ResultsLocation) -> None:
     """Run GROUP's commands (default: every group) with --quick, one fresh process each; print each
     command's wall time. Exit 1 when any failed (the others still run).
 
@@ -59,7 +61,7 @@ def cli(groups: tuple[str, ...], results: Path) -> None:
             continue
         click.echo(f"== smoke: {line}", err=True)
         began = time.perf_counter()
-        done = subprocess.run([*self_command(), group, command, "--quick", "--results", str(results)],
+        done = subprocess.run([*self_command(), group, command, "--quick", "--results", results.value],
                               check=False)
         walls.append((line, time.perf_counter() - began, done.returncode))
     click.echo("smoke summary:")

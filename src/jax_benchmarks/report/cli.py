@@ -17,9 +17,10 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from jax_benchmarks.errors import DataError, Failed, interrupt_signal, interrupted
 from jax_benchmarks.cli.plots import PLOTS_DIR
 from jax_benchmarks.settings import (
-    OptionError, Results, parse_settings, readable_path, results_field, settings_options, writable_dir,
+    OptionError, Results, parse_settings, readable_path, readable_store, results_field, settings_options,
+    writable_dir,
 )
-from jax_benchmarks.store.location import POSTGRES_SCHEMES, ResultsLocation, check_readable
+from jax_benchmarks.store.location import POSTGRES_SCHEMES, ResultsLocation
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.groups import BENCHMARK_GROUPS, BenchmarkGroup
 from jax_benchmarks.report.select import PREVIOUS, Filters, is_path_like
@@ -81,10 +82,7 @@ class ReportSettings(BaseModel):
     @field_validator("results")
     @classmethod
     def _results_readable(cls, value: ResultsLocation) -> ResultsLocation:
-        check_readable(value)
-        if value.kind != "postgres" and value.path.exists():
-            readable_path(value.path)
-        return value
+        return readable_store(value)
 
     @field_validator("baseline")
     @classmethod
@@ -145,17 +143,12 @@ def note(message: str) -> None:
 def report(settings: ReportSettings) -> None:
     """Select the runs, compare them with the baseline, print, plot, and fail on regressions."""
     from jax_benchmarks.store.location import open_store, store_errors
-    from jax_benchmarks.store.sql import StoreError
 
-    try:
-        store = open_store(settings.results, create=False, log=note)
-    except StoreError as exc:
-        raise DataError(str(exc)) from None
+    # A StoreError is a DataError: one line, exit 2, as from every command.
+    store = open_store(settings.results, create=False, log=note)
     try:
         with store_errors(store):
             report_from(store, settings)
-    except StoreError as exc:
-        raise DataError(str(exc)) from None
     finally:
         store.close()
 

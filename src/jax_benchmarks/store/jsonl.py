@@ -25,6 +25,7 @@ import os
 import re
 import stat
 import sys
+import tempfile
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
@@ -97,20 +98,44 @@ def check_results_path(path: Path) -> Path:
             raise ValueError(f"cannot read {path}: {exc.strerror}") from None
         if problem:
             raise ValueError(f"{path} is not a JSON-lines results file ({problem}); give another --results file")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        # The same open as append_record (O_NONBLOCK: never waits on a FIFO made since the check).
-        os.close(os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK, 0o666))
-    except OSError as exc:
-        raise ValueError(f"cannot write {path}: {exc.strerror}") from None
+        try:
+            # The same open as append_record, less O_CREAT (O_NONBLOCK: never waits on a FIFO made since the check).
+            os.close(os.open(path, os.O_RDWR | os.O_APPEND | os.O_NONBLOCK))
+        except OSError as exc:
+            raise ValueError(f"cannot write {path}: {exc.strerror}") from None
+    else:
+        check_folder_writable(path)
     require_free_space(path)
     return path
+
+
+def existing_folder(path: Path) -> Path:
+    """The folder `path` is (or would be, once its missing folders are made) in, nearest to it, that exists."""
+    folder = path.absolute().parent
+    while not folder.exists() and folder != folder.parent:
+        folder = folder.parent
+    return folder
+
+
+def check_folder_writable(path: Path) -> None:
+    """A file can be made at `path` (absent): its nearest existing folder takes a new file. Neither the file nor
+    a missing folder is made (a command refused later leaves nothing behind); the check makes and removes a
+    file there (os.access would say yes to root on a read-only mount). A ValueError naming the cause otherwise."""
+    folder = existing_folder(path)
+    if not folder.is_dir():
+        raise ValueError(f"cannot write {path}: {folder} is not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(dir=folder, prefix=".write-check-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise ValueError(f"cannot write {path}: {exc.strerror}") from None
 
 
 def require_free_space(path: Path) -> None:
     """Room next to `path` for some hundreds of records (MIN_FREE_BYTES); a ValueError naming it otherwise."""
     try:
-        vfs = os.statvfs(path.parent)
+        vfs = os.statvfs(existing_folder(path))
     except OSError as exc:
         raise ValueError(f"cannot write {path}: {exc.strerror}") from None
     free = vfs.f_bavail * vfs.f_frsize

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
+import click
+
 from jax_benchmarks.store.jsonl import (
-    SNIFF_BYTES, JsonlStore, check_results_path, file_kind, regular_file_problem, require_free_space,
+    SNIFF_BYTES, JsonlStore, check_folder_writable, check_results_path, file_kind, regular_file_problem,
+    require_free_space,
 )
 from jax_benchmarks.store.sql import StoreError
-from jax_benchmarks.store.sqlite import SqliteStore, sqlite_problem
+from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S, SqliteStore, sqlite_problem
 from jax_benchmarks.store.views import ResultsStore
 
 RESULTS_ENV = "JAX_BENCHMARKS_RESULTS"
@@ -37,9 +39,11 @@ Kind = Literal["jsonl", "sqlite", "postgres"]
 
 @dataclass(frozen=True)
 class ResultsLocation:
-    """A `--results` value. `str()` shows it with any password replaced by ***; `value` is the one to connect to."""
+    """A `--results` value. `str()` shows it with any password replaced by ***; `value` is the one to connect to.
+    `lock_timeout_s` (`--lock-timeout`): how long a writer of an SQLite store waits for another's lock."""
 
     value: str
+    lock_timeout_s: float = field(default=LOCK_TIMEOUT_S, compare=False)
 
     @property
     def kind(self) -> Kind:
@@ -102,6 +106,19 @@ def as_location(value: object) -> ResultsLocation:
     raise ValueError("give a file path (.jsonl: JSON lines, else SQLite) or a postgresql:// URL")
 
 
+class LocationParam(click.ParamType[ResultsLocation]):
+    """A click option that names a results store (a file path or a postgresql:// URL) as a ResultsLocation:
+    a URL stays a URL (not a path with its `//` collapsed) and is shown without its password."""
+
+    name = "PATH|URL"
+
+    def convert(self, value: object, param: click.Parameter | None, ctx: click.Context | None) -> ResultsLocation:
+        try:
+            return as_location(value)
+        except ValueError as exc:
+            self.fail(str(exc), param, ctx)
+
+
 def default_location() -> ResultsLocation:
     """Where results go when --results is not given: $JAX_BENCHMARKS_RESULTS, else data/results/results.sqlite."""
     return as_location(os.environ.get(RESULTS_ENV) or DEFAULT_PATH)
@@ -114,13 +131,14 @@ def legacy_jsonl(path: Path) -> Path:
 
 def open_store(location: ResultsLocation | Path | str, *, create: bool = True,
                log: Callable[[str], None] = lambda _msg: None) -> ResultsStore:
-    """The store at `location`. create=False (reading): a missing file is an error, unless an SQLite store
-    can be made from its JSON-lines file. Raises StoreError with a one-line reason."""
+    """The store at `location`. create=False (reading): the store is opened read-only and must exist and be
+    one (nothing is written, no table made), unless an SQLite store is first made or completed from its
+    JSON-lines file (the one write a reader does, once). Raises StoreError with a one-line reason."""
     where = as_location(location)
     if where.kind == "postgres":
         from jax_benchmarks.store.postgres import PostgresStore
 
-        return PostgresStore(where.value, str(where), where.password)
+        return PostgresStore(where.value, str(where), where.password, create=create)
     problem = regular_file_problem(where.path)
     if problem:
         raise StoreError(problem)
@@ -130,9 +148,16 @@ def open_store(location: ResultsLocation | Path | str, *, create: bool = True,
                              "(e.g. `python main.py xla all`)")
         return JsonlStore(where.path)
     legacy = legacy_jsonl(where.path)
-    has_legacy = legacy.is_file()
-    store = SqliteStore(where.path, create=create or has_legacy)
-    if has_legacy and store.meta(f"imported {legacy.resolve()}") is None:
+    if not legacy.is_file():
+        return SqliteStore(where.path, create=create, lock_timeout_s=where.lock_timeout_s, log=log)
+    mark = f"imported {legacy.resolve()}"
+    if not create and where.path.is_file() and where.path.stat().st_size:
+        reader = SqliteStore(where.path, create=False, lock_timeout_s=where.lock_timeout_s, log=log)
+        if reader.meta(mark) is not None:
+            return reader
+        reader.close()
+    store = SqliteStore(where.path, create=True, lock_timeout_s=where.lock_timeout_s, log=log)
+    if store.meta(mark) is None:
         failures: tuple[type[Exception], ...] = (OSError, *store.driver_errors)
         try:
             note = store.import_jsonl(legacy)
@@ -144,29 +169,30 @@ def open_store(location: ResultsLocation | Path | str, *, create: bool = True,
     return store
 
 
-def check_writable(location: ResultsLocation) -> ResultsLocation:
-    """Preflight before any work: records can be appended at `location` (a database is connected to; a
-    file is checked, not opened: the run opens it, and imports its JSON-lines file where it has one).
-    Raises ValueError with the reason."""
+def check_writable(location: ResultsLocation, log: Callable[[str], None] = lambda _msg: None) -> ResultsLocation:
+    """Preflight before any work: records can be appended at `location`. A store that exists (a database,
+    an SQLite file) is opened as its writer will open it (its header, schema, version, lock and
+    writability checked; an SQLite store imports its JSON-lines file here, where it has one); a file that
+    does not exist yet is not made, nor its folders: the folder it would be made in is checked. Raises
+    ValueError with the reason."""
     if location.kind == "jsonl":
         check_results_path(location.path)
     elif location.kind == "postgres":
-        _open_and_close(location, create=True)
+        _open_and_close(location, create=True, log=log)
     else:
         _check_sqlite_file(location.path)
-        try:
-            location.path.parent.mkdir(parents=True, exist_ok=True)
-            fd, probe = tempfile.mkstemp(dir=location.path.parent, prefix=".write-check-")
-            os.close(fd)
-            os.unlink(probe)
-        except OSError as exc:
-            raise ValueError(f"cannot write {location.path}: {exc.strerror}") from None
+        if location.path.is_file() and location.path.stat().st_size:
+            _open_and_close(location, create=True, log=log)
+        else:
+            check_folder_writable(location.path)
         require_free_space(location.path)
     return location
 
 
 def check_readable(location: ResultsLocation) -> ResultsLocation:
-    """Preflight of a store to read: it exists and is one. Raises ValueError with the reason."""
+    """Preflight of a store to read: it exists and is a results store this code reads, opened read-only
+    (an SQLite store still to be made from its JSON-lines file is checked when it is made). Raises
+    ValueError with the reason."""
     if location.kind == "postgres":
         return _open_and_close(location, create=False)
     if location.path.is_dir():
@@ -177,6 +203,8 @@ def check_readable(location: ResultsLocation) -> ResultsLocation:
                          "(e.g. `python main.py xla all`)")
     if location.kind == "sqlite":
         _check_sqlite_file(location.path)
+        if not legacy_jsonl(location.path).is_file():
+            _open_and_close(location, create=False)
     return location
 
 
@@ -193,9 +221,10 @@ def _check_sqlite_file(path: Path) -> None:
         raise ValueError(problem)
 
 
-def _open_and_close(location: ResultsLocation, *, create: bool) -> ResultsLocation:
+def _open_and_close(location: ResultsLocation, *, create: bool,
+                    log: Callable[[str], None] = lambda _msg: None) -> ResultsLocation:
     try:
-        open_store(location, create=create).close()
+        open_store(location, create=create, log=log).close()
     except StoreError as exc:
         raise ValueError(str(exc)) from None
     return location

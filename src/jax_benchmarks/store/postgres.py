@@ -27,8 +27,11 @@ class PostgresStore(SqlStore):
     # time (100,000 records: 15 s against 6–9 s); the table takes more disk instead.
     layout_statements = ("ALTER TABLE records ALTER COLUMN body SET STORAGE EXTERNAL",
                          "ALTER TABLE records ALTER COLUMN samples SET STORAGE EXTERNAL")
+    # The tables where unqualified names resolve (the schema the store's tables are made in).
+    tables_query = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
+    owns_database = False  # a team's database may hold other tables beside the store's
 
-    def __init__(self, url: str, shown: str, password: str | None) -> None:
+    def __init__(self, url: str, shown: str, password: str | None, *, create: bool = True) -> None:
         super().__init__(shown)
         self.password = password
         try:
@@ -39,10 +42,23 @@ class PostgresStore(SqlStore):
         self.driver_errors = (psycopg.Error,)
         try:
             self.conn: Any = psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S)
-            with self.transaction() as cur:
-                cur.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
-                self.create_schema(cur)
         except psycopg.Error as exc:
+            raise StoreError(f"cannot use the database {shown}: {self.reason(exc)}") from None
+        try:
+            if create:
+                with self.transaction() as cur:
+                    cur.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
+                    self.create_schema(cur)
+            else:
+                # A reader writes nothing: every transaction of the session is read-only (a role allowed
+                # only SELECT reads the store as any other).
+                self.conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+                with self.conn.cursor() as cur:
+                    self.check_readable(cur)
+        except BaseException as exc:
+            self.conn.close()
+            if not isinstance(exc, psycopg.Error):
+                raise
             raise StoreError(f"cannot use the database {shown}: {self.reason(exc)}") from None
 
     def reason(self, exc: BaseException) -> str:

@@ -24,14 +24,19 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from jax_benchmarks.errors import ResultsWriteError
+from jax_benchmarks.errors import ResultsWriteError, first_line
+# Raised by every store; imported from here by their users too (re-exported).
+from jax_benchmarks.errors import StoreError as StoreError
 from jax_benchmarks.store.jsonl import BadLines, records_with_text
-from jax_benchmarks.store.record import Record, Scalar, parse_record, split_samples
+from jax_benchmarks.store.record import SCALAR_TYPES, Record, parse_record, split_samples
 from jax_benchmarks.store.views import EarlierRun, Env, run_key
 
 STORE_SCHEMA = 2
+STORE_TABLES = frozenset({"meta", "envs", "records", "runs"})
+INTERNAL_TABLE = "sqlite_"  # SQLite's own tables (sqlite_sequence, sqlite_stat1) start with it
+LISTED_TABLES = 5  # tables named in the refusal of another program's database
 ALL_BACKENDS = ""  # the `runs.backend` of the row that stands for a whole run of a group
 FETCH_ROWS = 500  # rows taken from a cursor at a time where a view reads many
 # Greater than any character: `prefix <= id < prefix + HIGHEST` is "id starts with prefix", on an index.
@@ -79,11 +84,6 @@ class ImportNote:
                 + (f"; {self.skipped}" if self.skipped else ""))
 
 
-class StoreError(Exception):
-    """The store cannot be used (bad location, server down, wrong credentials, another program's file):
-    one line that names the problem and never the password."""
-
-
 class Cursor(Protocol):
     """What the views use of a DB-API cursor (sqlite3's and psycopg's)."""
 
@@ -116,12 +116,18 @@ class SqlStore:
     greatest = "MAX"
     # Run in the transaction that creates the tables or brings them to STORE_SCHEMA.
     layout_statements: tuple[str, ...] = ()
+    # The names of the tables of the database (or of its current schema); the store's are STORE_TABLES.
+    tables_query = "SELECT name FROM sqlite_master WHERE type = 'table'"
+    # True: the database is the store's alone (an SQLite file), so a table of another name makes it another
+    # program's; False: a database the store may share with other tables (PostgreSQL).
+    owns_database = True
 
     def __init__(self, location: str) -> None:
         self._location = location
         self.bad = BadLines(location, unit="record id")
         self._envs: dict[int, Env] = {}  # env id -> env, read once
         self._env_ids: dict[str, int] = {}  # env digest -> id, of envs committed
+        self.samples_column = "samples"  # what the views select for `records.samples` (NULL: schema 1)
 
     # -------------------------------------------------------- subclass ---
     def cursor(self) -> Cursor:
@@ -142,24 +148,58 @@ class SqlStore:
     def sql(self, text: str) -> str:
         return text.format(greatest=self.greatest).replace("?", self.placeholder)
 
-    def create_schema(self, cur: Cursor) -> None:
-        """Make the tables (in the caller's transaction), bring a store of an earlier schema up to this one,
-        or refuse a store of a newer schema."""
-        for statement in SCHEMA:
-            cur.execute(statement.format(text=self.text_type, id=self.id_type))
+    def stored_schema(self, cur: Cursor) -> int | None:
+        """The schema version of the results store this database holds (read only, nothing changed); None
+        when it holds none of the store's tables (a new database). Raises StoreError, naming the store and
+        what is wrong, for another program's database (SQLite: a file is a store of its own, so any other
+        table; PostgreSQL: some of the store's tables without the rest), a damaged `meta` row or a newer
+        schema."""
+        cur.execute(self.tables_query)
+        tables = {str(row[0]) for row in cur.fetchall() if not str(row[0]).startswith(INTERNAL_TABLE)}
+        ours = tables & STORE_TABLES
+        if not ours and not (tables and self.owns_database):
+            return None
+        if ours != STORE_TABLES:
+            listed = ", ".join(repr(name) for name in sorted(tables)[:LISTED_TABLES])
+            raise StoreError(f"{self.location} is not a jax-benchmarks results store (its tables: {listed}); "
+                             "give another --results")
         cur.execute(self.sql("SELECT value FROM meta WHERE key = ?"), ("schema",))
         row = cur.fetchone()
-        version = STORE_SCHEMA if row is None else int(row[0])
+        value = None if row is None else str(row[0])
+        # Written by this code as str(int): anything else is damage (a hand edit, a disk error).
+        if value is None or not (value.isascii() and value.isdigit() and len(value) <= 6):
+            shown = "is missing" if value is None else f"holds {value[:40]!r}, not a schema version"
+            raise StoreError(f"{self.location} is damaged: its meta row 'schema' {shown}; "
+                             "restore the store from a copy or give another --results")
+        version = int(value)
         if version > STORE_SCHEMA:
-            raise StoreError(f"{self.location} was written by a newer jax-benchmarks (store schema {row[0]}; "
+            raise StoreError(f"{self.location} was written by a newer jax-benchmarks (store schema {version}; "
                              f"this one reads up to {STORE_SCHEMA}): update jax-benchmarks to read it")
-        if version < 2:
+        return version
+
+    def check_readable(self, cur: Cursor) -> None:
+        """A reader's check at opening (no write): the database holds a results store of a schema this code
+        reads. One with none of the store's tables has no records yet: a StoreError, as an empty store is."""
+        version = self.stored_schema(cur)
+        if version is None:
+            raise StoreError(f"no benchmark records in {self.location}: run a benchmark first, "
+                             "e.g. `python main.py xla all`")
+        self.samples_column = "samples" if version >= 2 else "NULL"  # schema 1 has no samples column
+
+    def create_schema(self, cur: Cursor) -> None:
+        """Make the tables (in the caller's write transaction), bring a store of an earlier schema up to
+        this one, or refuse another program's database, a damaged one or one of a newer schema."""
+        version = self.stored_schema(cur)
+        if version == STORE_SCHEMA:
+            return
+        for statement in SCHEMA:
+            cur.execute(statement.format(text=self.text_type, id=self.id_type))
+        if version is not None and version < 2:
             cur.execute(f"ALTER TABLE records ADD COLUMN samples {self.text_type}")
-        if row is None or version < STORE_SCHEMA:
-            cur.execute(self.sql("DELETE FROM meta WHERE key = ?"), ("schema",))
-            cur.execute(self.sql("INSERT INTO meta (key, value) VALUES (?, ?)"), ("schema", str(STORE_SCHEMA)))
-            for statement in self.layout_statements:
-                cur.execute(statement)
+        cur.execute(self.sql("DELETE FROM meta WHERE key = ?"), ("schema",))
+        cur.execute(self.sql("INSERT INTO meta (key, value) VALUES (?, ?)"), ("schema", str(STORE_SCHEMA)))
+        for statement in self.layout_statements:
+            cur.execute(statement)
 
     def meta(self, key: str) -> str | None:
         cur = self.cursor()
@@ -263,7 +303,7 @@ class SqlStore:
     # ----------------------------------------------------------- views ---
     def _records(self, where: str, params: Sequence[Any], samples: bool = True) -> list[Record]:
         cur = self.cursor()
-        cur.execute(self.sql(f"SELECT id, body, {'samples' if samples else 'NULL'} FROM records "
+        cur.execute(self.sql(f"SELECT id, body, {self.samples_column if samples else 'NULL'} FROM records "
                              f"WHERE {where} ORDER BY id"), params)
         return list(self._parsed(cur))
 
@@ -288,9 +328,22 @@ class SqlStore:
             cur = self.cursor()
             cur.execute(self.sql("SELECT env FROM envs WHERE id = ?"), (env_id,))
             row = cur.fetchone()
-            env: dict[str, Scalar] = json.loads(row[0]) if row else {}
-            self._envs[env_id] = env
+            self._envs[env_id] = {} if row is None else self._parsed_env(env_id, str(row[0]))
         return self._envs[env_id]
+
+    def _parsed_env(self, env_id: int, text: str) -> Env:
+        """An `envs` row's environment: a JSON object of scalars, or a StoreError naming the store and the row
+        (the environment of every record of a run: a report cannot tell its machine without it)."""
+        try:
+            env = json.loads(text)
+        except (ValueError, RecursionError) as exc:
+            problem = f"is not JSON ({first_line(exc, 80)})"
+        else:
+            if type(env) is dict and SCALAR_TYPES.issuperset(map(type, env.values())):
+                return cast(Env, env)
+            problem = "is not a JSON object of names and values"
+        raise StoreError(f"{self.location} is damaged: its envs row {env_id} {problem}; "
+                         "restore the store from a copy or give another --results")
 
     def is_empty(self) -> bool:
         cur = self.cursor()
@@ -356,7 +409,7 @@ class SqlStore:
 
     def all_records(self) -> Iterator[Record]:
         cur = self.cursor()
-        cur.execute("SELECT id, body, samples FROM records ORDER BY id")
+        cur.execute(f"SELECT id, body, {self.samples_column} FROM records ORDER BY id")
         yield from self._parsed(cur)
 
     def warnings(self) -> list[str]:

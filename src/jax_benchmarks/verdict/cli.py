@@ -23,6 +23,7 @@ from typing import Literal
 import click
 
 from jax_benchmarks.errors import Failed
+from jax_benchmarks.store.location import LocationParam, ResultsLocation, as_location
 from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, round_argv, seconds_left
 
 VERDICT_RESULTS = Path("data/results/verdict.jsonl")
@@ -90,24 +91,27 @@ def measure_with_progress(scale: Scale, results: Path, run_id: str, log: Path) -
     return rounds
 
 
-def checked_input(path: Path, option: str) -> Path:
-    from jax_benchmarks.settings import readable_path
+def checked_input(location: ResultsLocation, option: str) -> ResultsLocation:
+    """A store to read, checked before any work as `report` checks its --results (opened read-only)."""
+    from jax_benchmarks.settings import readable_store
 
     try:
-        return readable_path(path)
+        return readable_store(location)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint=f"'{option}'") from None
 
 
 def checked_output(path: Path) -> Path:
-    """Refuse, before anything runs, a page path that is not a regular file or whose folder cannot be made."""
-    from jax_benchmarks.store.jsonl import regular_file_problem
+    """Refuse, before anything runs, a page path that is not a regular file or could not be made; its
+    missing folders are made only when the page is written (a refused command leaves none behind)."""
+    from jax_benchmarks.store.jsonl import check_folder_writable, regular_file_problem
 
     problem = regular_file_problem(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        problem = problem or f"cannot make {path.parent}: {exc.strerror}"
+    if problem is None and not path.exists():
+        try:
+            check_folder_writable(path)
+        except ValueError as exc:
+            problem = str(exc)
     if problem:
         raise click.BadParameter(problem, param_hint="'--output'")
     return path
@@ -121,10 +125,11 @@ def warn(message: str) -> None:
 @click.option("--scale", type=click.Choice(SCALE_NAMES), default="quick", show_default=True,
               help="How much to measure: quick (small sizes, about two minutes on a quiet 2-core CPU), "
                    "standard (about six minutes), full (the groups' default sizes; hours on a CPU).")
-@click.option("--from", "from_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Build the page from the records already in this results file; nothing is run.")
-@click.option("--against", "against_path", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="A second machine's results file: its findings side by side, and the ratios between the two.")
+@click.option("--from", "from_path", type=LocationParam(), default=None,
+              help="Build the page from the records already in this results store (a .jsonl or SQLite file, or a "
+                   "postgresql:// URL), read only; nothing is run.")
+@click.option("--against", "against_path", type=LocationParam(), default=None,
+              help="A second machine's results store: its findings side by side, and the ratios between the two.")
 @click.option("--run", "run_id", default=None, metavar="RUN_ID",
               help="With --from: judge this run only (default: each figure from the latest run that has it).")
 @click.option("--format", "output_format", type=click.Choice(["html", "markdown"]), default="html",
@@ -135,7 +140,7 @@ def warn(message: str) -> None:
               show_default=True, help="JSON-lines file a measuring verdict appends its records to.")
 @click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.98, show_default=True,
               help="Test accuracy of the 'time to accuracy' finding.")
-def cli(scale: ScaleName, from_path: Path | None, against_path: Path | None, run_id: str | None,
+def cli(scale: ScaleName, from_path: ResultsLocation | None, against_path: ResultsLocation | None, run_id: str | None,
         output_format: Format, output: Path | None, results: Path, target_accuracy: float) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
@@ -170,16 +175,17 @@ def cli(scale: ScaleName, from_path: Path | None, against_path: Path | None, run
         log = results.with_name(f"verdict-{run_id}.log")
         rounds = measure_with_progress(SCALES[scale], results, run_id, log)
         failed = [r for r in rounds if r.code != 0]
-        source, used_scale = results, scale
+        source, used_scale = as_location(results), scale
         click.echo(f"verdict run {run_id}: {len(rounds)} rounds in {duration_text(sum(r.seconds for r in rounds))}"
                    f"; records in {results}", err=True)
-    here = read_results(source, warn)
-    there = read_results(against_path, warn) if against_path is not None else None
+    here, run_id = read_results(source, warn, run_id)
+    there = read_results(against_path, warn)[0] if against_path is not None else None
     text = build_page(here, there, run_id, output_format, target_accuracy, used_scale)
     if output is None:
         click.echo(text, nl=False)
     else:
         try:
+            output.parent.mkdir(parents=True, exist_ok=True)
             output.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise click.FileError(str(output), exc.strerror) from None
