@@ -13,6 +13,14 @@ from typing import Any
 import click
 
 
+def visible(text: str) -> str:
+    """`text` with every control or format character (ESC, BEL, newline, DEL, C1, bidi overrides) written as a
+    Python escape (`\\x1b`, `\\u202e`), so that the terminal shows it instead of obeying it."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def first_line(exc: BaseException, limit: int = 300) -> str:
     """An exception's message as one line of at most `limit` characters (its first non-blank line), or its
     type's name when it has no message: for one-line reports of what went wrong."""
@@ -152,7 +160,8 @@ def _run(command: click.Command, argv: Sequence[str] | None) -> int:
         click.echo(exc.format_message(), err=True)
         return exc.exit_code
     except click.ClickException as exc:
-        message = " ".join(exc.format_message().split())
+        # One line; text the user or a file gave (a -k pattern, a path) shows its control characters as escapes.
+        message = visible(" ".join(exc.format_message().split()))
         click.echo(f"Error: {message}", err=True)
         return exc.exit_code
     except KeyboardInterrupt as exc:

@@ -7,6 +7,7 @@ and both the `--help` text and the error message come from it.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 import types
@@ -17,13 +18,16 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 import click
 from click.core import ParameterSource
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, ValidationInfo, field_validator, model_validator,
+)
 from pydantic.fields import FieldInfo
 
 from jax_benchmarks.hardware.devices import ONE_DEVICE, DeviceKind, DeviceRequest, cpu_count, devices_to_time, resolve_device
 from jax_benchmarks.errors import DataError
 from jax_benchmarks.hardware.gpu_policy import MatmulPrecision
 from jax_benchmarks.store.jsonl import regular_file_problem
+from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (
     ResultsLocation, as_location, check_readable, check_writable, default_location,
 )
@@ -52,6 +56,19 @@ def results_field(what: str) -> Any:
     )
 
 
+def lock_timeout_field() -> Any:
+    """--lock-timeout: declared before --results, whose check (and every write) waits that long for a lock."""
+    return Field(LOCK_TIMEOUT_S, ge=0, le=86_400, json_schema_extra={"metavar": "SECONDS"},
+                 description="How long to wait for another process's write lock on an SQLite results file "
+                             "(said on stderr after 1 s) before giving up with one line.")
+
+
+def with_lock_timeout(location: ResultsLocation, info: ValidationInfo) -> ResultsLocation:
+    """The --results location carrying the command's --lock-timeout (validated before it)."""
+    timeout = info.data.get("lock_timeout", LOCK_TIMEOUT_S)
+    return dataclasses.replace(location, lock_timeout_s=float(timeout))
+
+
 class BenchSettings(BaseModel):
     """Options every benchmark command takes."""
 
@@ -73,6 +90,7 @@ class BenchSettings(BaseModel):
         description="float32 matrix products and convolutions on NVIDIA GPUs, the same in JAX and PyTorch: "
         "float32 = IEEE float32; tf32 = TensorFloat-32 tensor cores (JAX's GPU default). CPUs: IEEE either way.",
     )
+    lock_timeout: float = lock_timeout_field()
     results: Results = results_field("Where the records are appended")
     json_output: bool = Field(
         False,
@@ -127,6 +145,15 @@ class BenchSettings(BaseModel):
                              f"allowed: 1–{cores}")
         return value
 
+    @field_validator("case")
+    @classmethod
+    def _some_pattern(cls, value: str | None) -> str | None:
+        # `-k ',,,'` would select every case, as no -k does: refused like an empty -k.
+        if value is not None and not patterns_of(value):
+            raise ValueError("has no pattern (only commas and blanks); give one or more case names or globs "
+                             "separated by commas, e.g. -k matmul,'f_1000*'")
+        return value
+
     @model_validator(mode="after")
     def _round_of_a_run(self) -> BenchSettings:
         # A round joins its parent's run; --run-id alone also joins a run (a process of a multi-process job).
@@ -139,7 +166,7 @@ class BenchSettings(BaseModel):
     @property
     def case_patterns(self) -> tuple[str, ...]:
         """The --case/-k patterns; none selects every case."""
-        return tuple(p.strip() for p in (self.case or "").split(",") if p.strip())
+        return patterns_of(self.case or "")
 
     @property
     def is_round(self) -> bool:
@@ -157,8 +184,8 @@ class BenchSettings(BaseModel):
 
     @field_validator("results")
     @classmethod
-    def _results_writable(cls, value: ResultsLocation) -> ResultsLocation:
-        return writable_file(value)
+    def _results_writable(cls, value: ResultsLocation, info: ValidationInfo) -> ResultsLocation:
+        return writable_file(with_lock_timeout(value, info))
 
     @property
     def device_kind(self) -> DeviceKind:
@@ -166,9 +193,15 @@ class BenchSettings(BaseModel):
         return resolve_device(self.device)
 
 
+def patterns_of(case: str) -> tuple[str, ...]:
+    """The comma-separated patterns of a -k value, blanks around each removed, empty ones left out."""
+    return tuple(p.strip() for p in case.split(",") if p.strip())
+
+
 def writable_file(location: ResultsLocation | Path) -> ResultsLocation:
-    """Refuse, before any work is done, a results location we could not append records to."""
-    return check_writable(as_location(location))
+    """Refuse, before any work is done, a results location we could not append records to (a wait for another
+    process's lock is said on stderr)."""
+    return check_writable(as_location(location), log=lambda message: click.echo(message, err=True))
 
 
 def writable_dir(path: Path, what: str) -> Path:

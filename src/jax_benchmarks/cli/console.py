@@ -19,6 +19,9 @@ from typing import TYPE_CHECKING, Any
 from rich.console import Console
 from rich.markup import escape
 
+# Defined with the error lines (they show it too); imported from here by the printing code.
+from jax_benchmarks.errors import visible as visible
+
 if TYPE_CHECKING:  # the root command imports this module for `encodable_streams`: `--help` loads no store
     from jax_benchmarks.run import Run
     from jax_benchmarks.settings import BenchSettings
@@ -27,14 +30,6 @@ if TYPE_CHECKING:  # the root command imports this module for `encodable_streams
 def make_console(json_output: bool = False) -> Console:
     """The console every command prints through (emoji codes such as `:x:` in data stay text)."""
     return Console(stderr=json_output, highlight=False, emoji=False)
-
-
-def visible(text: str) -> str:
-    """`text` with every control or format character (ESC, BEL, newline, DEL, C1, bidi overrides) written as a
-    Python escape (`\\x1b`, `\\u202e`), so that the terminal shows it instead of obeying it."""
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
 def literal(text: object) -> str:

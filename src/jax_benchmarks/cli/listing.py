@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from jax_benchmarks.cli.console import visible
 from jax_benchmarks.measure.harness import BackendModule, matches
 from jax_benchmarks.settings import BenchSettings
 
@@ -62,5 +63,6 @@ def case_lines(group: str, listed: Sequence[BackendCases], patterns: Sequence[st
             lines.append(f"{group} {name} @{device}: {count}")
             lines += [f"  {c.case}" + (f" [{c.variant}]" if c.variant else "") for c in chosen]
     if patterns:
-        lines.append(f"(-k {','.join(patterns)}: cases not selected are not shown)")
+        # The user's text, control characters as escapes: a newline in it cannot fake a case line.
+        lines.append(f"(-k {visible(','.join(patterns))}: cases not selected are not shown)")
     return lines

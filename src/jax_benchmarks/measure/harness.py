@@ -67,6 +67,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from rich.markup import escape
 
+from jax_benchmarks.cli.console import literal
 from jax_benchmarks.errors import CheckFailed, first_line
 from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, SEPARATE_PASS, Probe, compiled_figures,
                                            release_freed_memory)
@@ -412,7 +413,8 @@ def run_live(
     chosen = select(cases, patterns)
     for case in cases:
         if case not in chosen:
-            run.log(f"skipped: {target.backend} {escape(case.label)}: not selected by -k {' '.join(patterns)}")
+            # The patterns are the user's text: shown literally (no markup, control characters as escapes).
+            run.log(f"skipped: {target.backend} {literal(case.label)}: not selected by -k {literal(','.join(patterns))}")
     measured: dict[str, Measurement] = {}
     dead: dict[str | None, str] = {}  # variant -> why it cannot run on this device
 

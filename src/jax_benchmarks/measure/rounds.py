@@ -27,13 +27,15 @@ from pathlib import Path
 import click
 from pydantic import BaseModel
 
-from jax_benchmarks.errors import Failed
+from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.cli.relaunch import self_command
+from jax_benchmarks.store.location import ResultsLocation, saved_count
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.settings import BenchSettings, command_line
 
 # Filled in per round by the parent; never copied from the parent's own settings.
 ROUND_FIELDS = frozenset({"rounds", "run_id", "round_index", "json_output"})
+ROUND_STOP_S = 10.0  # how long an interrupted round may take to end (a record being written is finished)
 
 
 class RoundFailed(Failed):
@@ -62,8 +64,7 @@ def run_rounds(group: str, command: str, settings: BenchSettings, run_id: str) -
     for index in range(settings.rounds):
         click.echo(f"round {index + 1}/{settings.rounds}: {group} {command} in a fresh process", err=True)
         round_start = time.perf_counter()
-        done = subprocess.run(round_argv(group, command, settings, run_id, index),
-                              stdout=subprocess.PIPE, text=True, check=False)
+        done = run_round(round_argv(group, command, settings, run_id, index), settings.results, run_id)
         walls.append(time.perf_counter() - round_start)
         records += parse_records(done.stdout)
         click.echo(f"round {index + 1}/{settings.rounds} ended in {walls[-1]:.1f} s; {len(records)} records so far",
@@ -74,6 +75,27 @@ def run_rounds(group: str, command: str, settings: BenchSettings, run_id: str) -
                 f"{len(records)} record(s) of run {run_id} are saved"
             )
     return RoundsOutcome(records, time.perf_counter() - start, walls)
+
+
+def run_round(argv: list[str], results: ResultsLocation, run_id: str) -> subprocess.CompletedProcess[str]:
+    """One round's process. On Ctrl-C or SIGTERM the round is handed the signal (Ctrl-C at a terminal has
+    reached it already) and given ROUND_STOP_S to finish the record it writes and exit; then the line
+    says how many records of the run are in the store, counted there (the rounds before, and this one's)."""
+    child = subprocess.Popen(argv, stdout=subprocess.PIPE, text=True)
+    try:
+        stdout, _ = child.communicate()
+    except KeyboardInterrupt as exc:
+        signum = interrupt_signal(exc)
+        if child.poll() is None:
+            child.send_signal(signum)
+        try:
+            child.wait(timeout=ROUND_STOP_S)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+        raise interrupted(f"Interrupted: {saved_count(results, run_id)} records of run {run_id} are saved "
+                          f"in {results}", signum) from None
+    return subprocess.CompletedProcess(argv, child.returncode, stdout)
 
 
 def parse_records(stdout: str) -> list[Record]:

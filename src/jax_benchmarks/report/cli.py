@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from jax_benchmarks.errors import DataError, Failed, interrupt_signal, interrupted
 from jax_benchmarks.cli.plots import PLOTS_DIR
 from jax_benchmarks.settings import (
-    OptionError, Results, parse_settings, readable_path, readable_store, results_field, settings_options,
-    writable_dir,
+    OptionError, Results, lock_timeout_field, parse_settings, readable_path, readable_store, results_field,
+    settings_options, with_lock_timeout, writable_dir,
 )
 from jax_benchmarks.store.location import POSTGRES_SCHEMES, ResultsLocation
 from jax_benchmarks.store.record import Record, Scalar
@@ -77,12 +77,13 @@ class ReportSettings(BaseModel):
         False, description="mnist training images/s by process count: speed-up and scaling efficiency "
                            "against the 1-process run.",
     )
+    lock_timeout: float = lock_timeout_field()
     results: Results = results_field("The results store to read")
 
     @field_validator("results")
     @classmethod
-    def _results_readable(cls, value: ResultsLocation) -> ResultsLocation:
-        return readable_store(value)
+    def _results_readable(cls, value: ResultsLocation, info: ValidationInfo) -> ResultsLocation:
+        return readable_store(with_lock_timeout(value, info))
 
     @field_validator("baseline")
     @classmethod

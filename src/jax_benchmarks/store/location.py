@@ -230,6 +230,22 @@ def _open_and_close(location: ResultsLocation, *, create: bool,
     return location
 
 
+def saved_count(location: ResultsLocation, run_id: str) -> int:
+    """How many records of run `run_id` the store holds, read-only (0 where it cannot be read): what an
+    interrupted run of several processes says it saved, counted where they saved it."""
+    try:
+        store = open_store(location, create=False)
+    except StoreError:
+        return 0
+    try:
+        with store_errors(store):
+            return len(store.run_records(run_id))
+    except (StoreError, OSError):
+        return 0
+    finally:
+        store.close()
+
+
 @contextmanager
 def store_errors(store: ResultsStore) -> Iterator[None]:
     """A driver's error while reading (a server gone, a locked or damaged file) as a one-line StoreError."""

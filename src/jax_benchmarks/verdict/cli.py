@@ -22,8 +22,8 @@ from typing import Literal
 
 import click
 
-from jax_benchmarks.errors import Failed
-from jax_benchmarks.store.location import LocationParam, ResultsLocation, as_location
+from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
+from jax_benchmarks.store.location import LocationParam, ResultsLocation, as_location, saved_count
 from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, round_argv, seconds_left
 
 VERDICT_RESULTS = Path("data/results/verdict.jsonl")
@@ -173,7 +173,11 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_path: Resul
             raise click.BadParameter(str(exc), param_hint="'--results'") from None
         run_id = new_run_id()
         log = results.with_name(f"verdict-{run_id}.log")
-        rounds = measure_with_progress(SCALES[scale], results, run_id, log)
+        try:
+            rounds = measure_with_progress(SCALES[scale], results, run_id, log)
+        except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the round's process is ended; say what is saved
+            raise interrupted(f"Interrupted: {saved_count(as_location(results), run_id)} records of verdict run "
+                              f"{run_id} are saved in {results}", interrupt_signal(exc)) from None
         failed = [r for r in rounds if r.code != 0]
         source, used_scale = as_location(results), scale
         click.echo(f"verdict run {run_id}: {len(rounds)} rounds in {duration_text(sum(r.seconds for r in rounds))}"
