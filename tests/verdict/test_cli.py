@@ -49,13 +49,19 @@ def test_output_option_writes_the_html_page(tmp_path: Path) -> None:
     (["--from", "r.jsonl", "--scale", "full"], "--scale", "measures nothing with --from"),
     (["--scale", "huge"], "--scale", "'huge' is not one of 'quick', 'standard', 'full'"),
     (["--from", "r.jsonl", "--format", "pdf"], "--format", "'pdf' is not one of 'html', 'markdown'"),
+    (["--from", "r.jsonl", "--run", "20991231"], "--run", "no run '20991231' in the results"),
+    (["--from", "empty.jsonl"], "no benchmark records in empty.jsonl", "run a benchmark first"),
+    (["--from", "postgresql://u:s3cret@127.0.0.1:1/db"], "--from", "postgresql://u:***@127.0.0.1:1/db"),
+    (["--from", "r.jsonl", "--against", "postgres://u:s3cret@127.0.0.1:1/db"], "--against", "Connection refused"),
 ])
 def test_bad_input_is_one_line_naming_the_option(tmp_path: Path, args: list[str], option: str, words: str) -> None:
     write(tmp_path / "r.jsonl", matmul(numpy_s=0.010, jax_s=0.005))
+    (tmp_path / "empty.jsonl").touch()
     result = invoke("verdict", *args)
     assert result.exit_code == 2
     assert option in result.stderr and words in result.stderr
-    assert "Traceback" not in result.stderr
+    assert "Traceback" not in result.stderr and "s3cret" not in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1 and result.stdout == ""
 
 
 def test_every_round_joins_the_one_run_with_its_index() -> None:

@@ -15,11 +15,11 @@ from pathlib import Path
 
 import click
 
-from jax_benchmarks.errors import Failed
+from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.frameworks.available import missing_for, unavailable_reason
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.cli.relaunch import self_command
-from jax_benchmarks.store.location import LocationParam, ResultsLocation
+from jax_benchmarks.store.location import LocationParam, ResultsLocation, saved_count
 
 # Quick figures are not comparable with real runs: by default they go to a file of their own.
 SMOKE_RESULTS = Path("data/results/smoke.jsonl")
@@ -53,6 +53,24 @@ def cli(groups: tuple[str, ...], results: ResultsLocation) -> None:
         raise click.BadParameter(str(exc), param_hint="'--results'") from None
     walls: list[tuple[str, float, int]] = []
     start = time.perf_counter()
+    before = saved_count(results, None)
+    try:
+        run_commands(groups, results, walls)
+    except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the command running is ended; say what is saved
+        added = saved_count(results, None) - before
+        raise interrupted(f"Interrupted: the smoke run added {added} records to {results}", interrupt_signal(exc)
+                          ) from None
+    click.echo("smoke summary:")
+    for line, wall, code in walls:
+        click.echo(f"  {line:<28} {wall:6.1f} s  {'ok' if code == 0 else f'FAILED (exit {code})'}")
+    click.echo(f"  {'total':<28} {time.perf_counter() - start:6.1f} s; records in {results}")
+    failed = [line for line, _, code in walls if code != 0]
+    if failed:
+        raise SmokeFailed(f"{len(failed)} of {len(walls)} smoke commands failed: {', '.join(failed)}")
+
+
+def run_commands(groups: tuple[str, ...], results: ResultsLocation, walls: list[tuple[str, float, int]]) -> None:
+    """Each smoke command in a fresh process, one after the other; (command, wall time, exit code) into `walls`."""
     for group, command in smoke_commands(groups):
         line = f"{group} {command} --quick"
         missing = missing_for(command)  # `all` runs the backends that are installed and says which it skips
@@ -64,10 +82,3 @@ def cli(groups: tuple[str, ...], results: ResultsLocation) -> None:
         done = subprocess.run([*self_command(), group, command, "--quick", "--results", results.value],
                               check=False)
         walls.append((line, time.perf_counter() - began, done.returncode))
-    click.echo("smoke summary:")
-    for line, wall, code in walls:
-        click.echo(f"  {line:<28} {wall:6.1f} s  {'ok' if code == 0 else f'FAILED (exit {code})'}")
-    click.echo(f"  {'total':<28} {time.perf_counter() - start:6.1f} s; records in {results}")
-    failed = [line for line, _, code in walls if code != 0]
-    if failed:
-        raise SmokeFailed(f"{len(failed)} of {len(walls)} smoke commands failed: {', '.join(failed)}")

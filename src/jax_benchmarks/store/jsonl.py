@@ -118,7 +118,8 @@ def existing_folder(path: Path) -> Path:
 
 
 def check_folder_writable(path: Path) -> None:
-    """A file can be made at `path` (absent): its nearest existing folder takes a new file. Neither the file nor
+    """A file can be made at `path` (or beside it, where it exists): its nearest existing folder takes a new file.
+    Neither the file nor
     a missing folder is made (a command refused later leaves nothing behind); the check makes and removes a
     file there (os.access would say yes to root on a read-only mount). A ValueError naming the cause otherwise."""
     folder = existing_folder(path)

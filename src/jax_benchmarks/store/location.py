@@ -181,10 +181,13 @@ def check_writable(location: ResultsLocation, log: Callable[[str], None] = lambd
         _open_and_close(location, create=True, log=log)
     else:
         _check_sqlite_file(location.path)
+        check_folder_writable(location.path)  # where SQLite makes the file, or its WAL's side files
         if location.path.is_file() and location.path.stat().st_size:
+            try:
+                os.close(os.open(location.path, os.O_RDWR | os.O_NONBLOCK))
+            except OSError as exc:
+                raise ValueError(f"cannot write {location.path}: {exc.strerror}") from None
             _open_and_close(location, create=True, log=log)
-        else:
-            check_folder_writable(location.path)
         require_free_space(location.path)
     return location
 
@@ -230,16 +233,16 @@ def _open_and_close(location: ResultsLocation, *, create: bool,
     return location
 
 
-def saved_count(location: ResultsLocation, run_id: str) -> int:
-    """How many records of run `run_id` the store holds, read-only (0 where it cannot be read): what an
-    interrupted run of several processes says it saved, counted where they saved it."""
+def saved_count(location: ResultsLocation, run_id: str | None) -> int:
+    """How many records of run `run_id` (of every run: None) the store holds, read-only (0 where it cannot be
+    read): what an interrupted run of several processes says it saved, counted where they saved it."""
     try:
         store = open_store(location, create=False)
     except StoreError:
         return 0
     try:
         with store_errors(store):
-            return len(store.run_records(run_id))
+            return len(store.run_records(run_id)) if run_id is not None else sum(1 for _ in store.all_records())
     except (StoreError, OSError):
         return 0
     finally:

@@ -16,6 +16,8 @@ from jax_benchmarks.store.sql import IMPORT_COLUMNS, Cursor, SqlStore, StoreErro
 CONNECT_TIMEOUT_S = 10
 # Held by a transaction that creates the tables, so that two first writers do not both create them.
 SCHEMA_LOCK = 0x6A6178  # any constant; "jax"
+# What an append and an import write: (table, the privileges they need).
+WRITTEN_TABLES = (("meta", "INSERT"), ("envs", "INSERT"), ("records", "INSERT"), ("runs", "INSERT, UPDATE"))
 
 
 class PostgresStore(SqlStore):
@@ -49,6 +51,7 @@ class PostgresStore(SqlStore):
                 with self.transaction() as cur:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
                     self.create_schema(cur)
+                    self.check_privileges(cur)
             else:
                 # A reader writes nothing: every transaction of the session is read-only (a role allowed
                 # only SELECT reads the store as any other).
@@ -60,6 +63,16 @@ class PostgresStore(SqlStore):
             if not isinstance(exc, psycopg.Error):
                 raise
             raise StoreError(f"cannot use the database {shown}: {self.reason(exc)}") from None
+
+    def check_privileges(self, cur: Cursor) -> None:
+        """A writer's role may add rows to every table an append writes (and update the runs' rows): checked
+        at opening, so that a role allowed only SELECT is refused before any work, not at the first record."""
+        cur.execute("SELECT " + " AND ".join(f"has_table_privilege('{table}', '{rights}')"
+                                             for table, rights in WRITTEN_TABLES))
+        if not cur.fetchone()[0]:
+            raise StoreError(f"cannot use the database {self.location}: its role may read the store but not write "
+                             "to it (INSERT on meta, envs, records and runs, UPDATE on runs); give a role that may, "
+                             "or only read it (report, verdict --from)")
 
     def reason(self, exc: BaseException) -> str:
         # libpq's messages: 'connection failed: connection to server at "…", port … failed: FATAL:  …'.

@@ -186,12 +186,13 @@ class SqlStore:
                              "e.g. `python main.py xla all`")
         self.samples_column = "samples" if version >= 2 else "NULL"  # schema 1 has no samples column
 
-    def create_schema(self, cur: Cursor) -> None:
+    def create_schema(self, cur: Cursor) -> bool:
         """Make the tables (in the caller's write transaction), bring a store of an earlier schema up to
-        this one, or refuse another program's database, a damaged one or one of a newer schema."""
+        this one, or refuse another program's database, a damaged one or one of a newer schema. True when
+        it changed the database."""
         version = self.stored_schema(cur)
         if version == STORE_SCHEMA:
-            return
+            return False
         for statement in SCHEMA:
             cur.execute(statement.format(text=self.text_type, id=self.id_type))
         if version is not None and version < 2:
@@ -200,6 +201,7 @@ class SqlStore:
         cur.execute(self.sql("INSERT INTO meta (key, value) VALUES (?, ?)"), ("schema", str(STORE_SCHEMA)))
         for statement in self.layout_statements:
             cur.execute(statement)
+        return True
 
     def meta(self, key: str) -> str | None:
         cur = self.cursor()

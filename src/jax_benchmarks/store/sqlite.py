@@ -119,7 +119,9 @@ class SqliteStore(SqlStore):
                 conn.execute("PRAGMA journal_mode = WAL")
                 conn.execute("PRAGMA synchronous = NORMAL")
                 with self.transaction() as cur:
-                    self.create_schema(cur)
+                    made = self.create_schema(cur)
+                if made:
+                    self.truncate_wal()
                 return
             except sqlite3.OperationalError as exc:
                 conn.close()
@@ -168,16 +170,20 @@ class SqliteStore(SqlStore):
             yield cur
             cur.execute("COMMIT")
         except BaseException:
-            if self.conn.in_transaction:
+            if self.conn.in_transaction:  # SQLite may have rolled back itself (a full disk: SQLITE_FULL)
                 self.conn.rollback()
-                self.truncate_wal()
+            self.truncate_wal()
             raise
 
     def truncate_wal(self) -> None:
-        """After a rollback: give back the WAL's disk space (the rolled-back pages stay in it otherwise, and
-        on a full disk the next command would find no room). Best effort: a reader may hold it."""
+        """Copy what the WAL holds into the file and empty it, without waiting for anyone: after a rollback the
+        rolled-back pages would keep its disk space (on a full disk the next command would find no room); after
+        the tables are made, a failing import then leaves an empty WAL. Best effort: another process that
+        reads or writes keeps the WAL as it is (and empties it itself)."""
         try:
-            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            self.conn.execute("PRAGMA busy_timeout = 0")
+            self.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+            self.conn.execute(f"PRAGMA busy_timeout = {int(self.lock_timeout_s * 1000)}")
         except sqlite3.Error:
             pass
 

@@ -31,6 +31,6 @@ def read_results(location: ResultsLocation, warn: Callable[[str], None], run: st
         store.close()
     if not records:
         of_run = f" of run {run}" if run is not None else ""
-        raise StoreError(f"no valid benchmark records{of_run} in {location}: run a benchmark first, "
+        raise StoreError(f"no benchmark records{of_run} in {location}: run a benchmark first, "
                          "e.g. `python main.py xla all`")
     return records, run
