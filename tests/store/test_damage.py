@@ -382,3 +382,20 @@ def test_interrupting_smoke_counts_the_records_its_commands_added(tmp_path: Path
     assert child.returncode == 143, stderr
     assert stderr.strip().splitlines()[-1] == f"Interrupted: the smoke run added {len(lines) - 1} records to {results}"
     assert lines[0] + "\n" == earlier and len(lines) >= 2 and "Traceback" not in stderr
+
+
+def test_interrupting_a_measuring_verdict_counts_its_records_in_the_store(tmp_path: Path) -> None:
+    results = tmp_path / "verdict.jsonl"
+    child = subprocess.Popen([sys.executable, str(REPO / "main.py"), "verdict", "--scale", "quick", "--results",
+                              str(results)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp_path)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and child.poll() is None and not (
+            results.exists() and results.read_bytes().count(b"\n") >= 1):
+        time.sleep(0.05)
+    child.send_signal(signal.SIGTERM)
+    _, stderr = child.communicate(timeout=60)
+    saved = [json.loads(line) for line in results.read_text().splitlines()]
+    assert child.returncode == 143, stderr
+    assert stderr.strip().splitlines()[-1] == (f"Interrupted: {len(saved)} records of verdict run {saved[0]['run_id']} "
+                                               f"are saved in {results}")
+    assert "Traceback" not in stderr
