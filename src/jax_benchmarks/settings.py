@@ -59,8 +59,9 @@ def results_field(what: str) -> Any:
 def lock_timeout_field() -> Any:
     """--lock-timeout: declared before --results, whose check (and every write) waits that long for a lock."""
     return Field(LOCK_TIMEOUT_S, ge=0, le=86_400, json_schema_extra={"metavar": "SECONDS"},
-                 description="How long to wait for another process's write lock on an SQLite results file "
-                             "(said on stderr after 1 s) before giving up with one line.")
+                 description="How long to wait for another process's lock on the results store (an SQLite "
+                             "file's write lock, said on stderr after 1 s; a PostgreSQL table lock) before giving "
+                             "up with one line.")
 
 
 def with_lock_timeout(location: ResultsLocation, info: ValidationInfo) -> ResultsLocation:

@@ -399,3 +399,17 @@ def test_interrupting_a_measuring_verdict_counts_its_records_in_the_store(tmp_pa
     assert stderr.strip().splitlines()[-1] == (f"Interrupted: {len(saved)} records of verdict run {saved[0]['run_id']} "
                                                f"are saved in {results}")
     assert "Traceback" not in stderr
+
+
+def test_a_database_writer_honours_the_lock_timeout(pg_url: str) -> None:
+    import psycopg  # type: ignore[import-not-found,unused-ignore]
+
+    from jax_benchmarks.store.postgres import SCHEMA_LOCK
+
+    fill(pg_url, RECORDS)
+    with psycopg.connect(pg_url, autocommit=True) as holder:  # another writer, making the tables
+        holder.execute("SELECT pg_advisory_lock(%s)", (SCHEMA_LOCK,))
+        began = time.monotonic()
+        refused([*WRITER[0], pg_url, "--lock-timeout", "2"], 2, "'--results'", "lock timeout")
+        assert time.monotonic() - began < 15
+    assert invoke("report", "--format", "jsonl", "--results", pg_url).stdout.count("\n") == len(RECORDS)

@@ -138,8 +138,10 @@ def execute(
             if group.after is not None and run.records:
                 group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated): say what is saved, no traceback
+        # A round of --rounds counts its own records; its parent then counts the whole run's in the store.
+        of_round = f" (round {settings.round_index + 1})" if settings.round_index is not None else ""
         raise interrupted(
-            f"Interrupted: {len(run.records)} records of run {run.run_id} are saved in {settings.results}",
+            f"Interrupted: {len(run.records)} records of run {run.run_id}{of_round} are saved in {settings.results}",
             interrupt_signal(exc),
         ) from None
     finally:

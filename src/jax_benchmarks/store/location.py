@@ -138,7 +138,8 @@ def open_store(location: ResultsLocation | Path | str, *, create: bool = True,
     if where.kind == "postgres":
         from jax_benchmarks.store.postgres import PostgresStore
 
-        return PostgresStore(where.value, str(where), where.password, create=create)
+        return PostgresStore(where.value, str(where), where.password, create=create,
+                             lock_timeout_s=where.lock_timeout_s)
     problem = regular_file_problem(where.path)
     if problem:
         raise StoreError(problem)

@@ -33,7 +33,8 @@ class PostgresStore(SqlStore):
     tables_query = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
     owns_database = False  # a team's database may hold other tables beside the store's
 
-    def __init__(self, url: str, shown: str, password: str | None, *, create: bool = True) -> None:
+    def __init__(self, url: str, shown: str, password: str | None, *, create: bool = True,
+                 lock_timeout_s: float | None = None) -> None:
         super().__init__(shown)
         self.password = password
         try:
@@ -48,6 +49,8 @@ class PostgresStore(SqlStore):
             raise StoreError(f"cannot use the database {shown}: {self.reason(exc)}") from None
         try:
             if create:
+                if lock_timeout_s is not None:  # --lock-timeout: a wait for a lock (the schema's, an import's) ends
+                    self.conn.execute(f"SET lock_timeout = {max(1, int(lock_timeout_s * 1000))}")  # 0 would be none
                 with self.transaction() as cur:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
                     self.create_schema(cur)
