@@ -23,7 +23,7 @@ from typing import Literal
 import click
 
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
-from jax_benchmarks.store.location import LocationParam, ResultsLocation, as_location, saved_count
+from jax_benchmarks.store.location import LocationParam, ResultsLocation, saved_count
 from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, round_argv, seconds_left
 
 VERDICT_RESULTS = Path("data/results/verdict.jsonl")
@@ -45,7 +45,7 @@ def duration_text(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
-def measure(scale: Scale, results: Path, run_id: str, log: Path, show: Callable[[str, int, float], None]
+def measure(scale: Scale, results: ResultsLocation, run_id: str, log: Path, show: Callable[[str, int, float], None]
             ) -> list[RoundDone]:
     """Run every round of every step, one fresh process each; `show(label, rounds done, seconds left)`
     is called before each round. A failed round is noted and the rest still run."""
@@ -60,14 +60,14 @@ def measure(scale: Scale, results: Path, run_id: str, log: Path, show: Callable[
             with log.open("a", encoding="utf-8") as out:
                 out.write(f"\n== verdict {run_id}: {step.label} (round {index + 1}/{scale.rounds})\n")
                 out.flush()
-                code = subprocess.run([*self_command(), *round_argv(step, scale.rounds, index, run_id, results)],
+                code = subprocess.run([*self_command(), *round_argv(step, scale.rounds, index, run_id, results.value)],
                                       stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                       check=False).returncode
             done.append(RoundDone(label, time.perf_counter() - began, code))
     return done
 
 
-def measure_with_progress(scale: Scale, results: Path, run_id: str, log: Path) -> list[RoundDone]:
+def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, log: Path) -> list[RoundDone]:
     """`measure`, with a bar on a terminal and one line a round otherwise (both on stderr)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -136,12 +136,13 @@ def warn(message: str) -> None:
               show_default=True, help="html: one self-contained page; markdown: for a README or a pull request.")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write the page to this file (default: stdout).")
-@click.option("--results", type=click.Path(path_type=Path, dir_okay=False), default=VERDICT_RESULTS,
-              show_default=True, help="JSON-lines file a measuring verdict appends its records to.")
+@click.option("--results", type=LocationParam(), default=str(VERDICT_RESULTS),
+              show_default=True, help="Where a measuring verdict appends its records (a .jsonl or SQLite file, "
+                                      "or a postgresql:// URL).")
 @click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.98, show_default=True,
               help="Test accuracy of the 'time to accuracy' finding.")
 def cli(scale: ScaleName, from_path: ResultsLocation | None, against_path: ResultsLocation | None, run_id: str | None,
-        output_format: Format, output: Path | None, results: Path, target_accuracy: float) -> None:
+        output_format: Format, output: Path | None, results: ResultsLocation, target_accuracy: float) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
     one click away. With --from, only the page.
@@ -172,14 +173,16 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_path: Resul
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="'--results'") from None
         run_id = new_run_id()
-        log = results.with_name(f"verdict-{run_id}.log")
+        # The children's output goes next to a results file (a database's: into the default's folder).
+        log = (VERDICT_RESULTS if results.kind == "postgres" else results.path).with_name(f"verdict-{run_id}.log")
+        log.parent.mkdir(parents=True, exist_ok=True)  # checked writable above; made now that work starts
         try:
             rounds = measure_with_progress(SCALES[scale], results, run_id, log)
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the round's process is ended; say what is saved
-            raise interrupted(f"Interrupted: {saved_count(as_location(results), run_id)} records of verdict run "
+            raise interrupted(f"Interrupted: {saved_count(results, run_id)} records of verdict run "
                               f"{run_id} are saved in {results}", interrupt_signal(exc)) from None
         failed = [r for r in rounds if r.code != 0]
-        source, used_scale = as_location(results), scale
+        source, used_scale = results, scale
         click.echo(f"verdict run {run_id}: {len(rounds)} rounds in {duration_text(sum(r.seconds for r in rounds))}"
                    f"; records in {results}", err=True)
     here, run_id = read_results(source, warn, run_id)

@@ -75,8 +75,9 @@ SCALES: dict[ScaleName, Scale] = {
 }
 
 
-def round_argv(step: Step, rounds: int, index: int, run_id: str, results: Path) -> list[str]:
-    """The group command's arguments for round `index` (prefix them with `self_command()`)."""
+def round_argv(step: Step, rounds: int, index: int, run_id: str, results: Path | str) -> list[str]:
+    """The group command's arguments for round `index` (prefix them with `self_command()`); `results` as given
+    (a database URL with its password: the text to connect to, never shown)."""
     return [step.group, step.command, *step.options, "--rounds", str(rounds), "--round-index", str(index),
             "--run-id", run_id, "--results", str(results)]
 
