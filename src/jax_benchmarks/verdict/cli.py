@@ -23,7 +23,7 @@ from typing import Literal
 import click
 
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
-from jax_benchmarks.store.location import LocationParam, ResultsLocation, saved_count
+from jax_benchmarks.store.location import LocationParam, ResultsLocation, as_location, saved_count
 from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, round_argv, seconds_left
 
 VERDICT_RESULTS = Path("data/results/verdict.jsonl")
@@ -45,8 +45,8 @@ def duration_text(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
-def measure(scale: Scale, results: ResultsLocation, run_id: str, log: Path, show: Callable[[str, int, float], None]
-            ) -> list[RoundDone]:
+def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Path,
+            show: Callable[[str, int, float], None]) -> list[RoundDone]:
     """Run every round of every step, one fresh process each; `show(label, rounds done, seconds left)`
     is called before each round. A failed round is noted and the rest still run."""
     from jax_benchmarks.cli.relaunch import self_command
@@ -60,7 +60,7 @@ def measure(scale: Scale, results: ResultsLocation, run_id: str, log: Path, show
             with log.open("a", encoding="utf-8") as out:
                 out.write(f"\n== verdict {run_id}: {step.label} (round {index + 1}/{scale.rounds})\n")
                 out.flush()
-                code = subprocess.run([*self_command(), *round_argv(step, scale.rounds, index, run_id, results.value)],
+                code = subprocess.run([*self_command(), *round_argv(step, scale.rounds, index, run_id, as_location(results).value)],
                                       stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                       check=False).returncode
             done.append(RoundDone(label, time.perf_counter() - began, code))
