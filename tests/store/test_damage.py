@@ -413,3 +413,20 @@ def test_a_database_writer_honours_the_lock_timeout(pg_url: str) -> None:
         refused([*WRITER[0], pg_url, "--lock-timeout", "2"], 2, "'--results'", "lock timeout")
         assert time.monotonic() - began < 15
     assert invoke("report", "--format", "jsonl", "--results", pg_url).stdout.count("\n") == len(RECORDS)
+
+
+def test_a_store_of_schema_1_is_read_as_it_is(tmp_path: Path) -> None:
+    path = sqlite_store(tmp_path / "r.sqlite")
+    conn = sqlite3.connect(path, isolation_level=None)
+    try:  # as the version before the samples column wrote it: every record whole in `body`
+        for number, record in enumerate(RECORDS, start=1):
+            conn.execute("UPDATE records SET body = ? WHERE id = ?", (record.model_dump_json(), number))
+        conn.execute("ALTER TABLE records DROP COLUMN samples")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema'")
+    finally:
+        conn.close()
+    before = digest(path)
+    exported = invoke("report", "--format", "jsonl", "--results", str(path))
+    assert exported.exit_code == 0, exported.stderr
+    assert [Record.model_validate_json(line) for line in exported.stdout.splitlines()] == RECORDS
+    assert digest(path) == before  # not brought up to schema 2 by a reader

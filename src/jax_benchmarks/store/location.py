@@ -40,7 +40,8 @@ Kind = Literal["jsonl", "sqlite", "postgres"]
 @dataclass(frozen=True)
 class ResultsLocation:
     """A `--results` value. `str()` shows it with any password replaced by ***; `value` is the one to connect to.
-    `lock_timeout_s` (`--lock-timeout`): how long a writer of an SQLite store waits for another's lock."""
+    `lock_timeout_s` (`--lock-timeout`): how long a writer waits for another process's lock (an SQLite file's
+    write lock, a PostgreSQL table lock) before giving up."""
 
     value: str
     lock_timeout_s: float = field(default=LOCK_TIMEOUT_S, compare=False)

@@ -9,8 +9,9 @@ and the environment of its last record, which tells its machine. The views read 
 indexes and then only the records they show: their cost follows what they show, not the history.
 
 Store schema versions (`meta.schema`): 1 = each record whole in `body`; 2 = `records.samples` added
-(a store of version 1 gains the column when opened; its records stay whole, and read as before). A record
-keeps its own `schema_version`.
+(a store of version 1 gains the column when a writer opens it; its records stay whole, and read as before;
+a reader reads it as it is). A record keeps its own `schema_version`. A reader changes nothing: it checks
+the tables and the version (`check_readable`) and reads.
 """
 
 from __future__ import annotations
