@@ -15,7 +15,9 @@ records from their `--json` output and prints the spread of each figure.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import signal
 import statistics
 import subprocess
 import sys
@@ -36,6 +38,7 @@ from jax_benchmarks.settings import BenchSettings, command_line
 # Filled in per round by the parent; never copied from the parent's own settings.
 ROUND_FIELDS = frozenset({"rounds", "run_id", "round_index", "json_output"})
 ROUND_STOP_S = 10.0  # how long an interrupted round may take to end (a record being written is finished)
+OWN_SIGINT_S = 1.0  # how long a round may take to end on the Ctrl-C it got itself, before it is handed one
 
 
 class RoundFailed(Failed):
@@ -86,7 +89,10 @@ def run_round(argv: list[str], results: ResultsLocation, run_id: str) -> subproc
         stdout, _ = child.communicate()
     except KeyboardInterrupt as exc:
         signum = interrupt_signal(exc)
-        if child.poll() is None:
+        if signum == signal.SIGINT:  # Ctrl-C at a terminal reached the round as well: let it end on that one
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                child.wait(timeout=OWN_SIGINT_S)
+        if child.poll() is None:  # a signal sent to this process alone (`kill`): handed on
             child.send_signal(signum)
         try:
             child.wait(timeout=ROUND_STOP_S)
