@@ -65,3 +65,29 @@ def test_records_without_contention_show_no_mark(results_path: Path) -> None:
                                  record(XLA_NEW, TS, "xla", "jax", "matmul_10x10_float64", samples(3e-3))])
     table = invoke("report", "--results", str(results_path)).stdout
     assert " !" not in table and "busy" not in table and "contention" not in table
+
+
+def test_the_gate_does_not_judge_busy_figures_and_says_why(results_path: Path) -> None:
+    from tests.report.fixtures import XLA_OLD, xla_rounds
+
+    slow = xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", {"matmul_100x100_float64": 3.0}, seed=2)
+    busy = [r.model_copy(update={"contention": BUSY}) if r.case == "matmul_100x100_float64" else r for r in slow]
+    write_results(results_path, [*xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1), *busy])
+    result = invoke("report", "--results", str(results_path), "--baseline", "previous", "--fail-on-regression", "10")
+    assert result.exit_code == 2, result.stderr  # never a pass, never a claimed regression
+    assert "1 of 3 figure(s) were taken on a busy machine and not judged (other processes took 1.6 of 2 cores)" \
+        in result.stderr
+    assert "Error: regression" not in result.stderr and "figure(s) slower" not in result.stderr
+    assert "busy machine" in result.stdout
+
+
+def test_the_gate_says_how_many_rounds_its_threshold_needs(results_path: Path) -> None:
+    from tests.report.fixtures import XLA_OLD, xla_rounds
+
+    write_results(results_path, [*xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1),
+                                 *xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2)])
+    result = invoke("report", "--results", str(results_path), "--baseline", "previous", "--fail-on-regression", "10")
+    assert result.exit_code == 0, result.stderr
+    assert "--fail-on-regression 10 % needs 3 round(s) a side on this machine for the median figure" in result.stderr
+    tight = invoke("report", "--results", str(results_path), "--baseline", "previous", "--fail-on-regression", "0.5")
+    assert "warning: --fail-on-regression 0.5 % is below what these rounds resolve for 3 of 3 figure(s)" in tight.stderr

@@ -44,7 +44,7 @@ td.metric { color: #59636e; }
 .verdict-slower { color: #cf222e; font-weight: 600; }
 .verdict-faster { color: #1a7f37; font-weight: 600; }
 .verdict-unchanged { color: #59636e; }
-.verdict-too-few-samples { color: #9a6700; font-style: italic; }
+.verdict-too-few-samples, .verdict-busy-machine { color: #9a6700; font-style: italic; }
 figure { margin: 1rem 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
 figcaption { color: #59636e; font-size: .8rem; }

@@ -30,7 +30,8 @@ from jax_benchmarks.report.rows import FigureRow, ReportTable
 # A column's padding and rule take 3 characters; the last column's header, "last vs first", 13.
 CHANGE_COLUMN_WIDTH = 3 + 13
 SHORTEST_CELL = 10  # "123.4 µs ~"
-VERDICT_STYLE = {"slower": "red", "faster": "green", "unchanged": "dim", "too few samples": "yellow"}
+VERDICT_STYLE = {"slower": "red", "faster": "green", "unchanged": "dim", "too few samples": "yellow",
+                 "busy machine": "yellow"}
 
 
 # ------------------------------------------------------------- pieces ---
@@ -66,7 +67,7 @@ def change_cells(row: FigureRow) -> list[str]:
         row.case, row.column,
         timing_text(comp.baseline_median_s, comp.baseline_iqr_s),
         timing_text(comp.median_s or row.record.median_s, comp.iqr_s or 0.0),  # over the rounds
-        f"{comp.change_pct:+.1f} %", comp.verdict, test_text(comp),
+        comp.change_text, comp.verdict, test_text(comp),
     ]
 
 

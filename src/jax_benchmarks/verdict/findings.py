@@ -96,7 +96,7 @@ class Contrast:
         verdict = self.comparison.verdict
         if verdict == "unchanged":
             return "same"
-        if verdict == "too few samples":
+        if verdict == "too few samples" or verdict == "busy machine":
             return "cannot judge"
         return verdict
 
