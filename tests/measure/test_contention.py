@@ -10,7 +10,7 @@ import time
 import pytest
 
 from jax_benchmarks.measure.harness import Timed, sampled_case
-from jax_benchmarks.measure.contention import (BUSY_CORES, Contention, CpuTicks, Reading, busy_line,
+from jax_benchmarks.measure.contention import (BUSY_CORES, Contention, CpuTicks, Reading, busy_line, fitting_threads,
                                                Sampler, contention_between, of_fields, parse_proc_stat, quota_of,
                                                unknown_line)
 
@@ -116,7 +116,8 @@ def test_fields_read_back_and_one_line() -> None:
     assert of_fields(busy.as_fields()) == busy and of_fields(unknown.as_fields()) == unknown
     assert of_fields({}) is None
     assert busy_line([busy, quiet]) == ("1 of 2 figures taken on a busy machine (other processes took "
-                                       f"{BUSY_CORES} cores or more); at worst other processes took 1.6 of 2 cores")
+                                       f"{BUSY_CORES} cores or more); at worst other processes took 1.6 of 2 cores: threads "
+                                       "beyond what is left wait for cores, --threads 1 fits")
     assert busy_line([quiet]) is None
     assert unknown_line([quiet, unknown]) == "contention unknown for 1 of 2 figures: /proc/stat is hidden on this machine"
 
@@ -154,3 +155,10 @@ def test_cpu_bound_processes_beside_a_run_are_seen() -> None:
     if seen.unknown is not None:
         pytest.skip(seen.unknown)
     assert seen.busy, seen.sentence()
+
+
+def test_the_threads_that_fit_what_others_left() -> None:
+    assert fitting_threads(Contention(1.0, 2, 1.6, 0.0)) == 1
+    assert fitting_threads(Contention(1.0, 16, 2.1, 0.0)) == 14
+    assert fitting_threads(Contention(1.0, 2, 2.0, 0.0)) == 1  # never 0
+    assert fitting_threads(Contention(1.0, unknown="hidden")) is None

@@ -17,7 +17,7 @@ BUSY = {"window_s": 0.5, "busy": True, "cores": 2, "others_cores": 1.6, "steal_c
 QUIET = {"window_s": 0.5, "busy": False, "cores": 2, "others_cores": 0.1, "steal_cores": 0.0}
 UNKNOWN = {"window_s": 0.5, "busy": False, "unknown": "/proc/stat is hidden on this machine"}
 LINE = "1 of 3 figures taken on a busy machine (other processes took 0.5 cores or more); " \
-       "at worst other processes took 1.6 of 2 cores"
+       "at worst other processes took 1.6 of 2 cores: threads beyond what is left wait for cores, --threads 1 fits"
 
 
 @pytest.fixture(autouse=True)

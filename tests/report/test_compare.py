@@ -323,4 +323,19 @@ def test_a_busy_figure_is_never_judged() -> None:
         assert comparison is not None
         (judged,) = judge([comparison], 0.0)
         assert judged.verdict == "busy machine" and judged.p_value is None and not is_regression(judged)
-        assert "other processes took 1.6 of 2 cores" in judged.test_text
+        assert "other processes took 1.6 of 2 cores" in judged.test_text and judged.change_text == "—"
+
+
+def test_busy_rounds_are_left_out_where_enough_quiet_ones_remain() -> None:
+    busy = {"window_s": 1.0, "busy": True, "cores": 2, "others_cores": 1.6, "steal_cores": 0.0}
+    # Rounds 0-2 quiet and 2× slower than the baseline; rounds 3-4 busy and 10× slower.
+    current = rounds_of([2.0, 2.02, 1.98, 10.0, 10.0])
+    current = [r.model_copy(update={"contention": busy}) if r.round_index in (3, 4) else r for r in current]
+    comparison = compare(current, rounds_of([1.0, 1.01, 0.99], run="base"))
+    assert comparison is not None and comparison.verdict == "slower" and comparison.busy is None
+    assert comparison.rounds == 3 and comparison.change_pct == pytest.approx(100, rel=0.05)
+    assert "(2 round(s) taken on a busy machine left out)" in comparison.test_text
+    # Only two quiet rounds: not judged at all.
+    two = [r.model_copy(update={"contention": busy}) if r.round_index in (2, 3, 4) else r for r in current]
+    comparison = compare(two, rounds_of([1.0, 1.01, 0.99], run="base"))
+    assert comparison is not None and comparison.verdict == "busy machine"

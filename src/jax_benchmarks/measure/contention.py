@@ -283,15 +283,24 @@ def of_fields(fields: Mapping[str, Scalar]) -> Contention | None:
     return Contention(float(window), cores, float(others), float(steal) if isinstance(steal, (int, float)) else None)
 
 
+def fitting_threads(seen: Contention) -> int | None:
+    """The thread count that fits the cores other processes left (at least 1): more threads than that
+    wait for cores others hold (oversubscription). None where contention is unknown."""
+    if seen.cores is None or seen.taken_cores is None:
+        return None
+    return max(1, round(seen.cores - seen.taken_cores))
+
+
 def busy_line(seen: Sequence[Contention]) -> str | None:
-    """One line for a set of figures: how many were taken on a busy machine and the worst of it; None
-    where none was."""
+    """One line for a set of figures: how many were taken on a busy machine, the worst of it and the
+    --threads that fits what others left then; None where none was busy."""
     busy = [c for c in seen if c.busy]
     if not busy:
         return None
     worst = max(busy, key=lambda c: c.taken_cores or 0.0)
     return (f"{len(busy)} of {len(seen)} figures taken on a busy machine (other processes took "
-            f"{BUSY_CORES} cores or more); at worst {worst.sentence()}")
+            f"{BUSY_CORES} cores or more); at worst {worst.sentence()}: threads beyond what is left wait for "
+            f"cores, --threads {fitting_threads(worst)} fits")
 
 
 def unknown_line(seen: Sequence[Contention]) -> str | None:

@@ -117,6 +117,8 @@ class Comparison:
     busy: str | None = None
     # The spread of the logs of the rounds' fastest samples, both runs pooled (`pooled_spread`).
     spread: float | None = None
+    # Rounds taken on a busy machine, left out of the judgement (enough quiet rounds remained).
+    busy_rounds_left_out: int = 0
 
     @property
     def detectable_pct(self) -> float | None:
@@ -143,6 +145,8 @@ class Comparison:
         low, high = self.log_ratio.interval()
         q = "" if self.p_value is None else f", BH q={self.p_value:.2g}"
         text = f"{counts}, fastest-sample ratio 95 % CI {low:.3g}–{high:.3g}{q}"
+        if self.busy_rounds_left_out:
+            text += f" ({self.busy_rounds_left_out} round(s) taken on a busy machine left out)"
         if self.verdict == "unchanged" and (detectable := self.detectable_pct) is not None:
             text += (f"; not significantly changed: these rounds detect a slowdown of {detectable:.3g} % or more "
                      f"(α {ALPHA:g}, power {POWER:.0%})")
@@ -151,7 +155,10 @@ class Comparison:
     @property
     def change_text(self) -> str:
         """The change as a table shows it: a point where the verdict claims one, the 95 % interval of the
-        change where it does not ('-3.1 % … +2.0 %': never '-95.1 %' beside 'unchanged')."""
+        change where it does not ('-3.1 % … +2.0 %': never '-95.1 %' beside 'unchanged'), none where the
+        figure was taken on a busy machine."""
+        if self.busy is not None:
+            return "—"
         if self.verdict == "unchanged" and self.log_ratio is not None:
             low, high = self.log_ratio.interval()
             return f"{(low - 1) * 100:+.1f} % … {(high - 1) * 100:+.1f} %"
@@ -235,11 +242,26 @@ def busy_sentence(records: Sequence[Record]) -> str | None:
     return None
 
 
+def quiet_rounds(records: Sequence[Record]) -> list[Record]:
+    """The records of the rounds in which no record of the figure was taken on a busy machine."""
+    busy = {record.round_index for record in records if busy_sentence([record]) is not None}
+    return [record for record in records if record.round_index not in busy]
+
+
 def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison | None:
     """The change of one figure (all its round records) against the baseline's; None when untimed.
 
     The verdict here treats the figure as a family of one; `judge` decides a
-    whole report's figures together."""
+    whole report's figures together. Rounds taken on a busy machine are left out where MIN_ROUNDS quiet
+    rounds remain on each side; otherwise the figure is not judged (`busy`)."""
+    busy = busy_sentence(current) or busy_sentence(baseline)
+    left_out = 0
+    if busy is not None:
+        quiet_now, quiet_base = quiet_rounds(current), quiet_rounds(baseline)
+        if len(round_medians(quiet_now)) >= MIN_ROUNDS and len(round_medians(quiet_base)) >= MIN_ROUNDS:
+            left_out = len(round_medians(current)) + len(round_medians(baseline)) - (
+                len(round_medians(quiet_now)) + len(round_medians(quiet_base)))
+            current, baseline, busy = quiet_now, quiet_base, None
     now, base = round_medians(current), round_medians(baseline)
     if not now or not base:
         return None
@@ -260,7 +282,7 @@ def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison
         method="welch-rounds" if log_ratio is not None else "too-few-rounds", p_value=None,
         rounds=len(now), baseline_rounds=len(base), log_ratio=log_ratio,
         median_s=statistics.median(now), iqr_s=_iqr(now) if len(now) > 1 else (current[-1].iqr_s or 0.0),
-        busy=busy_sentence(current) or busy_sentence(baseline), spread=spread,
+        busy=busy, spread=spread, busy_rounds_left_out=left_out,
     )
     return judge([comparison], 0.0)[0]
 

@@ -44,8 +44,8 @@ def duration_text(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
-def measure(scale: Scale, results: Path, run_id: str, log: Path, show: Callable[[str, int, float], None]
-            ) -> list[RoundDone]:
+def measure(scale: Scale, results: Path, run_id: str, log: Path, show: Callable[[str, int, float], None],
+            threads: int | None = None) -> list[RoundDone]:
     """Run every round of every step, one fresh process each; `show(label, rounds done, seconds left)`
     is called before each round. A failed round is noted and the rest still run."""
     from jax_benchmarks.cli.relaunch import self_command
@@ -59,14 +59,16 @@ def measure(scale: Scale, results: Path, run_id: str, log: Path, show: Callable[
             with log.open("a", encoding="utf-8") as out:
                 out.write(f"\n== verdict {run_id}: {step.label} (round {index + 1}/{scale.rounds})\n")
                 out.flush()
-                code = subprocess.run([*self_command(), *round_argv(step, scale.rounds, index, run_id, results)],
+                code = subprocess.run([*self_command(), *round_argv(step, scale.rounds, index, run_id, results),
+                                       *(["--threads", str(threads)] if threads is not None else [])],
                                       stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                       check=False).returncode
             done.append(RoundDone(label, time.perf_counter() - began, code))
     return done
 
 
-def measure_with_progress(scale: Scale, results: Path, run_id: str, log: Path) -> list[RoundDone]:
+def measure_with_progress(scale: Scale, results: Path, run_id: str, log: Path,
+                          threads: int | None = None) -> list[RoundDone]:
     """`measure`, with a bar on a terminal and one line a round otherwise (both on stderr)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -77,7 +79,7 @@ def measure_with_progress(scale: Scale, results: Path, run_id: str, log: Path) -
                   f"rounds, about {duration_text(scale.budget_s)} on a quiet 2-core CPU; output of the groups in {log}")
     if not console.is_terminal:
         return measure(scale, results, run_id, log, lambda label, finished, left: console.print(
-            f"[{finished + 1}/{total}] {label} · about {duration_text(left)} left"))
+            f"[{finished + 1}/{total}] {label} · about {duration_text(left)} left"), threads)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("about {task.fields[left]} left"), console=console, transient=True) as bars:
         task = bars.add_task("verdict", total=total, left=duration_text(scale.budget_s))
@@ -85,7 +87,7 @@ def measure_with_progress(scale: Scale, results: Path, run_id: str, log: Path) -
         def show(label: str, finished: int, left: float) -> None:
             bars.update(task, completed=finished, description=label, left=duration_text(left))
 
-        rounds = measure(scale, results, run_id, log, show)
+        rounds = measure(scale, results, run_id, log, show, threads)
         bars.update(task, completed=total)
     return rounds
 
@@ -133,10 +135,13 @@ def warn(message: str) -> None:
               help="Write the page to this file (default: stdout).")
 @click.option("--results", type=click.Path(path_type=Path, dir_okay=False), default=VERDICT_RESULTS,
               show_default=True, help="JSON-lines file a measuring verdict appends its records to.")
+@click.option("--threads", type=click.IntRange(1, 1024), default=None,
+              help="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike in every group (default: each "
+                   "library's own; at most the cores this process may use).")
 @click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.98, show_default=True,
               help="Test accuracy of the 'time to accuracy' finding.")
 def cli(scale: ScaleName, from_path: Path | None, against_path: Path | None, run_id: str | None,
-        output_format: Format, output: Path | None, results: Path, target_accuracy: float) -> None:
+        output_format: Format, output: Path | None, results: Path, threads: int | None, target_accuracy: float) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
     one click away. With --from, only the page.
@@ -158,6 +163,12 @@ def cli(scale: ScaleName, from_path: Path | None, against_path: Path | None, run
         checked_input(against_path, "--against")
     if output is not None:
         checked_output(output)
+    if threads is not None:
+        from jax_benchmarks.hardware.devices import cpu_count
+
+        if threads > cpu_count():
+            raise click.BadParameter(f"{threads} threads requested but this process may use {cpu_count()} core(s); "
+                                     f"allowed: 1–{cpu_count()}", param_hint="'--threads'")
     failed: list[RoundDone] = []
     source = from_path
     used_scale: str | None = None
@@ -168,7 +179,7 @@ def cli(scale: ScaleName, from_path: Path | None, against_path: Path | None, run
             raise click.BadParameter(str(exc), param_hint="'--results'") from None
         run_id = new_run_id()
         log = results.with_name(f"verdict-{run_id}.log")
-        rounds = measure_with_progress(SCALES[scale], results, run_id, log)
+        rounds = measure_with_progress(SCALES[scale], results, run_id, log, threads)
         failed = [r for r in rounds if r.code != 0]
         source, used_scale = results, scale
         click.echo(f"verdict run {run_id}: {len(rounds)} rounds in {duration_text(sum(r.seconds for r in rounds))}"
