@@ -91,3 +91,16 @@ def test_the_gate_says_how_many_rounds_its_threshold_needs(results_path: Path) -
     assert "--fail-on-regression 10 % needs 3 round(s) a side on this machine for the median figure" in result.stderr
     tight = invoke("report", "--results", str(results_path), "--baseline", "previous", "--fail-on-regression", "0.5")
     assert "warning: --fail-on-regression 0.5 % is below what these rounds resolve for 3 of 3 figure(s)" in tight.stderr
+
+
+def test_calibrate_prints_false_alarms_and_detectable_change(results_path: Path) -> None:
+    from tests.report.fixtures import xla_rounds
+
+    write_results(results_path, xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2, rounds=10))
+    result = invoke("report", "--results", str(results_path), "--calibrate", "--fail-on-regression", "5")
+    assert result.exit_code == 0, result.stderr
+    lines = [line for line in result.stdout.splitlines() if line.startswith("xla matmul_100x100_float64 numpy")]
+    assert len(lines) == 1 and "A/A splits" in lines[0] and "5 rounds a side detect a slowdown of" in lines[0]
+    data = json.loads(invoke("report", "--results", str(results_path), "--calibrate", "--format", "json").stdout)
+    assert {row["splits"] for row in data["calibration"]} == {200}
+    assert all(0 <= row["false_alarm_rate"] <= 1 for row in data["calibration"])

@@ -339,3 +339,18 @@ def test_busy_rounds_are_left_out_where_enough_quiet_ones_remain() -> None:
     two = [r.model_copy(update={"contention": busy}) if r.round_index in (2, 3, 4) else r for r in current]
     comparison = compare(two, rounds_of([1.0, 1.01, 0.99], run="base"))
     assert comparison is not None and comparison.verdict == "busy machine"
+
+
+def test_aa_calibration_counts_false_alarms_of_unchanged_rounds() -> None:
+    from jax_benchmarks.report.compare import calibrate
+
+    rng = random.Random(11)
+    steady = rounds_of([1e-3 * math.exp(rng.gauss(0, 0.03)) for _ in range(10)])
+    found = calibrate(steady, 0.0)
+    assert found is not None and found.rounds == 10 and found.splits == 200  # C(10, 5) = 252 > 200 drawn
+    assert found.false_alarm_rate <= 0.15 and found.detectable_pct > 0
+    # A figure whose rounds drift (the first half 1.5× the second) alarms in the splits that separate them.
+    drifting = rounds_of([1.5e-3] * 5 + [1e-3] * 5)
+    drifted = calibrate(drifting, 0.0)
+    assert drifted is not None and drifted.false_alarms > 0
+    assert calibrate(rounds_of([1e-3] * 5), 0.0) is None  # 5 rounds: halves of 2 are too few

@@ -7,6 +7,7 @@ This module imports only click, pydantic and light `src` modules, so that
 from __future__ import annotations
 
 import gc
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
@@ -77,6 +78,12 @@ class ReportSettings(BaseModel):
         False, description="mnist training images/s by process count: speed-up and scaling efficiency "
                            "against the 1-process run.",
     )
+    calibrate: bool = Field(
+        False, description="A/A calibration of the gate on this machine: each figure's rounds in the reported run "
+                           "(record 6 or more: e.g. xla numpy --rounds 10) split into two halves 200 ways, as two "
+                           "runs of unchanged code: how often the gate calls a change at --fail-on-regression's "
+                           "threshold (its false-alarm rate here) and the smallest slowdown it detects.",
+    )
     results: Results = results_field("The results store to read")
 
     @field_validator("results")
@@ -112,7 +119,7 @@ class ReportSettings(BaseModel):
                                   ("--plot", self.plot), ("--scaling", self.scaling)):
                 if given:
                     raise OptionError(option, "does not go with --format jsonl (an export of the records)")
-        if self.fail_on_regression is not None and self.baseline is None:
+        if self.fail_on_regression is not None and self.baseline is None and not self.calibrate:
             raise OptionError("--fail-on-regression", "needs --baseline RUN_ID|PATH|previous to compare with")
         if self.plot:
             writable_dir(PLOTS_DIR, "plots")
@@ -196,6 +203,9 @@ def report_from(store: ResultsStore, settings: ReportSettings) -> None:
                           list(BENCHMARK_GROUPS))
     if not tables:
         raise DataError(f"no valid benchmark records to show in {store.location}")
+    if settings.calibrate:
+        emit_calibration(tables, settings.fail_on_regression or 0.0, settings.format)
+        return
     # All compared figures form one family (false discovery rate), judged against the gate's threshold.
     tables = judge_tables(tables, settings.fail_on_regression or 0.0)
 
@@ -423,6 +433,41 @@ def check_time_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> N
         raise CannotJudge(f"--fail-on-regression: {cannot}")
     click.echo(f"no regression: {len(compared)} figure(s) judged, none slower than the "
                f"baseline by more than {threshold_pct:g} % beyond the variation between rounds", err=True)
+
+
+def emit_calibration(tables: Sequence[ReportTable], threshold_pct: float, fmt: Format) -> None:
+    """`--calibrate`: per figure, the gate's A/A false-alarm rate and detectable change on this machine's rounds."""
+    from jax_benchmarks.report.compare import ALPHA, MIN_ROUNDS, POWER, calibrate
+
+    from jax_benchmarks.cli.console import visible
+    from jax_benchmarks.report.select import figure_key
+
+    rows: list[dict[str, Any]] = []
+    for table in tables:
+        rounds: dict[tuple[object, ...], list[Record]] = {}
+        for record in table.records:
+            rounds.setdefault(figure_key(record), []).append(record)
+        by_figure = {(row.case, row.column): rounds[figure_key(row.record)] for row in table.rows if row.record.median_s}
+        for (case, column), records in by_figure.items():
+            found = calibrate(records, threshold_pct)
+            rows.append({"group": table.group, "run_id": table.run_id, "case": case, "column": column,
+                         "rounds": found.rounds if found else None, "splits": found.splits if found else None,
+                         "false_alarms": found.false_alarms if found else None,
+                         "false_alarm_rate": found.false_alarm_rate if found else None,
+                         "detectable_pct": found.detectable_pct if found else None, "threshold_pct": threshold_pct})
+    if fmt == "json":
+        click.echo(json.dumps({"calibration": rows, "alpha": ALPHA, "power": POWER}, indent=2))
+        return
+    click.echo(f"A/A calibration of the gate at --fail-on-regression {threshold_pct:g} % (α {ALPHA:g}, power "
+               f"{POWER:.0%}): each figure's rounds split into two halves, as two runs of unchanged code")
+    for row in rows:
+        name = f"{row['group']} {row['case']} {row['column']}"
+        if row["rounds"] is None:
+            click.echo(f"{visible(name)}: fewer than {2 * MIN_ROUNDS} quiet rounds, nothing to split (--rounds 6 or more)")
+            continue
+        click.echo(f"{visible(name)}: false alarms {row['false_alarms']} of {row['splits']} A/A splits "
+                   f"({row['false_alarm_rate']:.1%}); {row['rounds'] // 2} rounds a side detect a slowdown of "
+                   f"{row['detectable_pct']:.3g} % or more")
 
 
 def resolution_lines(compared: Sequence[FigureRow], threshold_pct: float) -> list[str]:

@@ -48,7 +48,9 @@ the round medians, and their interquartile range.
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
@@ -319,3 +321,43 @@ def is_regression(comparison: Comparison | None) -> bool:
 def _iqr(values: Sequence[float]) -> float:
     q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return q3 - q1
+
+
+# -------------------------------------------------------- calibration ---
+CALIBRATION_SPLITS = 200  # A/A splits drawn per figure (all of them where there are fewer)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What the gate does on this machine for one figure, from its own rounds split A/A."""
+
+    rounds: int  # the figure's quiet rounds, split in two halves of rounds // 2
+    splits: int
+    false_alarms: int  # splits the gate called slower or faster at the threshold
+    detectable_pct: float  # the smallest slowdown half the rounds detect (α, power), at the threshold
+
+    @property
+    def false_alarm_rate(self) -> float:
+        return self.false_alarms / self.splits
+
+
+def calibrate(records: Sequence[Record], threshold_pct: float, seed: int = 0) -> Calibration | None:
+    """Split a figure's rounds (busy ones left out) into two halves many ways, as if they were two runs of
+    unchanged code (A/A), and count how often the gate calls a change at `threshold_pct`; None with
+    fewer than 2 · MIN_ROUNDS quiet rounds. Judged alone, without the family's correction (stricter than
+    the gate on many figures)."""
+    values = round_fastest(quiet_rounds(records))
+    half = len(values) // 2
+    if half < MIN_ROUNDS:
+        return None
+    indices = range(len(values))
+    every = list(itertools.combinations(indices, half))
+    chosen = every if len(every) <= CALIBRATION_SPLITS else random.Random(seed).sample(every, CALIBRATION_SPLITS)
+    alarms = 0
+    for a_side in chosen:
+        rest = [values[i] for i in indices if i not in a_side][:half]
+        if welch_log_ratio([values[i] for i in a_side], rest).p_beyond(threshold_pct) <= ALPHA:
+            alarms += 1
+    spread = pooled_spread(values[:half], values[half:2 * half])
+    margin = detectable_log(spread * math.sqrt(2 / half), 2 * half - 2)
+    return Calibration(len(values), len(chosen), alarms, math.expm1(math.log1p(threshold_pct / 100) + margin) * 100)
