@@ -354,3 +354,16 @@ def test_aa_calibration_counts_false_alarms_of_unchanged_rounds() -> None:
     drifted = calibrate(drifting, 0.0)
     assert drifted is not None and drifted.false_alarms > 0
     assert calibrate(rounds_of([1e-3] * 5), 0.0) is None  # 5 rounds: halves of 2 are too few
+
+
+def test_the_verdict_claims_nothing_from_busy_figures() -> None:
+    from jax_benchmarks.verdict.findings import contrasts
+
+    busy = {"window_s": 1.0, "busy": True, "cores": 2, "others_cores": 1.6, "steal_cores": 0.0}
+    # NumPy 12× slower than JAX, but every NumPy round was taken while others held the cores.
+    numpy = [r.model_copy(update={"contention": busy, "backend": "numpy"}) for r in rounds_of([12.0, 12.5, 11.8])]
+    jax = [r.model_copy(update={"backend": "jax"}) for r in rounds_of([1.0, 1.02, 0.99])]
+    (contrast,) = contrasts([("jax", jax, "numpy", numpy)])
+    assert contrast.judged == "cannot judge"
+    assert "taken on a busy machine (other processes took 1.6 of 2 cores), not judged" in contrast.phrase()
+    assert "faster" not in contrast.phrase()
