@@ -83,6 +83,7 @@ class Run:
         checks: dict[str, Scalar] | None = None,
         memory: dict[str, Scalar] | None = None,
     ) -> Record:
+        contention = dict(measurement.contention) if measurement is not None else {}
         timing: dict[str, Any] = {}
         metrics = dict(metrics or {})
         if measurement is not None:
@@ -110,6 +111,7 @@ class Run:
             metrics=metrics,
             checks=checks or {},
             memory=memory or {},
+            contention=contention,
             env={**environment(), **self.settings_env},
             round_index=self.round_index,
             rounds=self.rounds,

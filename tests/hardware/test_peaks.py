@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jax_benchmarks.hardware.peaks import datasheet_peak, peak_kind
+from jax_benchmarks.hardware.peaks import CpuFacts, Peak, cpu_peak, datasheet_peak, parse_cpuinfo, peak_kind, share_of_peak
 from jax_benchmarks.xla import workload
 from jax_benchmarks.xla.settings import XlaSettings
 
@@ -41,6 +41,59 @@ def test_a_product_faster_than_the_gpu_can_compute_fails(monkeypatch: pytest.Mon
     assert workload.peak_figures(400_000.0, gpu_settings("tf32"))[1] == []
 
 
-def test_no_peak_figures_on_cpu() -> None:
-    settings = XlaSettings.model_construct(device="cpu", matrix_size=64, dtype="float64", precision="float32")
-    assert workload.peak_figures(1e9, settings) == ({}, [])
+def cpu_settings(dtype: str) -> XlaSettings:
+    return XlaSettings.model_construct(device="cpu", matrix_size=64, dtype=dtype, precision="float32")
+
+
+AVX2 = frozenset({"sse2", "avx", "avx2", "fma"})
+
+
+def test_cpu_peak_from_what_the_os_reports() -> None:
+    # 2 cores × 8 float32 lanes (AVX2) × 2 FLOP × 2 FMA units × 3.0 GHz = 192 GFLOP/s; float64 half of it.
+    facts = CpuFacts(AVX2, cores=2, max_mhz=3000.0)
+    assert cpu_peak(facts, "float32")[0].gflops == pytest.approx(192.0)  # type: ignore[union-attr]
+    assert cpu_peak(facts, "float64")[0].gflops == pytest.approx(96.0)  # type: ignore[union-attr]
+    assert cpu_peak(CpuFacts(frozenset({"avx512f", "avx2"}), 4, 2000.0), "float32")[0].gflops == pytest.approx(512.0)  # type: ignore[union-attr]
+    assert "8 float32 lanes (avx2)" in cpu_peak(facts, "float32")[1]
+
+
+def test_a_cpu_missing_from_the_tables_says_why_no_share() -> None:
+    no_clock = CpuFacts(AVX2, cores=2, max_mhz=None)
+    peak, why = cpu_peak(no_clock, "float32")
+    assert peak is None and "no maximum clock" in why and "no share" in why
+    ceiling, line = cpu_peak(no_clock, "float32", ceiling=True)
+    assert ceiling is not None and ceiling.gflops == pytest.approx(2 * 8 * 2 * 2 * 6.2) and "ceiling" in line
+    unknown, why = cpu_peak(CpuFacts(frozenset({"neon_unknown"}), 8, 3000.0), "float32")
+    assert unknown is None and "no SIMD width" in why and "no share" in why
+
+
+def test_parse_cpuinfo_counts_physical_cores_of_the_allowed_processors() -> None:
+    block = "processor\t: {n}\nphysical id\t: 0\ncore id\t\t: {core}\nflags\t\t: fpu sse2 avx avx2 fma\n"
+    # 4 processors, 2 cores with 2 SMT siblings each: siblings share their core's FMA units.
+    text = "\n".join(block.format(n=n, core=n // 2) for n in range(4))
+    assert parse_cpuinfo(text, None) == (frozenset({"fpu", "sse2", "avx", "avx2", "fma"}), 2)
+    assert parse_cpuinfo(text, frozenset({0, 1}))[1] == 1
+    assert parse_cpuinfo("processor : 0\n\nprocessor : 1\n", None)[1] == 2  # no topology: processors
+
+
+@pytest.mark.parametrize("rate", [0.0, 1.0, 150.0, 191.9, 192.0, 192.1, 1e6])
+def test_no_share_of_peak_above_100_percent(rate: float) -> None:
+    """The physical bound of the derived figure: a share is at most 1, a rate above the peak is an error."""
+    peak = Peak(192.0, "test")
+    share, error = share_of_peak(rate, peak)
+    if rate <= 192.0:
+        assert share is not None and 0.0 <= share <= 1.0 and error is None
+    else:
+        assert share is None and error is not None and "measurement error" in error
+
+
+def test_a_cpu_product_faster_than_the_cpu_can_compute_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(workload, "cpu_facts", lambda: CpuFacts(AVX2, cores=2, max_mhz=3000.0))
+    assert workload.peak_figures(100.0, cpu_settings("float32")) == (
+        {"peak_gflops": pytest.approx(192.0), "peak_share": pytest.approx(100 / 192)}, [])
+    metrics, problems = workload.peak_figures(100.0, cpu_settings("float64"))
+    assert metrics == {} and len(problems) == 1 and "above this CPU's peak" in problems[0]
+    # No maximum clock reported: no share, but the ceiling at 6.2 GHz still fails an impossible rate.
+    monkeypatch.setattr(workload, "cpu_facts", lambda: CpuFacts(AVX2, cores=2, max_mhz=None))
+    assert workload.peak_figures(100.0, cpu_settings("float32")) == ({}, [])
+    assert workload.peak_figures(1e9, cpu_settings("float64"))[1] != []

@@ -263,3 +263,107 @@ def test_gate_power_and_false_alarms_on_a_contended_machine() -> None:
         ab_wrong += sum(is_regression(c) for c in slowed[3:])
     assert aa_pass >= 0.95 * trials and aa_slower <= 0.05 * 6 * trials
     assert ab_fail >= 0.95 * trials and ab_wrong <= 0.05 * 3 * trials
+
+
+# ------------------------------------------- what the gate can detect ---
+
+def test_unchanged_says_the_smallest_change_it_could_detect() -> None:
+    rng = random.Random(7)
+    current = [1e-3 * math.exp(rng.gauss(0, 0.05)) for _ in range(5)]
+    baseline = [1e-3 * math.exp(rng.gauss(0, 0.05)) for _ in range(5)]
+    judged = verdict(current, baseline)
+    assert judged.verdict == "unchanged" and judged.log_ratio is not None
+    # (t(0.975, df) + t(0.8, df)) · se, as a change: the known power-analysis margin.
+    from scipy.stats import t
+
+    expected = math.expm1((t.ppf(0.975, judged.log_ratio.df) + t.ppf(0.8, judged.log_ratio.df)) * judged.log_ratio.se)
+    assert judged.detectable_pct == pytest.approx(expected * 100, rel=1e-3)
+    assert f"detect a slowdown of {judged.detectable_pct:.3g} % or more (α 0.05, power 80%)" in judged.test_text
+    assert "not significantly changed" in judged.test_text
+    low, high = judged.log_ratio.interval()
+    assert judged.change_text == f"{(low - 1) * 100:+.1f} % … {(high - 1) * 100:+.1f} %"
+
+
+def test_a_huge_noisy_change_is_an_interval_never_a_point_beside_unchanged() -> None:
+    """The reported '-95.1 % unchanged': with rounds spread over 100×, the change shown is its interval."""
+    judged = verdict([1e-5, 1e-3, 1e-4], [1e-3, 1e-5, 2e-3])
+    assert judged.verdict == "unchanged"
+    assert "…" in judged.change_text and judged.detectable_pct is not None and judged.detectable_pct > 100
+
+
+def test_the_detectable_change_grows_with_the_threshold_and_shrinks_with_rounds() -> None:
+    few = verdict([1.0, 1.1, 0.95], [1.0, 0.9, 1.05])
+    many = verdict([1.0, 1.1, 0.95] * 4, [1.0, 0.9, 1.05] * 4)
+    assert many.detectable_pct is not None and few.detectable_pct is not None
+    assert many.detectable_pct < few.detectable_pct
+    with_threshold = verdict([1.0, 1.1, 0.95], [1.0, 0.9, 1.05], threshold_pct=10)
+    assert with_threshold.detectable_pct is not None and with_threshold.detectable_pct > few.detectable_pct
+
+
+def test_rounds_needed_for_a_threshold() -> None:
+    from jax_benchmarks.report.compare import detectable_log, rounds_needed
+
+    # A 5 % spread between rounds: the rounds found detect the change, one round fewer does not.
+    n = rounds_needed(0.05, 10.0)
+    assert n is not None and n >= MIN_ROUNDS
+    assert detectable_log(0.05 * math.sqrt(2 / n), 2 * n - 2) <= math.log1p(0.10)
+    assert n == MIN_ROUNDS or detectable_log(0.05 * math.sqrt(2 / (n - 1)), 2 * n - 4) > math.log1p(0.10)
+    assert rounds_needed(0.05, 1.0) is not None and rounds_needed(0.05, 1.0) > n  # type: ignore[operator]
+    assert rounds_needed(0.05, 0.0) is None and rounds_needed(5.0, 0.1) is None
+
+
+# ------------------------------------------------- no claim from busy ---
+
+def test_a_busy_figure_is_never_judged() -> None:
+    busy = {"window_s": 1.0, "busy": True, "cores": 2, "others_cores": 1.6, "steal_cores": 0.0}
+    slow = [r.model_copy(update={"contention": busy}) for r in rounds_of([3.0, 3.1, 2.9])]
+    for current, baseline in ((slow, rounds_of([1.0, 1.01, 0.99], run="base")),
+                              (rounds_of([1.0, 1.01, 0.99]), [r.model_copy(update={"run_id": "base"}) for r in slow])):
+        comparison = compare(current, baseline)
+        assert comparison is not None
+        (judged,) = judge([comparison], 0.0)
+        assert judged.verdict == "busy machine" and judged.p_value is None and not is_regression(judged)
+        assert "other processes took 1.6 of 2 cores" in judged.test_text and judged.change_text == "—"
+
+
+def test_busy_rounds_are_left_out_where_enough_quiet_ones_remain() -> None:
+    busy = {"window_s": 1.0, "busy": True, "cores": 2, "others_cores": 1.6, "steal_cores": 0.0}
+    # Rounds 0-2 quiet and 2× slower than the baseline; rounds 3-4 busy and 10× slower.
+    current = rounds_of([2.0, 2.02, 1.98, 10.0, 10.0])
+    current = [r.model_copy(update={"contention": busy}) if r.round_index in (3, 4) else r for r in current]
+    comparison = compare(current, rounds_of([1.0, 1.01, 0.99], run="base"))
+    assert comparison is not None and comparison.verdict == "slower" and comparison.busy is None
+    assert comparison.rounds == 3 and comparison.change_pct == pytest.approx(100, rel=0.05)
+    assert "(2 round(s) taken on a busy machine left out)" in comparison.test_text
+    # Only two quiet rounds: not judged at all.
+    two = [r.model_copy(update={"contention": busy}) if r.round_index in (2, 3, 4) else r for r in current]
+    comparison = compare(two, rounds_of([1.0, 1.01, 0.99], run="base"))
+    assert comparison is not None and comparison.verdict == "busy machine"
+
+
+def test_aa_calibration_counts_false_alarms_of_unchanged_rounds() -> None:
+    from jax_benchmarks.report.compare import calibrate
+
+    rng = random.Random(11)
+    steady = rounds_of([1e-3 * math.exp(rng.gauss(0, 0.03)) for _ in range(10)])
+    found = calibrate(steady, 0.0)
+    assert found is not None and found.rounds == 10 and found.splits == 200  # C(10, 5) = 252 > 200 drawn
+    assert found.false_alarm_rate <= 0.15 and found.detectable_pct > 0
+    # A figure whose rounds drift (the first half 1.5× the second) alarms in the splits that separate them.
+    drifting = rounds_of([1.5e-3] * 5 + [1e-3] * 5)
+    drifted = calibrate(drifting, 0.0)
+    assert drifted is not None and drifted.false_alarms > 0
+    assert calibrate(rounds_of([1e-3] * 5), 0.0) is None  # 5 rounds: halves of 2 are too few
+
+
+def test_the_verdict_claims_nothing_from_busy_figures() -> None:
+    from jax_benchmarks.verdict.findings import contrasts
+
+    busy = {"window_s": 1.0, "busy": True, "cores": 2, "others_cores": 1.6, "steal_cores": 0.0}
+    # NumPy 12× slower than JAX, but every NumPy round was taken while others held the cores.
+    numpy = [r.model_copy(update={"contention": busy, "backend": "numpy"}) for r in rounds_of([12.0, 12.5, 11.8])]
+    jax = [r.model_copy(update={"backend": "jax"}) for r in rounds_of([1.0, 1.02, 0.99])]
+    (contrast,) = contrasts([("jax", jax, "numpy", numpy)])
+    assert contrast.judged == "cannot judge"
+    assert "taken on a busy machine (other processes took 1.6 of 2 cores), not judged" in contrast.phrase()
+    assert "faster" not in contrast.phrase()

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from rich.table import Table
 
 from jax_benchmarks.cli.console import literal
+from jax_benchmarks.measure.contention import busy_line, of_fields, unknown_line
 from jax_benchmarks.measure.memory import format_bytes
 from jax_benchmarks.store.record import Record, Scalar
 
@@ -24,11 +25,25 @@ def format_seconds(seconds: float) -> str:
 
 
 NOISY_NOTE = "~ noisy: IQR above 10 % of the median"
+BUSY_MARK = "!"
+
+
+def is_busy(record: Record) -> bool:
+    """Taken while other processes held the machine (jax_benchmarks.measure.contention)."""
+    return record.contention.get("busy") is True
+
+
+def contention_notes(records: Sequence[Record]) -> list[str]:
+    """The lines under a table on contention: which figures were taken on a busy machine ('!') and at
+    worst how busy, and those whose contention could not be told (and why); none on a quiet machine."""
+    seen = [c for r in records if r.median_s and (c := of_fields(r.contention)) is not None]
+    busy = busy_line(seen)
+    return [line for line in (busy and f"{BUSY_MARK} {busy}", unknown_line(seen)) if line]
 
 
 def timing_cell(record: Record, ratio: float | None, *, markup: bool) -> str:
     """One figure's cell, the same in every table: '1.2 ms ± 30 µs ×2.00 ~' (median ± IQR, the ratio to the
-    case's fastest figure or '(fastest)', '~' when noisy); `markup` adds rich's colours for the terminal."""
+    case's fastest figure or '(fastest)', '~' when noisy, '!' when taken on a busy machine); `markup` adds rich's colours for the terminal."""
     if not record.median_s:
         return "—"
     text = f"{format_seconds(record.median_s)} ± {format_seconds(record.iqr_s or 0.0)}"
@@ -38,6 +53,8 @@ def timing_cell(record: Record, ratio: float | None, *, markup: bool) -> str:
             f" {fastest}" if ratio == 1.0 else f" ×{ratio:.2f}")
     if record.noisy:
         text += " [yellow]~[/]" if markup else " ~"
+    if is_busy(record):
+        text += f" [bold red]{BUSY_MARK}[/]" if markup else f" {BUSY_MARK}"
     return text
 
 
@@ -175,6 +192,6 @@ def comparison_table(
         for memory_row in memory_rows(case, [cells.get((case, c)) for c in layout.columns]):
             table.add_row(*(literal(cell) for cell in memory_row), style="dim")
             memory_seen = True
-    table.caption = "\n".join(note for note, seen in ((NOISY_NOTE, noisy_seen), (MEMORY_NOTE, memory_seen))
-                              if seen) or None
+    notes = [note for note, seen in ((NOISY_NOTE, noisy_seen), (MEMORY_NOTE, memory_seen)) if seen]
+    table.caption = "\n".join(literal(note) for note in [*notes, *contention_notes(list(cells.values()))]) or None
     return table

@@ -69,6 +69,7 @@ from rich.markup import escape
 
 from jax_benchmarks.cli.console import literal
 from jax_benchmarks.errors import CheckFailed, first_line
+from jax_benchmarks.measure.contention import Sampler, contention_between
 from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, SEPARATE_PASS, Probe, compiled_figures,
                                            release_freed_memory)
 from jax_benchmarks.measure.progress import Progress
@@ -359,7 +360,18 @@ def time_case(timed: Timed[R], repeats: int) -> tuple[R, Measurement]:
     return measure_keeping_result(timed.call, timed.sync, repeats, timed.fixed_count)
 
 
-def measure_case(timed: Timed[R], repeats: int, probe: Probe | None) -> tuple[R, Measurement]:
+def sampled_case(timed: Timed[R], repeats: int, sampler: Sampler) -> tuple[R, Measurement]:
+    """`time_case`, with what other processes took of the machine meanwhile on the measurement
+    (jax_benchmarks.measure.contention: a reading of /proc before and after, outside the timed calls;
+    benchmarks/contention.py measures their cost)."""
+    before = sampler.read()
+    result, measurement = time_case(timed, repeats)
+    seen = contention_between(before, sampler.read())
+    return result, replace(measurement, contention=seen.as_fields())
+
+
+def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
+                 sampler: Sampler | None = None) -> tuple[R, Measurement]:
     """`time_case`, then the memory figures on the measurement (none without a probe). Returns the last
     result: the memory pass's, where there is one (the same call on the same inputs as the timed ones)."""
     if timed.single_pass:
@@ -369,15 +381,16 @@ def measure_case(timed: Timed[R], repeats: int, probe: Probe | None) -> tuple[R,
         # tests/memory/test_host.py), and its time depends on which cases ran before it
         # (benchmarks/selection_effect.py).
         release_freed_memory()
+    sampler = sampler or Sampler.of_this_machine()
     if probe is None:
-        return time_case(timed, repeats)
+        return sampled_case(timed, repeats, sampler)
     if timed.single_pass:
         probe.start(settle=False)
-        result, measurement = time_case(timed, repeats)
+        result, measurement = sampled_case(timed, repeats, sampler)
         figures = probe.stop(AROUND_TIMED_RUN)
     else:
         probe.before_timing()
-        result, measurement = time_case(timed, repeats)
+        result, measurement = sampled_case(timed, repeats, sampler)
         del result  # no more results alive during the pass than during a timed call
         probe.start(settle=True)
         result = timed.call()
@@ -424,6 +437,7 @@ def run_live(
         return live.needed_by(uses)
 
     failures: list[str] = []
+    sampler = Sampler.of_this_machine()
     progress.start(f"{target.backend} @{target.device}", len(chosen))
     try:
         for index, case in enumerate(chosen):
@@ -438,7 +452,7 @@ def run_live(
                     live.keep_only(still_needed(index + 1, case))
                 values = [live.value(fixture) for fixture in case.uses]
                 probe = Probe.of(target.backend, target.device) if memory else None
-                result, measurement = measure_case(case.prepare(*values), repeats, probe)
+                result, measurement = measure_case(case.prepare(*values), repeats, probe, sampler)
             except case.cannot_run as exc:
                 dead[case.variant] = f"{type(exc).__name__}: {first_line(exc)}"
                 run.log(f"skipped: {escape(label)}: {escape(dead[case.variant])}")

@@ -65,6 +65,9 @@ class Measurement:
     # The case's memory figures (jax_benchmarks.measure.memory), taken apart from the timed calls; the
     # record's `memory`. Empty where the harness took none.
     memory: Mapping[str, float | int | str | bool | None] = field(default_factory=dict, compare=False)
+    # What other processes took of the machine while it was timed (jax_benchmarks.measure.contention);
+    # the record's `contention`. Empty where the harness did not sample it.
+    contention: Mapping[str, float | int | str | bool | None] = field(default_factory=dict, compare=False)
 
     @property
     def repeats(self) -> int:

@@ -32,6 +32,8 @@ from typing import Any, Generic
 import numpy as np
 
 from jax_benchmarks.errors import DataError, SettingsError, TrainingDiverged
+from jax_benchmarks.hardware.peaks import cpu_facts, cpu_peak
+from jax_benchmarks.measure.derived import cpu_rate_errors, loop_overhead, peak_share
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, matches
 from jax_benchmarks.measure.memory import memory_text
 from jax_benchmarks.measure.timing import Measurement
@@ -243,9 +245,8 @@ def training(settings: MnistSettings, backend: str, variant: str | None,
         case's record (None when -k did not select it)."""
         if settings.device_kind == "gpu":
             return gpu_peak(settings.precision)[0]
-        record = recorded.last(names.peak)
-        gflops = record.metrics.get("gflops") if record is not None else None
-        return float(gflops) if isinstance(gflops, (int, float)) else None
+        physical, _ = cpu_peak(cpu_facts(), "float32")  # a measured rate is attainable, not a peak
+        return None if physical is None else physical.gflops
 
     def start_experiment(loaded: MnistData, trainer: Trainer[EpochOutput, EvalOutput]) -> Experiment:
         # One process of a job tracks for all of them (its figures are the job's: global loss).
@@ -275,7 +276,8 @@ def peak_case(name: str, process: Mapping[str, Scalar], variant: str | None) -> 
     def judge(_product: np.ndarray, measurement: Measurement) -> Judgement:
         gflops = peak_matmul_flops() / measurement.median_s / 1e9
         return Judgement(metrics={"gflops": gflops}, notes=[
-            f"float32 matmul peak of this machine: {gflops:.1f} GFLOP/s (NumPy {PEAK_SIZE}², all cores)"])
+            f"attainable float32 matmul rate of this machine: {gflops:.1f} GFLOP/s (NumPy {PEAK_SIZE}², all cores)",
+            cpu_peak(cpu_facts(), "float32")[1]], failures=cpu_rate_errors(gflops, "float32"))
 
     return Case(name, prepare, judge, variant=variant, dtype="float32", params={"library": "numpy", **process})
 
@@ -291,7 +293,8 @@ def step_case(t: Training[EpochOutput, EvalOutput], variant: str | None, compile
         batch = trainer.plan.batch
         figures = throughput(batch, measurement.median_s, peak)
         first = "compile" if compiled else "first call"
-        return Judgement(metrics=figures, params=data_params(data, trainer.plan), notes=[
+        return Judgement(metrics=figures, params=data_params(data, trainer.plan),
+                         failures=peak_share(figures["gflops"], peak)[1], notes=[
             f"train step (batch {batch}): {measurement.median_s * 1e3:.1f} ms median, "
             f"{first} {measurement.compile_s or 0.0:.2f} s above it · {figures['images_per_s']:.0f} images/s"])
 
@@ -339,15 +342,19 @@ def epoch_case(t: Training[EpochOutput, EvalOutput], variant: str | None, epoch:
         figures = throughput(result.images, seconds, peak)
         metrics: dict[str, Scalar] = {**figures, "loss": result.loss, "accuracy": result.accuracy}
         step = t.recorded.last(t.names.step)
+        explained: list[str] = []
         if step is not None and step.median_s is not None:  # the step case ran
-            metrics["loop_overhead"] = seconds / (step.median_s * steps) - 1.0
+            overhead = loop_overhead(seconds, measurement.contention, step.median_s, step.contention, steps)
+            metrics.update({} if overhead.value is None else {"loop_overhead": overhead.value})
+            explained = [] if overhead.why_not is None else [overhead.why_not]
         for i, loss in enumerate(result.step_losses):
             experiment.tracker.log_metrics({"train_step_loss": loss}, step=(epoch - 1) * steps + i + 1, epoch=epoch)
         experiment.tracker.log_metrics({"train_loss": result.loss, "train_accuracy": result.accuracy,
                                         "images_per_s": figures["images_per_s"]}, step=epoch * steps, epoch=epoch)
         # With validation, its case logs this line completed by the test figures.
         line = epoch_line(epoch, settings.num_epochs, seconds, metrics, measurement.memory)
-        return Judgement(metrics=metrics, params=data_params(data, trainer.plan), notes=[] if validated else [line])
+        return Judgement(metrics=metrics, params=data_params(data, trainer.plan), failures=peak_share(figures["gflops"], peak)[1],
+                         notes=[*explained, *([] if validated else [line])])
 
     return Case(t.names.epoch, prepare, judge, variant=variant, dtype="float32",
                 params={**t.params, "epoch": epoch}, uses=(t.trainer, t.data, t.peak, t.compiled, t.experiment))

@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from jax_benchmarks.hardware.devices import gpu_name
 from jax_benchmarks.hardware.peaks import datasheet_peak
+from jax_benchmarks.measure.derived import peak_share
 from jax_benchmarks.mnist.model_spec import train_flops
 
 # The CPU peak is NumPy's float32 matmul rate at this size (all cores), measured by a case of the run.
@@ -30,8 +31,7 @@ def throughput(images: int, seconds: float, peak_gflops: float | None) -> dict[s
     images_per_s = images / seconds
     gflops = train_flops() * images_per_s / 1e9
     figures = {"images_per_s": images_per_s, "gflops": gflops}
-    if peak_gflops is not None:
-        figures["peak_share"] = gflops / peak_gflops
+    figures.update(peak_share(gflops, peak_gflops)[0])  # never above 1: above the peak is an error
     return figures
 
 

@@ -7,6 +7,8 @@ This module imports only click, pydantic and light `src` modules, so that
 from __future__ import annotations
 
 import gc
+import json
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -77,6 +79,12 @@ class ReportSettings(BaseModel):
         False, description="mnist training images/s by process count: speed-up and scaling efficiency "
                            "against the 1-process run.",
     )
+    calibrate: bool = Field(
+        False, description="A/A calibration of the gate on this machine: each figure's rounds in the reported run "
+                           "(record 6 or more: e.g. xla numpy --rounds 10) split into two halves 200 ways, as two "
+                           "runs of unchanged code: how often the gate calls a change at --fail-on-regression's "
+                           "threshold (its false-alarm rate here) and the smallest slowdown it detects.",
+    )
     lock_timeout: float = lock_timeout_field()
     results: Results = results_field("The results store to read")
 
@@ -110,7 +118,7 @@ class ReportSettings(BaseModel):
                                   ("--plot", self.plot), ("--scaling", self.scaling)):
                 if given:
                     raise OptionError(option, "does not go with --format jsonl (an export of the records)")
-        if self.fail_on_regression is not None and self.baseline is None:
+        if self.fail_on_regression is not None and self.baseline is None and not self.calibrate:
             raise OptionError("--fail-on-regression", "needs --baseline RUN_ID|PATH|previous to compare with")
         if self.plot:
             writable_dir(PLOTS_DIR, "plots")
@@ -189,6 +197,9 @@ def report_from(store: ResultsStore, settings: ReportSettings) -> None:
                           list(BENCHMARK_GROUPS))
     if not tables:
         raise DataError(f"no valid benchmark records to show in {store.location}")
+    if settings.calibrate:
+        emit_calibration(tables, settings.fail_on_regression or 0.0, settings.format)
+        return
     # All compared figures form one family (false discovery rate), judged against the gate's threshold.
     tables = judge_tables(tables, settings.fail_on_regression or 0.0)
 
@@ -385,14 +396,23 @@ def check_time_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> N
             "--fail-on-regression: no figure of this report has a baseline to compare with, so nothing was judged; "
             "give --baseline a run (id, file or 'previous') that recorded these figures"
         )
-    unjudged = [row for row in compared if row.comparison is not None and row.comparison.log_ratio is None]
+    busy = [row for row in compared if row.comparison is not None and row.comparison.busy is not None]
+    unjudged = [row for row in compared if row.comparison is not None and row.comparison.log_ratio is None
+                and row.comparison.busy is None]
     slower = [row for row in compared if is_regression(row.comparison)]
-    cannot = ""
+    reasons = []
     if unjudged:
         fewest = min(min(row.comparison.rounds, row.comparison.baseline_rounds)
                      for row in unjudged if row.comparison is not None)
-        cannot = (f"{len(unjudged)} of {len(compared)} figure(s) cannot be judged: {fewest} round(s) in a run, "
-                  f"the variation between runs needs {MIN_ROUNDS} or more; record both runs with --rounds {MIN_ROUNDS}")
+        reasons.append(f"{len(unjudged)} of {len(compared)} figure(s) cannot be judged: {fewest} round(s) in a run, "
+                       f"the variation between runs needs {MIN_ROUNDS} or more; record both runs with --rounds {MIN_ROUNDS}")
+    if busy:
+        first = busy[0].comparison.busy if busy[0].comparison is not None else None
+        reasons.append(f"{len(busy)} of {len(compared)} figure(s) were taken on a busy machine and not judged "
+                       f"({first}); measure them again while the machine is quiet")
+    cannot = "; ".join(reasons)
+    for line in resolution_lines(compared, threshold_pct):
+        click.echo(line, err=True)
     if slower:
         listed = ", ".join(
             f"{row.group} {row.case} {row.column} {row.comparison.change_pct:+.1f} %"
@@ -403,10 +423,81 @@ def check_time_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> N
             f"regression: {len(slower)} figure(s) slower than the baseline by more than {threshold_pct:g} %: "
             f"{listed}{more}" + (f" ({cannot})" if cannot else "")
         )
-    if unjudged:
+    if unjudged or busy:
         raise CannotJudge(f"--fail-on-regression: {cannot}")
     click.echo(f"no regression: {len(compared)} figure(s) judged, none slower than the "
                f"baseline by more than {threshold_pct:g} % beyond the variation between rounds", err=True)
+
+
+def emit_calibration(tables: Sequence[ReportTable], threshold_pct: float, fmt: Format) -> None:
+    """`--calibrate`: per figure, the gate's A/A false-alarm rate and detectable change on this machine's rounds."""
+    from jax_benchmarks.report.compare import ALPHA, MIN_ROUNDS, POWER, calibrate
+
+    from jax_benchmarks.cli.console import visible
+    from jax_benchmarks.report.select import figure_key
+
+    rows: list[dict[str, Any]] = []
+    for table in tables:
+        rounds: dict[tuple[object, ...], list[Record]] = {}
+        for record in table.records:
+            rounds.setdefault(figure_key(record), []).append(record)
+        by_figure = {(row.case, row.column): rounds[figure_key(row.record)] for row in table.rows if row.record.median_s}
+        for (case, column), records in by_figure.items():
+            found = calibrate(records, threshold_pct)
+            rows.append({"group": table.group, "run_id": table.run_id, "case": case, "column": column,
+                         "rounds": found.rounds if found else None, "splits": found.splits if found else None,
+                         "false_alarms": found.false_alarms if found else None,
+                         "false_alarm_rate": found.false_alarm_rate if found else None,
+                         "detectable_pct": found.detectable_pct if found else None, "threshold_pct": threshold_pct})
+    if fmt == "json":
+        click.echo(json.dumps({"calibration": rows, "alpha": ALPHA, "power": POWER}, indent=2))
+        return
+    click.echo(f"A/A calibration of the gate at --fail-on-regression {threshold_pct:g} % (α {ALPHA:g}, power "
+               f"{POWER:.0%}): each figure's rounds split into two halves, as two runs of unchanged code")
+    for row in rows:
+        name = f"{row['group']} {row['case']} {row['column']}"
+        if row["rounds"] is None:
+            click.echo(f"{visible(name)}: fewer than {2 * MIN_ROUNDS} quiet rounds, nothing to split (--rounds 6 or more)")
+            continue
+        click.echo(f"{visible(name)}: false alarms {row['false_alarms']} of {row['splits']} A/A splits "
+                   f"({row['false_alarm_rate']:.1%}); {row['rounds'] // 2} rounds a side detect a slowdown of "
+                   f"{row['detectable_pct']:.3g} % or more")
+
+
+def resolution_lines(compared: Sequence[FigureRow], threshold_pct: float) -> list[str]:
+    """What the gate can resolve on this machine: the rounds a side that --fail-on-regression's percentage
+    needs (from each figure's spread between rounds, both runs pooled; the median figure and the noisiest),
+    and a warning where the threshold is below what these runs' rounds can detect."""
+    from jax_benchmarks.report.compare import ALPHA, POWER, detectable_log, rounds_needed
+
+    needs: list[tuple[float, str, int | None, float]] = []  # (spread, figure, rounds needed, detectable %)
+    for row in compared:
+        comparison = row.comparison
+        if comparison is None or comparison.log_ratio is None or comparison.busy is not None:
+            continue
+        spread = comparison.spread
+        if spread is None:
+            continue
+        detectable = math.expm1(detectable_log(comparison.log_ratio.se, comparison.log_ratio.df)) * 100
+        needs.append((spread, f"{row.group} {row.case} {row.column}", rounds_needed(spread, threshold_pct), detectable))
+    if not needs or threshold_pct <= 0:
+        return []
+    needs.sort()
+    median, noisiest = needs[len(needs) // 2], needs[-1]
+
+    def rounds(n: int | None) -> str:
+        return f"{n} round(s) a side" if n is not None else "more than 1000 rounds a side"
+
+    lines = [f"--fail-on-regression {threshold_pct:g} % needs {rounds(median[2])} on this machine for the median "
+             f"figure (spread between rounds {median[0]:.1%}) and {rounds(noisiest[2])} for the noisiest, "
+             f"{noisiest[1]} ({noisiest[0]:.1%}) (α {ALPHA:g}, power {POWER:.0%})"]
+    blind = [need for need in needs if need[3] > threshold_pct]
+    if blind:
+        worst = max(blind, key=lambda need: need[3])
+        lines.append(f"warning: --fail-on-regression {threshold_pct:g} % is below what these rounds resolve for "
+                     f"{len(blind)} of {len(needs)} figure(s): e.g. {worst[1]} detects only changes of "
+                     f"{worst[3]:.3g} % or more; record more --rounds or raise the threshold")
+    return lines
 
 
 @settings_options(ReportSettings)

@@ -32,6 +32,15 @@ argument; `timeit`'s documentation too.)
 * Fewer than MIN_ROUNDS rounds on either side: the variance between runs
   cannot be estimated (one round) or rests on one degree of freedom (two),
   so the verdict is "too few samples", never a silent "unchanged".
+* A figure taken on a busy machine on either side (other processes held the
+  cores: src/jax_benchmarks/measure/contention.py) is not judged: the verdict
+  is "busy machine", with what was busy, never a claimed difference.
+* "unchanged" is not "the same": it says the change was not significant, with
+  the smallest change that the rounds' variance would have let the gate
+  detect (`detectable_pct`: at ALPHA two-sided and POWER, from Welch's
+  standard error), like asv's "not significantly changed" with its interval.
+  `rounds_needed` turns a figure's spread between rounds into the rounds a
+  side that a given threshold needs on this machine.
 
 What a table shows next to the verdict stays the typical time: the median of
 the round medians, and their interquartile range.
@@ -39,21 +48,27 @@ the round medians, and their interquartile range.
 
 from __future__ import annotations
 
+import itertools
 import math
+import random
 import statistics
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from jax_benchmarks.measure.contention import of_fields
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.report.student_t import t_quantile, t_sf
 
-Verdict = Literal["faster", "slower", "unchanged", "too few samples"]
+Verdict = Literal["faster", "slower", "unchanged", "too few samples", "busy machine"]
 Method = Literal["welch-rounds", "too-few-rounds"]
 
 ALPHA = 0.05
 CONFIDENCE = 0.95
 MIN_ROUNDS = 3
+# The chance that a real change of the detectable size is flagged (the usual 80 % of power analysis).
+POWER = 0.8
+MAX_ROUNDS_NEEDED = 1000
 
 
 @dataclass(frozen=True)
@@ -100,6 +115,22 @@ class Comparison:
     threshold_pct: float = 0.0
     median_s: float | None = None  # median of the current run's round medians
     iqr_s: float | None = None
+    # Why the figure was not judged although it has the rounds: taken on a busy machine (either side).
+    busy: str | None = None
+    # The spread of the logs of the rounds' fastest samples, both runs pooled (`pooled_spread`).
+    spread: float | None = None
+    # Rounds taken on a busy machine, left out of the judgement (enough quiet rounds remained).
+    busy_rounds_left_out: int = 0
+
+    @property
+    def detectable_pct(self) -> float | None:
+        """The smallest slowdown (in %) this comparison flags with probability POWER at ALPHA, two-sided, given
+        its rounds' variance: (1 + T) · exp((t(1 - α/2) + t(POWER)) · se) - 1, T its threshold; None untested.
+        (Judged in a family, Benjamini–Hochberg can ask a little more of each figure.)"""
+        if self.log_ratio is None:
+            return None
+        margin = detectable_log(self.log_ratio.se, self.log_ratio.df)
+        return math.expm1(math.log1p(self.threshold_pct / 100) + margin) * 100
 
     @property
     def interval(self) -> tuple[float, float] | None:
@@ -109,11 +140,32 @@ class Comparison:
     def test_text(self) -> str:
         """How the verdict was reached, for humans: rounds, CI of the ratio, adjusted p."""
         counts = f"{self.rounds} vs {self.baseline_rounds} round(s)"
+        if self.busy is not None:
+            return f"not judged: taken on a busy machine ({self.busy}); measure again on a quiet one"
         if self.log_ratio is None:
             return f"too few samples: {counts}, needs {MIN_ROUNDS}+ each (--rounds)"
         low, high = self.log_ratio.interval()
         q = "" if self.p_value is None else f", BH q={self.p_value:.2g}"
-        return f"{counts}, fastest-sample ratio 95 % CI {low:.3g}–{high:.3g}{q}"
+        text = f"{counts}, fastest-sample ratio 95 % CI {low:.3g}–{high:.3g}{q}"
+        if self.busy_rounds_left_out:
+            text += f" ({self.busy_rounds_left_out} round(s) taken on a busy machine left out)"
+        if self.verdict == "unchanged" and (detectable := self.detectable_pct) is not None:
+            text += (f"; not significantly changed: these rounds detect a slowdown of {detectable:.3g} % or more "
+                     f"(α {ALPHA:g}, power {POWER:.0%})")
+        return text
+
+    @property
+    def change_text(self) -> str:
+        """The change as a table shows it: a point where the verdict claims one, the 95 % interval of the
+        change where it does not ('-3.1 % … +2.0 %': never '-95.1 %' beside 'unchanged'), none where the
+        figure was taken on a busy machine."""
+        if self.busy is not None:
+            return "—"
+        if self.verdict == "unchanged" and self.log_ratio is not None:
+            low, high = self.log_ratio.interval()
+            return f"{(low - 1) * 100:+.1f} % … {(high - 1) * 100:+.1f} %"
+        return f"{self.change_pct:+.1f} %"
+
 
 
 def round_medians(records: Sequence[Record]) -> list[float]:
@@ -133,6 +185,31 @@ def _per_round(records: Sequence[Record], value: Callable[[Record], float | None
         if record.median_s and (number := value(record)):
             per_round[record.round_index] = number
     return [per_round[key] for key in sorted(per_round, key=lambda k: -1 if k is None else k)]
+
+
+def detectable_log(se: float, df: float, alpha: float = ALPHA, power: float = POWER) -> float:
+    """The smallest log ratio a two-sided Welch test at `alpha` detects with probability `power`."""
+    return (t_quantile(1 - alpha / 2, df) + t_quantile(power, df)) * se
+
+
+def pooled_spread(current: Sequence[float], baseline: Sequence[float]) -> float:
+    """The standard deviation of the logs of a figure's per-round values between rounds, both runs pooled
+    (each about its own mean: a change between the runs is not spread); two or more values a side."""
+    logs = [[math.log(v) for v in side] for side in (current, baseline)]
+    squares = sum((x - statistics.fmean(side)) ** 2 for side in logs for x in side)
+    return math.sqrt(squares / (len(current) + len(baseline) - 2))
+
+
+def rounds_needed(spread: float, change_pct: float, alpha: float = ALPHA, power: float = POWER) -> int | None:
+    """The rounds a side with which a change of `change_pct` is detected (at `alpha`, with `power`) for a
+    figure whose logs spread by `spread` between rounds; None: not within MAX_ROUNDS_NEEDED (or a 0 % change)."""
+    if change_pct <= 0:
+        return None
+    target = math.log1p(change_pct / 100)
+    for n in range(MIN_ROUNDS, MAX_ROUNDS_NEEDED + 1):
+        if detectable_log(spread * math.sqrt(2 / n), 2 * n - 2, alpha, power) <= target:
+            return n
+    return None
 
 
 def welch_log_ratio(current: Sequence[float], baseline: Sequence[float]) -> LogRatio:
@@ -158,11 +235,35 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     return adjusted
 
 
+def busy_sentence(records: Sequence[Record]) -> str | None:
+    """What was busy when the first of these records marked busy was taken, else None."""
+    for record in records:
+        seen = of_fields(record.contention)
+        if seen is not None and seen.busy:
+            return seen.sentence()
+    return None
+
+
+def quiet_rounds(records: Sequence[Record]) -> list[Record]:
+    """The records of the rounds in which no record of the figure was taken on a busy machine."""
+    busy = {record.round_index for record in records if busy_sentence([record]) is not None}
+    return [record for record in records if record.round_index not in busy]
+
+
 def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison | None:
     """The change of one figure (all its round records) against the baseline's; None when untimed.
 
     The verdict here treats the figure as a family of one; `judge` decides a
-    whole report's figures together."""
+    whole report's figures together. Rounds taken on a busy machine are left out where MIN_ROUNDS quiet
+    rounds remain on each side; otherwise the figure is not judged (`busy`)."""
+    busy = busy_sentence(current) or busy_sentence(baseline)
+    left_out = 0
+    if busy is not None:
+        quiet_now, quiet_base = quiet_rounds(current), quiet_rounds(baseline)
+        if len(round_medians(quiet_now)) >= MIN_ROUNDS and len(round_medians(quiet_base)) >= MIN_ROUNDS:
+            left_out = len(round_medians(current)) + len(round_medians(baseline)) - (
+                len(round_medians(quiet_now)) + len(round_medians(quiet_base)))
+            current, baseline, busy = quiet_now, quiet_base, None
     now, base = round_medians(current), round_medians(baseline)
     if not now or not base:
         return None
@@ -170,8 +271,10 @@ def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison
     base_median = statistics.median(base)
     iqr = _iqr(base) if len(base) > 1 else (base_record.iqr_s or 0.0)
     log_ratio = None
+    spread = None
     if len(now) >= MIN_ROUNDS and len(base) >= MIN_ROUNDS:
         log_ratio = welch_log_ratio(round_fastest(current), round_fastest(baseline))
+        spread = pooled_spread(round_fastest(current), round_fastest(baseline))
         change = math.expm1(log_ratio.value) * 100
     else:
         change = (statistics.median(now) - base_median) / base_median * 100
@@ -181,19 +284,21 @@ def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison
         method="welch-rounds" if log_ratio is not None else "too-few-rounds", p_value=None,
         rounds=len(now), baseline_rounds=len(base), log_ratio=log_ratio,
         median_s=statistics.median(now), iqr_s=_iqr(now) if len(now) > 1 else (current[-1].iqr_s or 0.0),
+        busy=busy, spread=spread, busy_rounds_left_out=left_out,
     )
     return judge([comparison], 0.0)[0]
 
 
 def judge(comparisons: Sequence[Comparison], threshold_pct: float) -> list[Comparison]:
     """Verdicts for figures judged together: beyond ±threshold_pct, clearly, with BH over the family."""
-    testable = [i for i, c in enumerate(comparisons) if c.log_ratio is not None]
+    testable = [i for i, c in enumerate(comparisons) if c.log_ratio is not None and c.busy is None]
     raw = [_p_beyond(comparisons[i], threshold_pct) for i in testable]
     q_values = dict(zip(testable, benjamini_hochberg(raw), strict=True))
     judged = []
     for i, comparison in enumerate(comparisons):
         if i not in q_values:
-            judged.append(replace(comparison, verdict="too few samples", p_value=None, threshold_pct=threshold_pct))
+            verdict_: Verdict = "busy machine" if comparison.busy is not None else "too few samples"
+            judged.append(replace(comparison, verdict=verdict_, p_value=None, threshold_pct=threshold_pct))
             continue
         q = q_values[i]
         verdict: Verdict = "unchanged"
@@ -216,3 +321,43 @@ def is_regression(comparison: Comparison | None) -> bool:
 def _iqr(values: Sequence[float]) -> float:
     q1, _, q3 = statistics.quantiles(values, n=4, method="inclusive")
     return q3 - q1
+
+
+# -------------------------------------------------------- calibration ---
+CALIBRATION_SPLITS = 200  # A/A splits drawn per figure (all of them where there are fewer)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What the gate does on this machine for one figure, from its own rounds split A/A."""
+
+    rounds: int  # the figure's quiet rounds, split in two halves of rounds // 2
+    splits: int
+    false_alarms: int  # splits the gate called slower or faster at the threshold
+    detectable_pct: float  # the smallest slowdown half the rounds detect (α, power), at the threshold
+
+    @property
+    def false_alarm_rate(self) -> float:
+        return self.false_alarms / self.splits
+
+
+def calibrate(records: Sequence[Record], threshold_pct: float, seed: int = 0) -> Calibration | None:
+    """Split a figure's rounds (busy ones left out) into two halves many ways, as if they were two runs of
+    unchanged code (A/A), and count how often the gate calls a change at `threshold_pct`; None with
+    fewer than 2 · MIN_ROUNDS quiet rounds. Judged alone, without the family's correction (stricter than
+    the gate on many figures)."""
+    values = round_fastest(quiet_rounds(records))
+    half = len(values) // 2
+    if half < MIN_ROUNDS:
+        return None
+    indices = range(len(values))
+    every = list(itertools.combinations(indices, half))
+    chosen = every if len(every) <= CALIBRATION_SPLITS else random.Random(seed).sample(every, CALIBRATION_SPLITS)
+    alarms = 0
+    for a_side in chosen:
+        rest = [values[i] for i in indices if i not in a_side][:half]
+        if welch_log_ratio([values[i] for i in a_side], rest).p_beyond(threshold_pct) <= ALPHA:
+            alarms += 1
+    spread = pooled_spread(values[:half], values[half:2 * half])
+    margin = detectable_log(spread * math.sqrt(2 / half), 2 * half - 2)
+    return Calibration(len(values), len(chosen), alarms, math.expm1(math.log1p(threshold_pct / 100) + margin) * 100)

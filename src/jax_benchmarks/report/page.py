@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from jax_benchmarks.store.record import Scalar
-from jax_benchmarks.cli.tables import NOISY_NOTE, format_value, memory_rows
+from jax_benchmarks.cli.tables import NOISY_NOTE, contention_notes, format_value, is_busy, memory_rows
 from jax_benchmarks.report.history import GroupHistory, history_cells, history_headers
 from jax_benchmarks.report.render import (
     CHANGE_HEADERS, baseline_summary, change_cells, cell_text, env_header,
@@ -39,11 +39,12 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: now
 td.metric { color: #59636e; }
 .fastest { color: #1a7f37; font-weight: 600; }
 .noisy { background: #fff8c5; }
+.busy { background: #ffd8d3; }
 .differs { background: #ddf4ff; font-weight: 600; }
 .verdict-slower { color: #cf222e; font-weight: 600; }
 .verdict-faster { color: #1a7f37; font-weight: 600; }
 .verdict-unchanged { color: #59636e; }
-.verdict-too-few-samples { color: #9a6700; font-style: italic; }
+.verdict-too-few-samples, .verdict-busy-machine { color: #9a6700; font-style: italic; }
 figure { margin: 1rem 0; }
 figure img { max-width: 100%; height: auto; border: 1px solid #d0d7de; }
 figcaption { color: #59636e; font-size: .8rem; }
@@ -104,6 +105,8 @@ def figures_table(table: ReportTable) -> str:
                     names.append("fastest")
                 if cell is not None and cell.record.noisy:
                     names.append("noisy")
+                if cell is not None and is_busy(cell.record):
+                    names.append("busy")
                 classes.append(" ".join(names))
             rows.append(_row([html.escape(case), *(html.escape(cell_text(c)) for c in cells)], classes=classes))
         for metric in table.metric_names:
@@ -136,6 +139,7 @@ def group_section(table: ReportTable, charts: Sequence[Chart]) -> str:
              figures_table(table)]
     if any(row.record.noisy for row in table.rows):
         parts.append(f'<p class="meta"><span class="noisy">{html.escape(NOISY_NOTE)}</span></p>')
+    parts += [f'<p class="meta"><span class="busy">{html.escape(note)}</span></p>' for note in contention_notes(table.records)]
     summary = baseline_summary(table)
     if summary is not None:
         parts.append(f'<p class="meta baseline">{html.escape(summary)}</p>')

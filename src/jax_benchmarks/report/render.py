@@ -20,8 +20,8 @@ from jax_benchmarks.measure.memory import SHOWN_BYTES
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.hardware.environment import LIBRARIES
 from jax_benchmarks.cli.console import literal, visible
-from jax_benchmarks.cli.tables import (MEMORY_NOTE, NOISY_NOTE, comparison_table, format_seconds, format_value,
-                                       memory_rows, timing_cell)
+from jax_benchmarks.cli.tables import (MEMORY_NOTE, NOISY_NOTE, comparison_table, contention_notes, format_seconds,
+                                       format_value, is_busy, memory_rows, timing_cell)
 from jax_benchmarks.report.compare import Comparison
 from jax_benchmarks.report.history import GroupHistory, RunInfo, history_cells, history_headers, history_rows
 from jax_benchmarks.report.rows import FigureRow, ReportTable
@@ -30,7 +30,8 @@ from jax_benchmarks.report.rows import FigureRow, ReportTable
 # A column's padding and rule take 3 characters; the last column's header, "last vs first", 13.
 CHANGE_COLUMN_WIDTH = 3 + 13
 SHORTEST_CELL = 10  # "123.4 µs ~"
-VERDICT_STYLE = {"slower": "red", "faster": "green", "unchanged": "dim", "too few samples": "yellow"}
+VERDICT_STYLE = {"slower": "red", "faster": "green", "unchanged": "dim", "too few samples": "yellow",
+                 "busy machine": "yellow"}
 
 
 # ------------------------------------------------------------- pieces ---
@@ -66,7 +67,7 @@ def change_cells(row: FigureRow) -> list[str]:
         row.case, row.column,
         timing_text(comp.baseline_median_s, comp.baseline_iqr_s),
         timing_text(comp.median_s or row.record.median_s, comp.iqr_s or 0.0),  # over the rounds
-        f"{comp.change_pct:+.1f} %", comp.verdict, test_text(comp),
+        comp.change_text, comp.verdict, test_text(comp),
     ]
 
 
@@ -134,6 +135,7 @@ def render_markdown(tables: Sequence[ReportTable]) -> str:
             out += ["", NOISY_NOTE]
         if any(row.record.memory for row in table.rows):
             out += ["", MEMORY_NOTE]
+        out += [line for note in contention_notes(table.records) for line in ("", md_text(note))]
         summary = baseline_summary(table)
         if summary is not None:
             out += ["", *(md_text(line) for line in summary.split("\n"))]
@@ -152,6 +154,8 @@ def row_dict(row: FigureRow) -> dict[str, Any]:
         "column": row.column, "backend": rec.backend, "variant": rec.variant, "device": rec.device,
         "dtype": rec.dtype, "median_s": rec.median_s, "iqr_s": rec.iqr_s, "min_s": rec.min_s,
         "repeats": rec.repeats, "ratio_to_fastest": row.ratio, "noisy": rec.noisy,
+        "busy": is_busy(rec), "others_cores": rec.contention.get("others_cores"),
+        "contention_unknown": rec.contention.get("unknown"),
         "compile_s": rec.compile_s,
         "baseline_run_id": comp.baseline_run_id if comp else None,
         "baseline_median_s": comp.baseline_median_s if comp else None,
@@ -186,7 +190,9 @@ def render_json(tables: Sequence[ReportTable]) -> str:
         {
             "group": t.group, "run_id": t.run_id, "timestamp": t.timestamp, "title": t.title,
             "env": t.env, "baseline": baseline_summary(t),
-            "rows": [{**row_dict(r), "metrics": r.record.metrics, "memory": r.record.memory} for r in t.rows],
+            "contention": contention_notes(t.records),
+            "rows": [{**row_dict(r), "metrics": r.record.metrics, "memory": r.record.memory,
+                      "contention": r.record.contention} for r in t.rows],
         }
         for t in tables
     ]}, indent=2)
@@ -209,7 +215,8 @@ def render_github_benchmark(tables: Sequence[ReportTable]) -> str:
                     "value": row.record.median_s,
                     "range": f"± {row.record.iqr_s or 0.0:.3g}",
                     "extra": "\n".join([f"run {row.run_id} · {row.record.repeats} samples"
-                                        + (" · " + NOISY_NOTE.removeprefix("~ ") if row.record.noisy else ""),
+                                        + (" · " + NOISY_NOTE.removeprefix("~ ") if row.record.noisy else "")
+                                        + (" · taken on a busy machine" if is_busy(row.record) else ""),
                                         env_header(row.record.env)]),
                 })
             entries += [

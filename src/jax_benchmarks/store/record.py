@@ -53,6 +53,10 @@ class Record(BaseModel):
     # --rounds N: every round (a fresh process) shares the run id and records its index (0-based).
     round_index: int | None = None
     rounds: int | None = None
+    # What other processes took of the machine while the figure was timed
+    # (src/jax_benchmarks/measure/contention.py: window_s, busy, cores, others_cores, steal_cores, or
+    # unknown: why it cannot be told); empty in records written before it existed (they still read).
+    contention: dict[str, Scalar] = Field(default_factory=dict)
     # Memory figures (src/jax_benchmarks/measure/memory.py); empty in records of version 1 and before.
     memory: dict[str, Scalar] = Field(default_factory=dict)
     # Last: report's index-only read takes env from the end of each line (INDEX_HEAD, ENV_KEY).
@@ -133,7 +137,7 @@ def split_samples(text: str) -> tuple[str, str | None]:
 REQUIRED_TEXT = ("run_id", "timestamp", "group", "backend", "case", "device")
 OPTIONAL_TEXT = ("variant", "dtype")
 DURATIONS = ("median_s", "iqr_s", "min_s", "compile_s")
-SCALAR_MAPS = ("metrics", "checks", "memory", "env")
+SCALAR_MAPS = ("metrics", "checks", "memory", "contention", "env")
 SCALAR_TYPES = frozenset({float, int, str, bool, type(None)})
 NUMBER_TYPES = frozenset({float, int})
 OPTIONAL_COUNTS = ("round_index", "rounds")

@@ -46,7 +46,7 @@ def duration_text(seconds: float) -> str:
 
 
 def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Path,
-            show: Callable[[str, int, float], None]) -> list[RoundDone]:
+            show: Callable[[str, int, float], None], threads: int | None = None) -> list[RoundDone]:
     """Run every round of every step, one fresh process each; `show(label, rounds done, seconds left)`
     is called before each round. A failed round is noted and the rest still run."""
     from jax_benchmarks.cli.relaunch import self_command
@@ -60,14 +60,16 @@ def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Pat
             with log.open("a", encoding="utf-8") as out:
                 out.write(f"\n== verdict {run_id}: {step.label} (round {index + 1}/{scale.rounds})\n")
                 out.flush()
-                code = subprocess.run([*self_command(), *round_argv(step, scale.rounds, index, run_id, as_location(results).value)],
+                code = subprocess.run([*self_command(), *round_argv(step, scale.rounds, index, run_id, as_location(results).value),
+                                       *(["--threads", str(threads)] if threads is not None else [])],
                                       stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                       check=False).returncode
             done.append(RoundDone(label, time.perf_counter() - began, code))
     return done
 
 
-def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, log: Path) -> list[RoundDone]:
+def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, log: Path,
+                          threads: int | None = None) -> list[RoundDone]:
     """`measure`, with a bar on a terminal and one line a round otherwise (both on stderr)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -78,7 +80,7 @@ def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, l
                   f"rounds, about {duration_text(scale.budget_s)} on a quiet 2-core CPU; output of the groups in {log}")
     if not console.is_terminal:
         return measure(scale, results, run_id, log, lambda label, finished, left: console.print(
-            f"[{finished + 1}/{total}] {label} · about {duration_text(left)} left"))
+            f"[{finished + 1}/{total}] {label} · about {duration_text(left)} left"), threads)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("about {task.fields[left]} left"), console=console, transient=True) as bars:
         task = bars.add_task("verdict", total=total, left=duration_text(scale.budget_s))
@@ -86,7 +88,7 @@ def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, l
         def show(label: str, finished: int, left: float) -> None:
             bars.update(task, completed=finished, description=label, left=duration_text(left))
 
-        rounds = measure(scale, results, run_id, log, show)
+        rounds = measure(scale, results, run_id, log, show, threads)
         bars.update(task, completed=total)
     return rounds
 
@@ -139,10 +141,14 @@ def warn(message: str) -> None:
 @click.option("--results", type=LocationParam(), default=str(VERDICT_RESULTS),
               show_default=True, help="Where a measuring verdict appends its records (a .jsonl or SQLite file, "
                                       "or a postgresql:// URL).")
+@click.option("--threads", type=click.IntRange(1, 1024), default=None,
+              help="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike in every group (default: each "
+                   "library's own; at most the cores this process may use).")
 @click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.98, show_default=True,
               help="Test accuracy of the 'time to accuracy' finding.")
 def cli(scale: ScaleName, from_path: ResultsLocation | None, against_path: ResultsLocation | None, run_id: str | None,
-        output_format: Format, output: Path | None, results: ResultsLocation, target_accuracy: float) -> None:
+        output_format: Format, output: Path | None, results: ResultsLocation, threads: int | None,
+        target_accuracy: float) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
     one click away. With --from, only the page.
@@ -164,6 +170,12 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_path: Resul
         checked_input(against_path, "--against")
     if output is not None:
         checked_output(output)
+    if threads is not None:
+        from jax_benchmarks.hardware.devices import cpu_count
+
+        if threads > cpu_count():
+            raise click.BadParameter(f"{threads} threads requested but this process may use {cpu_count()} core(s); "
+                                     f"allowed: 1–{cpu_count()}", param_hint="'--threads'")
     failed: list[RoundDone] = []
     source = from_path
     used_scale: str | None = None
@@ -177,7 +189,7 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_path: Resul
         log = (VERDICT_RESULTS if results.kind == "postgres" else results.path).with_name(f"verdict-{run_id}.log")
         log.parent.mkdir(parents=True, exist_ok=True)  # checked writable above; made now that work starts
         try:
-            rounds = measure_with_progress(SCALES[scale], results, run_id, log)
+            rounds = measure_with_progress(SCALES[scale], results, run_id, log, threads)
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the round's process is ended; say what is saved
             raise interrupted(f"Interrupted: {saved_count(results, run_id)} records of verdict run "
                               f"{run_id} are saved in {results}", interrupt_signal(exc)) from None

@@ -96,7 +96,7 @@ class Contrast:
         verdict = self.comparison.verdict
         if verdict == "unchanged":
             return "same"
-        if verdict == "too few samples":
+        if verdict == "too few samples" or verdict == "busy machine":
             return "cannot judge"
         return verdict
 
@@ -104,6 +104,8 @@ class Contrast:
     def uncertainty(self) -> str:
         """'95 % CI 1.8–2.4×, q = 0.001, 3 vs 3 rounds', or why there is none."""
         rounds = f"{self.comparison.rounds} vs {self.comparison.baseline_rounds} round(s)"
+        if self.comparison.busy is not None:
+            return f"{rounds}: taken on a busy machine ({self.comparison.busy}), not judged"
         interval = self.interval
         if interval is None:
             return f"{rounds}: too few to judge, {MIN_ROUNDS} needed a side"

@@ -20,7 +20,7 @@ from typing import Any, Generic, TypeVar
 from jax_benchmarks.hardware.devices import gpu_name
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, no_judgement
 from jax_benchmarks.measure.memory import format_bytes, memory_text
-from jax_benchmarks.hardware.peaks import datasheet_peak
+from jax_benchmarks.hardware.peaks import cpu_facts, cpu_peak, datasheet_peak, share_of_peak
 from jax_benchmarks.run import Run
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.measure.timing import Measurement, Sync, no_sync
@@ -109,17 +109,24 @@ def matrix_fixtures(ops: LinalgOps[ArrayT, ScalarT]) -> tuple[Fixture[tuple[Arra
 
 
 def peak_figures(gflops: float, settings: XlaSettings) -> tuple[dict[str, Scalar], list[str]]:
-    """On a GPU with a published peak: the share of it reached, and a failure if the figure passes it
-    (a product that was not waited for, or did less work than 2N³, looks faster than the hardware)."""
-    if settings.device_kind != "gpu":
-        return {}, []
-    peak = datasheet_peak(gpu_name(), settings.dtype, settings.precision)
+    """The share of the physical peak reached (a GPU's datasheet; a CPU's from what the OS reports), and a
+    failure if the figure passes it (a product that was not waited for, or did less work than 2N³, looks
+    faster than the hardware). A CPU whose maximum clock is not reported is checked against its ceiling
+    at the fastest x86 clock, and gets no share."""
+    gpu = settings.device_kind == "gpu"
+    facts = None if gpu else cpu_facts()
+    if facts is None:
+        peak = datasheet_peak(gpu_name(), settings.dtype, settings.precision)
+    else:
+        peak, _ = cpu_peak(facts, settings.dtype, ceiling=True)
     if peak is None:
         return {}, []
-    metrics: dict[str, Scalar] = {"peak_gflops": peak.gflops, "peak_share": gflops / peak.gflops}
-    if gflops > peak.gflops:
-        return metrics, [f"{gflops:,.0f} GFLOP/s is above the GPU's peak of {peak.gflops:,.0f} ({peak.source})"]
-    return metrics, []
+    share, error = share_of_peak(gflops, peak, "the GPU's" if gpu else "this CPU's")
+    if error is not None:
+        return {}, [error]
+    if facts is not None and facts.max_mhz is None:
+        return {}, []  # a ceiling, not a peak to share against
+    return {"peak_gflops": peak.gflops, "peak_share": share}, []
 
 
 def judged(ops: LinalgOps[Any, Any], checked: list[checks.Check], *,

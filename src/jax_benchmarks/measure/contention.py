@@ -1,0 +1,311 @@
+"""How much of the machine other processes took while a figure was measured.
+
+A figure taken while other programs held the cores is slower, and more so with many threads (threads
+that wait for a core someone else holds). This module tells, for a window of time (one timed case, one
+round), how many of the cores this process may run on were busy with *other* work:
+
+    others = (time the kernel counted busy on those CPUs) - (CPU time of this process and its children)
+
+both over the window, divided by the window's length: "other processes took 1.6 of 2 cores".
+
+* The kernel's count is `/proc/stat`: one line per CPU with the time spent in user, nice, system,
+  irq and softirq (busy), idle and iowait (not busy), and steal (time the hypervisor gave this
+  virtual CPU's turn to another guest: reported apart, it is contention too). Guest time is already
+  inside user. Only the CPUs of this process's affinity mask are summed (a container pinned to 2 CPUs
+  of 64 is contended by what runs on those 2).
+* This process's own time is `time.process_time()` (every thread, nanosecond resolution) plus its
+  children: the reaped ones (`getrusage(RUSAGE_CHILDREN)`) and the live ones (`/proc/<pid>/stat` of
+  each descendant), so a worker process the benchmark started is not counted as someone else's.
+* `/proc/stat` counts in ticks (`USER_HZ`, 100 a second): each CPU's count may be off by about one
+  tick at each end of the window, so a window shorter than `MIN_RESOLUTION_FACTOR` times what that
+  error could make look busy says "contention unknown", not a guess.
+* "Contention unknown" also where `/proc/stat` cannot be read, or where a cgroup CPU quota limits this
+  process (`/sys/fs/cgroup/cpu.max`, or cgroup v1's `cpu.cfs_quota_us`): there the CPUs' busy time
+  includes work of other containers that this one never competes with for its quota, and what it does
+  compete with (its own quota) the kernel does not report per window here.
+
+Readings are plain data (`Reading`): the judge (`contention_between`) takes two of them and no global
+state, so tests inject `/proc` texts and check the arithmetic. `BUSY_CORES` was chosen from
+measurement (benchmarks/contention.py, docs/timing.md#contention).
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from jax_benchmarks.store.record import Scalar
+
+# Other processes took at least this many cores (steal included) during a window: the figure is
+# "busy". Chosen from benchmarks/contention.py (docs/timing.md#contention): on this 2-core VM, other
+# work beside a quiet run took at most ~0.3 cores, two CPU-bound processes beside it at least ~0.9.
+BUSY_CORES = 0.5
+# The tick error (one tick per CPU at each end) must be at most this share of BUSY_CORES, else the
+# window is too short to tell busy from quiet.
+MIN_RESOLUTION_FACTOR = 0.5
+# /proc/stat's fields after the CPU name, in order (proc(5)).
+BUSY_FIELDS = (0, 1, 2, 5, 6)  # user, nice, system, irq, softirq (guest is inside user)
+STEAL_FIELD = 7
+
+
+@dataclass(frozen=True)
+class CpuTicks:
+    """Counters of `/proc/stat` summed over the CPUs this process may run on, in seconds."""
+
+    busy_s: float
+    steal_s: float
+    cpus: int
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What was read at one instant; `system` None: /proc/stat could not be read (`hidden` says why)."""
+
+    wall_s: float
+    own_cpu_s: float
+    system: CpuTicks | None
+    tick_s: float = 0.01
+    quota_cores: float | None = None
+    hidden: str | None = None
+
+
+def parse_proc_stat(text: str, allowed: frozenset[int] | None, tick_s: float) -> CpuTicks | None:
+    """Busy and steal seconds of the `cpuN` lines whose N is in `allowed` (every CPU where None);
+    None where the text has no usable per-CPU line."""
+    busy = steal = 0
+    cpus = 0
+    for line in text.splitlines():
+        name, _, rest = line.partition(" ")
+        if not name.startswith("cpu") or not name[3:].isdigit():
+            continue
+        if allowed is not None and int(name[3:]) not in allowed:
+            continue
+        fields = [int(field) for field in rest.split()]
+        if len(fields) < 4:
+            return None
+        busy += sum(fields[i] for i in BUSY_FIELDS if i < len(fields))
+        steal += fields[STEAL_FIELD] if len(fields) > STEAL_FIELD else 0
+        cpus += 1
+    if cpus == 0:
+        return None
+    return CpuTicks(busy * tick_s, steal * tick_s, cpus)
+
+
+def quota_of(cpu_max: str | None, cfs_quota_us: str | None, cfs_period_us: str | None) -> float | None:
+    """The cgroup's CPU quota in cores, from cgroup v2's `cpu.max` ("max 100000": none; "150000 100000":
+    1.5) or cgroup v1's `cpu.cfs_quota_us` (-1: none) and `cpu.cfs_period_us`; None: no quota."""
+    if cpu_max is not None:
+        parts = cpu_max.split()
+        if len(parts) == 2 and parts[0] != "max":
+            return int(parts[0]) / int(parts[1])
+        return None
+    if cfs_quota_us is not None and cfs_period_us is not None:
+        quota = int(cfs_quota_us)
+        return quota / int(cfs_period_us) if quota > 0 else None
+    return None
+
+
+@dataclass(frozen=True)
+class Contention:
+    """Other processes' share of this process's CPUs over a window; `unknown` says why it cannot be told."""
+
+    window_s: float
+    cores: int | None = None
+    others_cores: float | None = None
+    steal_cores: float | None = None
+    unknown: str | None = None
+
+    @property
+    def taken_cores(self) -> float | None:
+        """What others took: other processes on these CPUs plus the hypervisor's steal."""
+        if self.others_cores is None:
+            return None
+        return self.others_cores + (self.steal_cores or 0.0)
+
+    @property
+    def busy(self) -> bool:
+        taken = self.taken_cores
+        return taken is not None and taken >= BUSY_CORES
+
+    def sentence(self) -> str:
+        """'other processes took 1.6 of 2 cores (0.2 of it stolen by the hypervisor)', or why unknown."""
+        if self.unknown is not None or self.taken_cores is None:
+            return f"contention unknown: {self.unknown}"
+        text = f"other processes took {self.taken_cores:.1f} of {self.cores} cores"
+        if self.steal_cores and self.steal_cores >= 0.05:
+            text += f" ({self.steal_cores:.1f} of it stolen by the hypervisor)"
+        return text
+
+    def as_fields(self) -> dict[str, Scalar]:
+        """The record's `contention` (store/record.py)."""
+        fields: dict[str, Scalar] = {"window_s": round(self.window_s, 6), "busy": self.busy}
+        if self.unknown is not None:
+            fields["unknown"] = self.unknown
+            return fields
+        fields.update(cores=self.cores, others_cores=_rounded(self.others_cores),
+                      steal_cores=_rounded(self.steal_cores))
+        return fields
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+def contention_between(before: Reading, after: Reading) -> Contention:
+    """What other processes took of this process's CPUs between two readings."""
+    window = after.wall_s - before.wall_s
+    quota = after.quota_cores
+    if quota is not None:
+        return Contention(window, unknown=f"a cgroup CPU quota of {quota:.3g} cores: /proc/stat counts "
+                                          "the host's CPUs, not what this container's quota leaves it")
+    if before.system is None or after.system is None:
+        return Contention(window, unknown=after.hidden or before.hidden or "/proc/stat could not be read")
+    cpus = after.system.cpus
+    if cpus != before.system.cpus:
+        return Contention(window, unknown="the CPUs this process may use changed during the window")
+    resolution_cores = 2 * cpus * after.tick_s / window if window > 0 else float("inf")
+    if resolution_cores > MIN_RESOLUTION_FACTOR * BUSY_CORES:
+        return Contention(window, unknown=f"{window * 1e3:.0f} ms is too short for /proc/stat's "
+                                          f"{after.tick_s * 1e3:.0f} ms ticks on {cpus} CPUs")
+    busy = after.system.busy_s - before.system.busy_s
+    own = after.own_cpu_s - before.own_cpu_s
+    steal = after.system.steal_s - before.system.steal_s
+    # Tick rounding can put others a little below 0 on a quiet machine: nobody took negative time.
+    others = min(max(busy - own, 0.0) / window, float(cpus))
+    return Contention(window, cores=cpus, others_cores=others, steal_cores=min(max(steal, 0.0) / window, float(cpus)))
+
+
+# ------------------------------------------------------ reading /proc ---
+
+PROC = "/proc"
+CGROUP = "/sys/fs/cgroup"
+# /proc/stat's per-CPU lines come first; what follows ("intr" with a count per interrupt) can be
+# kilobytes long and is not read: reading it tripled the cost of a reading.
+STAT_END = b"\nintr"
+STAT_CHUNK = 8192
+
+
+def _text(path: str) -> str | None:
+    try:
+        with open(path, encoding="ascii") as file:
+            return file.read()
+    except (OSError, ValueError):
+        return None
+
+
+def cpu_lines(path: str = f"{PROC}/stat") -> str | None:
+    """The start of /proc/stat up to its per-CPU lines' end; None where it cannot be read."""
+    try:
+        with open(path, "rb", buffering=0) as file:
+            text = b""
+            while STAT_END not in text:
+                chunk = file.read(STAT_CHUNK)
+                if not chunk:
+                    break
+                text += chunk
+    except OSError:
+        return None
+    return text.partition(STAT_END)[0].decode("ascii", "replace")
+
+
+def _descendants(pid: int) -> list[int]:
+    """Live descendants of `pid`, from /proc/<pid>/task/<tid>/children (Linux 3.5+)."""
+    found: list[int] = []
+    pending = [pid]
+    while pending:
+        parent = pending.pop()
+        try:
+            tasks = os.listdir(f"{PROC}/{parent}/task")
+        except OSError:  # ended meanwhile
+            continue
+        for task in tasks:
+            children = [int(child) for child in (_text(f"{PROC}/{parent}/task/{task}/children") or "").split()]
+            found += children
+            pending += children
+    return found
+
+
+def children_cpu_s(tick_s: float) -> float:
+    """CPU seconds of this process's children: the reaped ones and the live descendants."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    total = usage.ru_utime + usage.ru_stime
+    for pid in _descendants(os.getpid()):
+        stat = _text(f"{PROC}/{pid}/stat")
+        if stat is None:  # ended meanwhile: counted once reaped
+            continue
+        fields = stat.rpartition(")")[2].split()
+        # utime and stime are fields 14 and 15 of proc(5), the 12th and 13th after the name.
+        total += (int(fields[11]) + int(fields[12])) * tick_s
+    return total
+
+
+@dataclass(frozen=True)
+class Sampler:
+    """Reads this machine: what holds for a whole suite (clock tick, CPU quota, the CPUs this process may
+    use) is read once when it is made, so that a reading opens only what changes (~0.1 ms, mostly the
+    opening of /proc files)."""
+
+    tick_s: float
+    quota_cores: float | None
+    allowed: frozenset[int] | None
+
+    @classmethod
+    def of_this_machine(cls) -> Sampler:
+        quota = quota_of(_text(f"{CGROUP}/cpu.max"), _text(f"{CGROUP}/cpu/cpu.cfs_quota_us"),
+                         _text(f"{CGROUP}/cpu/cpu.cfs_period_us"))
+        allowed = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+        return cls(1.0 / os.sysconf("SC_CLK_TCK"), quota, allowed)
+
+    def read(self) -> Reading:
+        """This instant's reading (see the module's docstring)."""
+        wall = time.perf_counter()
+        own = time.process_time() + children_cpu_s(self.tick_s)
+        text = cpu_lines()
+        system = None if text is None else parse_proc_stat(text, self.allowed, self.tick_s)
+        hidden = None if system is not None else "/proc/stat is hidden on this machine"
+        return Reading(wall, own, system, self.tick_s, self.quota_cores, hidden)
+
+
+def of_fields(fields: Mapping[str, Scalar]) -> Contention | None:
+    """A record's `contention` read back; None where the record has none (written before it existed)."""
+    window = fields.get("window_s")
+    if not isinstance(window, (int, float)) or isinstance(window, bool):
+        return None
+    unknown = fields.get("unknown")
+    if isinstance(unknown, str):
+        return Contention(float(window), unknown=unknown)
+    cores, others, steal = fields.get("cores"), fields.get("others_cores"), fields.get("steal_cores")
+    if type(cores) is not int or not isinstance(others, (int, float)):
+        return Contention(float(window), unknown="the record's contention fields are incomplete")
+    return Contention(float(window), cores, float(others), float(steal) if isinstance(steal, (int, float)) else None)
+
+
+def fitting_threads(seen: Contention) -> int | None:
+    """The thread count that fits the cores other processes left (at least 1): more threads than that
+    wait for cores others hold (oversubscription). None where contention is unknown."""
+    if seen.cores is None or seen.taken_cores is None:
+        return None
+    return max(1, round(seen.cores - seen.taken_cores))
+
+
+def busy_line(seen: Sequence[Contention]) -> str | None:
+    """One line for a set of figures: how many were taken on a busy machine, the worst of it and the
+    --threads that fits what others left then; None where none was busy."""
+    busy = [c for c in seen if c.busy]
+    if not busy:
+        return None
+    worst = max(busy, key=lambda c: c.taken_cores or 0.0)
+    return (f"{len(busy)} of {len(seen)} figures taken on a busy machine (other processes took "
+            f"{BUSY_CORES} cores or more); at worst {worst.sentence()}: threads beyond what is left wait for "
+            f"cores, --threads {fitting_threads(worst)} fits")
+
+
+def unknown_line(seen: Sequence[Contention]) -> str | None:
+    """One line for the figures whose contention could not be told, with the first reason."""
+    unknown = [c for c in seen if c.unknown is not None]
+    if not unknown:
+        return None
+    return f"contention unknown for {len(unknown)} of {len(seen)} figures: {unknown[0].unknown}"
