@@ -9,16 +9,19 @@ are defined on the one base class of both, `Operable` (as micrograd defines them
     f = Function(lambda x: 0.2 * x + sin(x) + cos(2.0 * x), inputs=("x",))
     y = f(3.0); y.backward(); y.grad("x")   # -0.2311615...
 
-Modules, each importing only those above it: `arrays` (float arrays, unbroadcast) <- `operators`
-(forward and VJP of each primitive, no graph) <- `graph` (Operable, Parameter, the nodes, backprop, the
+Modules, each importing only those above it: `arrays` (float arrays, unbroadcast, OperandError) <-
+`operators` (forward and VJP of each primitive, no graph) <- `spatial` (conv2d, pooling, padding on
+NCHW images; leaky_relu, flatten, detach) <- `graph` (Operable, Parameter, the nodes, backprop, the
 call session, `apply`) <- `functions` (the operators as functions), `module` (Module, Function) <-
 `optim`; `layout` <- `plot` draw a graph.
 """
 
 from jax_benchmarks.autodiff.arrays import FloatArray
+from jax_benchmarks.autodiff.arrays import OperandError
 from jax_benchmarks.autodiff.functions import (
-    abs, add, cos, divide, dot, exp, log, log_softmax, matmul, max, maximum, mean, multiply, power, relu, reshape,
-    sigmoid, sin, sqrt, square, subtract, sum, tanh, transpose,
+    abs, add, avg_pool2d, conv2d, cos, detach, divide, dot, exp, flatten, leaky_relu, log, log_softmax, matmul, max,
+    max_pool2d, maximum, mean, multiply, pad2d, power, relu, reshape, sigmoid, sin, sqrt, square, subtract, sum, tanh,
+    transpose,
 )
 from jax_benchmarks.autodiff.graph import InputNode, Node, Operable, Operand, OperatorNode, Parameter, apply
 from jax_benchmarks.autodiff.module import Function, Module
@@ -31,4 +34,5 @@ __all__ = [
     "add", "subtract", "multiply", "divide", "power", "square", "maximum",
     "sin", "cos", "exp", "log", "relu", "tanh", "sigmoid", "sqrt", "abs",
     "dot", "matmul", "sum", "mean", "max", "log_softmax", "reshape", "transpose",
+    "conv2d", "max_pool2d", "avg_pool2d", "pad2d", "leaky_relu", "flatten", "detach", "OperandError",
 ]

@@ -24,7 +24,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from jax_benchmarks.autodiff.arrays import FloatArray, as_float_array
+from jax_benchmarks.errors import first_line
+from jax_benchmarks.autodiff.arrays import FloatArray, OperandError, as_float_array
 from jax_benchmarks.autodiff.operators import (
     Abs, Add, Axis, Cos, Divide, Exp, Log, LogSoftmax, Matmul, Max, Maximum, Mean, Multiply, Operator, Power,
     Relu, Reshape, Sigmoid, Sin, Sqrt, Square, Subtract, Sum, Tanh, Transpose,
@@ -231,7 +232,8 @@ class OperatorNode(Node):
     """The output of one Operator applied to its parent nodes."""
 
     def __init__(self, operator: Operator, inputs: tuple[Node, ...], value: FloatArray, call_id: int) -> None:
-        super().__init__(operator.name, value, call_id, requires_grad=any(p.requires_grad for p in inputs))
+        super().__init__(operator.name, value, call_id,
+                         requires_grad=operator.differentiable and any(p.requires_grad for p in inputs))
         self.operator = operator
         self.inputs = inputs
 
@@ -389,7 +391,13 @@ def apply(operator: Operator, *operands: Operand) -> OperatorNode:
     call_id = _common_call_id(operands)
     dtype = _node_dtype(operands)
     inputs = tuple(_ground(operand, call_id, dtype) for operand in operands)
-    value = as_float_array(operator.forward(*(node.value for node in inputs)))
+    try:
+        value = as_float_array(operator.forward(*(node.value for node in inputs)))
+    except OperandError:
+        raise
+    except ValueError as exc:  # NumPy's broadcasting or matmul message, turned into one line naming the operator
+        shapes = ", ".join(str(node.shape) for node in inputs)
+        raise OperandError(f"{operator.name}: operands of shapes {shapes} do not fit: {first_line(exc)}") from None
     return OperatorNode(operator, inputs, value, call_id)
 
 

@@ -1,0 +1,261 @@
+"""Operators on images in NCHW layout (batch, channels, height, width), as PyTorch's: 2-D convolution,
+max and average pooling, zero padding; plus leaky_relu, flatten and detach.
+
+Convolution is im2col + one BLAS matmul: `sliding_window_view` gives every kh×kw window of the padded
+input as a strided view (no copy), one reshape copies them into a (N·Ho·Wo, C·kh·kw) matrix, and the
+output is that matrix times the (C·kh·kw, O) weight matrix. The VJPs use the same matrix: the weight's
+gradient is colsᵀ·g, the input's is g·W scattered back onto the input by one strided `+=` per kernel
+offset (kh·kw slices, never a Python loop over pixels). The forward pass keeps its matrix on the
+operator (one operator per node) for its VJP.
+
+Every operator checks its operands before computing, and raises `OperandError` (one line naming the
+operator and the shapes) rather than letting NumPy fail with a broadcasting traceback.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import numpy.typing as npt
+from numpy.lib.stride_tricks import sliding_window_view
+
+from jax_benchmarks.autodiff.arrays import FloatArray, OperandError, check_finite
+from jax_benchmarks.autodiff.operators import Grads, Operator
+
+Pair = tuple[int, int]
+Padding = tuple[int, int, int, int]  # top, bottom, left, right
+
+
+def pair(value: int | tuple[int, int], what: str, op: str, minimum: int) -> Pair:
+    """An int or an (h, w) pair of ints, each at least `minimum`."""
+    values = (value, value) if isinstance(value, int) else tuple(value)
+    if len(values) != 2 or not all(isinstance(v, int | np.integer) and v >= minimum for v in values):
+        raise OperandError(f"{op}: {what} must be an int or a pair of ints >= {minimum}, got {value!r}")
+    return int(values[0]), int(values[1])
+
+
+def padding4(value: int | tuple[int, ...], op: str) -> Padding:
+    """An int (every side), an (h, w) pair (both sides of each axis) or (top, bottom, left, right); each >= 0."""
+    values = (value,) * 4 if isinstance(value, int) else tuple(value)
+    if len(values) == 2:
+        values = (values[0], values[0], values[1], values[1])
+    if len(values) != 4 or not all(isinstance(v, int | np.integer) and v >= 0 for v in values):
+        raise OperandError(f"{op}: padding must be an int, an (h, w) pair or (top, bottom, left, right) of ints >= 0, "
+                           f"got {value!r}")
+    return int(values[0]), int(values[1]), int(values[2]), int(values[3])
+
+
+def check_image(op: str, x: FloatArray, shapes: str) -> None:
+    if x.ndim != 4:
+        raise OperandError(f"{op}: the input must be 4-D (batch, channels, height, width), got {shapes}")
+    check_finite(op, x, shapes)
+
+
+def out_size(op: str, size: Pair, kernel: Pair, stride: Pair, shapes: str) -> Pair:
+    """Output height and width of a kernel sliding over `size` (already padded) with `stride`."""
+    if kernel[0] > size[0] or kernel[1] > size[1]:
+        raise OperandError(f"{op}: kernel {kernel} is larger than the (padded) input {size}; {shapes}")
+    return (size[0] - kernel[0]) // stride[0] + 1, (size[1] - kernel[1]) // stride[1] + 1
+
+
+def windows(x: FloatArray, kernel: Pair, stride: Pair) -> FloatArray:
+    """(N, C, Ho, Wo, kh, kw): every window of x, a strided view of x (no copy)."""
+    return sliding_window_view(x, kernel, axis=(2, 3))[:, :, ::stride[0], ::stride[1]]
+
+
+def scatter_windows(parts: FloatArray, shape: tuple[int, ...], stride: Pair) -> FloatArray:
+    """The adjoint of `windows`: (N, C, Ho, Wo, kh, kw) summed back onto an array of `shape`; one strided
+    slice per kernel offset (overlapping windows add up)."""
+    _, _, ho, wo, kh, kw = parts.shape
+    total = np.zeros(shape, dtype=parts.dtype)
+    for i in range(kh):
+        for j in range(kw):
+            total[:, :, i:i + stride[0] * (ho - 1) + 1:stride[0], j:j + stride[1] * (wo - 1) + 1:stride[1]] += (
+                parts[:, :, :, :, i, j])
+    return total
+
+
+def pad(x: FloatArray, padding: Padding) -> FloatArray:
+    top, bottom, left, right = padding
+    if not any(padding):
+        return x
+    return np.pad(x, ((0, 0), (0, 0), (top, bottom), (left, right)))
+
+
+def unpad(grad: FloatArray, padding: Padding) -> FloatArray:
+    top, bottom, left, right = padding
+    height, width = grad.shape[2], grad.shape[3]
+    return grad[:, :, top:height - bottom, left:width - right]
+
+
+def shapes_text(values: tuple[FloatArray, ...], names: tuple[str, ...]) -> str:
+    return ", ".join(f"{name} {value.shape}" for name, value in zip(names, values, strict=False))
+
+
+class Conv2d(Operator):
+    """conv2d(x, w[, b]): x (N, C, H, W), w (O, C, kh, kw), b (O,) -> (N, O, Ho, Wo); cross-correlation, as
+    PyTorch's F.conv2d and Flax's nn.Conv (no kernel flip)."""
+
+    name = "conv2d"
+
+    def __init__(self, stride: int | tuple[int, int] = 1, padding: int | tuple[int, ...] = 0) -> None:
+        self.stride = pair(stride, "stride", self.name, 1)
+        self.padding = padding4(padding, self.name)
+        self.cols: FloatArray | None = None  # the forward pass's im2col matrix, for the VJP
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        x, w = values[0], values[1]
+        shapes = shapes_text(values, ("x", "w", "b"))
+        check_image(self.name, x, shapes)
+        if w.ndim != 4 or w.shape[1] != x.shape[1]:
+            raise OperandError(f"{self.name}: the weight must be (out channels, {x.shape[1]} in channels, kh, kw) "
+                               f"for an input of {x.shape[1]} channels; {shapes}")
+        if len(values) == 3 and values[2].shape != (w.shape[0],):
+            raise OperandError(f"{self.name}: the bias must be ({w.shape[0]},), one per output channel; {shapes}")
+        n, c = x.shape[:2]
+        padded = pad(x, self.padding)
+        kernel = (w.shape[2], w.shape[3])
+        ho, wo = out_size(self.name, (padded.shape[2], padded.shape[3]), kernel, self.stride, shapes)
+        # (N, Ho, Wo, C, kh, kw) -> one row per output pixel; the reshape copies the strided view.
+        self.cols = windows(padded, kernel, self.stride).transpose(0, 2, 3, 1, 4, 5).reshape(n * ho * wo, -1)
+        out = self.cols @ w.reshape(w.shape[0], -1).T  # (N·Ho·Wo, O)
+        if len(values) == 3:
+            out += values[2]
+        return np.ascontiguousarray(out.reshape(n, ho, wo, w.shape[0]).transpose(0, 3, 1, 2))
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        x, w = values[0], values[1]
+        assert self.cols is not None  # forward ran
+        o, c, kh, kw = w.shape
+        n, _, ho, wo = grad.shape
+        g = grad.transpose(0, 2, 3, 1).reshape(-1, o)  # (N·Ho·Wo, O)
+        grad_x = grad_w = grad_b = None
+        if wants[0]:
+            parts = (g @ w.reshape(o, -1)).reshape(n, ho, wo, c, kh, kw).transpose(0, 3, 1, 2, 4, 5)
+            padded_shape = (n, c, x.shape[2] + self.padding[0] + self.padding[1],
+                            x.shape[3] + self.padding[2] + self.padding[3])
+            grad_x = unpad(scatter_windows(parts, padded_shape, self.stride), self.padding)
+        if wants[1]:
+            grad_w = (g.T @ self.cols).reshape(w.shape)
+        if len(values) == 3 and wants[2]:
+            grad_b = g.sum(axis=0)
+        return (grad_x, grad_w) if len(values) == 2 else (grad_x, grad_w, grad_b)
+
+
+class Pool2d(Operator):
+    """A kernel×kernel window sliding with `stride` (default: the kernel) over each channel of NCHW."""
+
+    name: ClassVar[str]
+
+    def __init__(self, kernel: int | tuple[int, int], stride: int | tuple[int, int] | None = None) -> None:
+        self.kernel = pair(kernel, "kernel", self.name, 1)
+        self.stride = self.kernel if stride is None else pair(stride, "stride", self.name, 1)
+
+    def windows(self, x: FloatArray) -> FloatArray:
+        shapes = f"x {x.shape}, kernel {self.kernel}, stride {self.stride}"
+        check_image(self.name, x, shapes)
+        out_size(self.name, (x.shape[2], x.shape[3]), self.kernel, self.stride, shapes)
+        return windows(x, self.kernel, self.stride)
+
+
+class MaxPool2d(Pool2d):
+    """The largest element of each window; its gradient goes to that element (the first one on a tie, as
+    PyTorch's max_pool2d)."""
+
+    name = "max_pool2d"
+
+    def __init__(self, kernel: int | tuple[int, int], stride: int | tuple[int, int] | None = None) -> None:
+        super().__init__(kernel, stride)
+        self.winner: npt.NDArray[np.intp] | None = None  # index of each window's maximum, for the VJP
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        view = self.windows(values[0])
+        flat = view.reshape(*view.shape[:4], -1)  # (N, C, Ho, Wo, kh·kw), a copy
+        self.winner = np.argmax(flat, axis=-1)
+        return np.take_along_axis(flat, self.winner[..., np.newaxis], axis=-1)[..., 0]
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        assert self.winner is not None  # forward ran
+        kh, kw = self.kernel
+        picks = self.winner[..., np.newaxis] == np.arange(kh * kw)  # (N, C, Ho, Wo, kh·kw)
+        parts = (grad[..., np.newaxis] * picks).reshape(*grad.shape, kh, kw)
+        return (scatter_windows(parts, values[0].shape, self.stride),)
+
+
+class AvgPool2d(Pool2d):
+    """The mean of each window (padding none, so every window holds kh·kw elements)."""
+
+    name = "avg_pool2d"
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        return np.asarray(self.windows(values[0]).mean(axis=(-2, -1)))
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        kh, kw = self.kernel
+        parts = np.broadcast_to((grad / (kh * kw))[..., np.newaxis, np.newaxis], (*grad.shape, kh, kw))
+        return (scatter_windows(parts, values[0].shape, self.stride),)
+
+
+class Pad2d(Operator):
+    """Zeros around the height and width of NCHW; the VJP cuts the border off the gradient."""
+
+    name = "pad2d"
+
+    def __init__(self, padding: int | tuple[int, ...]) -> None:
+        self.padding = padding4(padding, self.name)
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        check_image(self.name, values[0], f"x {values[0].shape}, padding {self.padding}")
+        return pad(values[0], self.padding)
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (unpad(grad, self.padding),)
+
+
+class LeakyRelu(Operator):
+    """x where x > 0, negative_slope·x elsewhere (the derivative at 0 is the slope, as PyTorch's)."""
+
+    name = "leaky_relu"
+
+    def __init__(self, negative_slope: float = 0.01) -> None:
+        self.negative_slope = negative_slope
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        x = values[0]
+        return np.asarray(np.where(x > 0, x, x * np.asarray(self.negative_slope, dtype=x.dtype)))
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (np.where(values[0] > 0, grad, grad * np.asarray(self.negative_slope, dtype=grad.dtype)),)
+
+
+class Flatten(Operator):
+    """Axes from `start` on merged into one: (N, C, H, W) -> (N, C·H·W) with start 1, keeping the batch."""
+
+    name = "flatten"
+
+    def __init__(self, start: int = 1) -> None:
+        self.start = start
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        x = values[0]
+        if not -x.ndim <= self.start < max(x.ndim, 1):
+            raise OperandError(f"{self.name}: start axis {self.start} is outside an input of shape {x.shape}")
+        start = self.start % max(x.ndim, 1)
+        return x.reshape(*x.shape[:start], -1)
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (grad.reshape(values[0].shape),)
+
+
+class Detach(Operator):
+    """The value unchanged, no gradient through it (stop_gradient): its node takes no part in backprop."""
+
+    name = "detach"
+    differentiable = False
+
+    def forward(self, *values: FloatArray) -> FloatArray:
+        return values[0]
+
+    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
+        return (None,)
