@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 from jax_benchmarks import autodiff as en
 from jax_benchmarks.errors import DataError
+from tests.autograd.numeric import assert_vjp_matches_central_differences
 
 TOL = 1e-6
 
@@ -79,23 +80,7 @@ SMALL = [c for c in CASES if np.prod([np.prod(s) for s in c[3]]) <= 10**5 and c[
 def test_vjp_matches_central_differences(
     name: str, engine_fn: Callable[..., Any], torch_fn: Callable[..., Any], shapes: tuple[tuple[int, ...], ...]
 ) -> None:
-    args = inputs(shapes, len(name))
-    names = [f"a{i}" for i in range(len(args))]
-    fn = en.Function(engine_fn, inputs=names)
-    out = fn(*args)
-    cotangent = np.random.default_rng(1).normal(size=out.shape)
-    out.backward(cotangent)
-    eps = 1e-6
-    for position, arg_name in enumerate(names):
-        numeric = np.zeros_like(args[position])
-        for index in np.ndindex(args[position].shape):
-            shifted = [a.copy() for a in args]
-            shifted[position][index] += eps
-            up = np.array(fn(*shifted).value)  # a copy: flatten's value is a view of its input
-            shifted[position][index] -= 2 * eps
-            down = fn(*shifted).value
-            numeric[index] = np.sum(cotangent * (up - down)) / (2 * eps)
-        np.testing.assert_allclose(out.grad(arg_name), numeric, rtol=1e-6, atol=1e-7)
+    assert_vjp_matches_central_differences(engine_fn, inputs(shapes, len(name)))
 
 
 def test_max_pool_gives_a_tie_to_the_first_maximum_like_pytorch() -> None:
