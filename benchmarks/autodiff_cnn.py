@@ -4,7 +4,8 @@ CPU: one train step's time, its peak host memory, and test accuracy after traini
 Goals (issue 39): a train step (batch 128) within 5x of PyTorch eager's; peak host memory at most 3x
 PyTorch's; >= 97 % test accuracy on the embedded 5,000-image subset in <= 10 epochs.
 
-* time: both models in this one process, same batch, Adam (lr 1e-3); each framework's step measured by the
+* time: both models in this one process, same batch, Adam (lr 1e-3), the steps of the autograd group's
+  `cnn_train_step_128x28x28_float32` cases (the engine's, and PyTorch eager's with mnist's `Net`); each measured by the
   project's timing core (`jax_benchmarks.measure.timing.measure`: a first call apart, a warm-up, then at
   least --repeats samples), the two measured in alternation --rounds times; the ratio of medians. Both use
   the same number of threads (--threads: torch.set_num_threads, and NumPy's OpenBLAS's through
@@ -61,45 +62,24 @@ def limit_threads(threads: int) -> None:
     threadpool_limits(threads, user_api="blas")
 
 
-def batch() -> tuple[Any, Any]:
-    """The first 128 training images of the embedded subset (NCHW float32) and their labels."""
-    from jax_benchmarks.autograd.cnn import MnistSubset
-
-    data = MnistSubset.load()
-    return data.x_train[:BATCH], data.y_train[:BATCH]
-
-
 def make_steppers(threads: int, frameworks: tuple[str, ...] = ("engine", "pytorch")) -> dict[str, Any]:
-    """A zero-argument train step per framework, on the same batch."""
+    """A zero-argument train step per framework on the same batch: the autograd group's own cases' steps
+    (`autograd numpy` / `autograd pytorch`, case cnn_train_step_128x28x28_float32)."""
     limit_threads(threads)
-    import numpy as np
+    from jax_benchmarks.autograd.cnn_cases import load_batch
+    from jax_benchmarks.autograd.settings import CnnSettings
 
-    images, labels = batch()
+    batch = load_batch(CnnSettings(cnn_batch=BATCH, dtype="float32"))
     steppers: dict[str, Any] = {}
     if "engine" in frameworks:
-        from jax_benchmarks.autograd.cnn import CnnTrainer, MnistCNN
+        from jax_benchmarks.autograd.numpy_backend import EngineCnnBench
 
-        trainer = CnnTrainer(MnistCNN(seed=0))
-        steppers["engine"] = lambda: trainer.step(images, labels)
+        steppers["engine"] = EngineCnnBench(batch).step
     if "pytorch" in frameworks:
-        import torch
-        import torch.nn.functional as F
+        from jax_benchmarks.autograd.pytorch_backend import TorchCnnBench
+        from jax_benchmarks.frameworks.arrays import TorchArrays
 
-        from jax_benchmarks.mnist.pytorch_backend import Net
-
-        torch.manual_seed(0)
-        net = Net()
-        optimizer = torch.optim.Adam(net.parameters(), lr=1e-3)
-        x, y = torch.from_numpy(np.ascontiguousarray(images)), torch.from_numpy(labels)
-
-        def torch_step() -> float:
-            optimizer.zero_grad(set_to_none=True)
-            loss = F.nll_loss(net(x), y)
-            loss.backward()  # type: ignore[no-untyped-call]
-            optimizer.step()
-            return float(loss)
-
-        steppers["pytorch"] = torch_step
+        steppers["pytorch"] = TorchCnnBench(batch, TorchArrays("cpu")).step
     return steppers
 
 

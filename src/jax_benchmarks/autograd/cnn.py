@@ -113,6 +113,11 @@ class CnnTrainer:
         self.optimizer.step(loss)
         return float(loss.value)
 
+    def loss(self, images: FloatArray, labels: Labels) -> float:
+        """The batch's loss without dropout (nothing trained)."""
+        self.model.training = False
+        return float(nll_loss(self.model(images), labels).value)
+
     def accuracy(self, images: FloatArray, labels: Labels, batch: int = 1000) -> float:
         self.model.training = False
         correct = 0
