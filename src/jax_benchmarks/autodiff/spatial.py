@@ -21,7 +21,7 @@ import numpy.typing as npt
 from numpy.lib.stride_tricks import sliding_window_view
 
 from jax_benchmarks.autodiff.arrays import FloatArray, OperandError, check_finite
-from jax_benchmarks.autodiff.operators import Grads, Operator
+from jax_benchmarks.autodiff.operators import Grads, Operator, Reshape
 
 Pair = tuple[int, int]
 Padding = tuple[int, int, int, int]  # top, bottom, left, right
@@ -256,12 +256,14 @@ class LeakyRelu(Operator):
         return (np.where(values[0] > 0, grad, grad * np.asarray(self.negative_slope, dtype=grad.dtype)),)
 
 
-class Flatten(Operator):
-    """Axes from `start` on merged into one: (N, C, H, W) -> (N, C·H·W) with start 1, keeping the batch."""
+class Flatten(Reshape):
+    """Axes from `start` on merged into one: (N, C, H, W) -> (N, C·H·W) with start 1, keeping the batch; the
+    VJP is Reshape's (the gradient takes the input's shape back)."""
 
     name = "flatten"
 
     def __init__(self, start: int = 1) -> None:
+        super().__init__(())
         self.start = start
 
     def forward(self, *values: FloatArray) -> FloatArray:
@@ -269,10 +271,8 @@ class Flatten(Operator):
         if not -x.ndim <= self.start < max(x.ndim, 1):
             raise OperandError(f"{self.name}: start axis {self.start} is outside an input of shape {x.shape}")
         start = self.start % max(x.ndim, 1)
-        return x.reshape(*x.shape[:start], -1)
-
-    def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
-        return (grad.reshape(values[0].shape),)
+        self.shape = (*x.shape[:start], -1)
+        return super().forward(x)
 
 
 class Detach(Operator):

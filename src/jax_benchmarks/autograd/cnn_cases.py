@@ -58,8 +58,13 @@ def cnn_suite(backend: str, device: str, settings: CnnSettings, make: Callable[[
 
     def prepare(data: Batch) -> Timed[object]:
         bench = make(data)
-        before = bench.batch_loss()
-        return Timed(_Step(bench, before), sync)
+        outcome = _Outcome(bench, bench.batch_loss())
+
+        def step() -> _Outcome:
+            bench.step()
+            return outcome  # what the judgement needs: the bench and the loss before the timed steps
+
+        return Timed(step, sync)
 
     def judge(result: object, measurement: Measurement, _data: Batch) -> Judgement:
         assert isinstance(result, _Outcome)
@@ -86,15 +91,3 @@ def cnn_suite(backend: str, device: str, settings: CnnSettings, make: Callable[[
 class _Outcome:
     bench: CnnBench
     before: float
-
-
-@dataclass(frozen=True)
-class _Step:
-    """The timed call: one train step; returns what the judgement needs (the bench and the loss before)."""
-
-    bench: CnnBench
-    before: float
-
-    def __call__(self) -> _Outcome:
-        self.bench.step()
-        return _Outcome(self.bench, self.before)
