@@ -188,7 +188,7 @@ class Node(Operable):
             start = np.array(np.broadcast_to(as_float_array(seed, self.value.dtype), self.shape))
         if self._index is None:
             self._index = GraphIndex(graph_nodes(self))
-        backpropagate(self._index.differentiable, start)
+        backpropagate([*self._index.below, self], start)
 
     def grad(self, wrt: Node | Parameter | str) -> FloatArray:
         """d(self)/d(wrt) after `backward()`: wrt is a node, a Parameter or an input's name.
@@ -298,11 +298,18 @@ def backpropagate(order: list[Node], seed: FloatArray) -> None:
 
 
 class GraphIndex:
-    """One output's graph, walked once: its differentiable nodes in order, and its leaves by key."""
+    """One output's graph, walked once: the differentiable nodes below the output in order, and its
+    leaves by key.
+
+    It never holds the output itself (the last node of `order`): the output holds its index, and nodes
+    point only down to their inputs, so holding the output would be the one reference cycle, and the whole
+    graph (every activation) would outlive the output until Python's cycle collector ran, which the
+    timing core pauses while it times.
+    """
 
     def __init__(self, order: list[Node]) -> None:
         self.members = {id(node) for node in order}
-        self.differentiable = [node for node in order if node.requires_grad]
+        self.below = [node for node in order[:-1] if node.requires_grad]
         leaves = [node for node in order if isinstance(node, InputNode)]
         self.params = {id(leaf.source): leaf for leaf in leaves if leaf.source is not None}
         self.inputs: dict[str, list[InputNode]] = {}

@@ -111,6 +111,10 @@ class CnnTrainer:
         self.model.training = True
         loss = nll_loss(self.model(images), labels)
         self.optimizer.step(loss)
+        # The module keeps its last call's output (Module.last_call), and with it the whole graph: every
+        # activation and gradient of this step. Dropped here, so the next step does not build its graph
+        # while this one is still held (3 steps peaked at 783 MiB with it, against 310 MiB for one).
+        self.model.last_call = None
         return float(loss.value)
 
     def loss(self, images: FloatArray, labels: Labels) -> float:
