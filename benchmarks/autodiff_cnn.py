@@ -10,9 +10,11 @@ PyTorch's; >= 97 % test accuracy on the embedded 5,000-image subset in <= 10 epo
   least --repeats samples), the two measured in alternation --rounds times; the ratio of medians. Both use
   the same number of threads (--threads: torch.set_num_threads, and NumPy's OpenBLAS's through
   threadpoolctl).
-* memory: each framework in a fresh process (python -c, the same model and batch), one warm-up step (which
-  allocates the optimizer's state), then the peak resident memory of --steps steps above what the process
-  held before, read as the project reads it (`jax_benchmarks.measure.memory.HostPeak`, /proc VmHWM).
+* memory: each framework in a fresh process (python -c, the same model and batch): the peak resident memory
+  of the first step (which also allocates the optimizer's state), then of --steps more steps, each above
+  what the process held just before, read as the project reads it (`jax_benchmarks.measure.memory.HostPeak`,
+  /proc VmHWM). After the first step the allocator keeps pages it was handed back, so the later steps'
+  figure is what a step needs beyond them; the first step's is the whole working set.
 * accuracy: the engine trains from scratch, one line per epoch (Adam 1e-3, batch 128, dropout on), and
   evaluates the 1,000 test images after each epoch.
 
@@ -42,12 +44,16 @@ sys.path[:0] = [{src!r}, {root!r}]
 from benchmarks.autodiff_cnn import make_steppers
 from jax_benchmarks.measure.memory import HostPeak
 step = make_steppers({threads}, ({framework!r},))[{framework!r}]
+first = HostPeak()
+first.start()
 step()
+figures = {{"first": first.stop()}}
 peak = HostPeak()
 peak.start()
 for _ in range({steps}):
     step()
-print(json.dumps(peak.stop()))
+figures["steady"] = peak.stop()
+print(json.dumps(figures))
 """
 
 
@@ -106,18 +112,24 @@ def memory(threads: int, steps: int) -> None:
                                    steps=steps)
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         peaks[framework] = json.loads(done.stdout.strip().splitlines()[-1])
-    print(f"peak host memory of {steps} train steps above what the process held (fresh process each, "
-          f"after one warm-up step)")
-    for framework, figures in peaks.items():
-        if figures.get("host_status") != "measured":
-            print(f"  {framework:8s} {figures.get('host_status')}")
-            return
-        print(f"  {framework:8s} peak {figures['host_peak_bytes'] / 2**20:7.1f} MiB above "
-              f"{figures['host_held_bytes'] / 2**20:7.1f} MiB held (total {(figures['host_peak_bytes'] + figures['host_held_bytes']) / 2**20:.1f} MiB)")
-    ratio = peaks["engine"]["host_peak_bytes"] / peaks["pytorch"]["host_peak_bytes"]
-    total = {f: p["host_peak_bytes"] + p["host_held_bytes"] for f, p in peaks.items()}
-    print(f"  engine / pytorch: {ratio:.2f}x of the step's peak, {total['engine'] / total['pytorch']:.2f}x of the "
-          f"process's total  (goal <= 3x: {'met' if ratio <= 3 else 'MISSED'})")
+    print(f"peak host memory above what the process held (fresh process each: model and batch built, then "
+          f"the first step; then {steps} more steps)")
+    ratios = {}
+    for phase, what in (("first", "first step"), ("steady", f"next {steps} steps")):
+        for framework, figures in peaks.items():
+            phase_figures = figures[phase]
+            if phase_figures.get("host_status") != "measured":
+                print(f"  {framework:8s} {phase_figures.get('host_status')}")
+                return
+            print(f"  {what:13s} {framework:8s} peak {phase_figures['host_peak_bytes'] / 2**20:7.1f} MiB above "
+                  f"{phase_figures['host_held_bytes'] / 2**20:7.1f} MiB held (process total "
+                  f"{(phase_figures['host_peak_bytes'] + phase_figures['host_held_bytes']) / 2**20:.1f} MiB)")
+        ratios[phase] = peaks["engine"][phase]["host_peak_bytes"] / peaks["pytorch"][phase]["host_peak_bytes"]
+    total = {f: p["first"]["host_peak_bytes"] + p["first"]["host_held_bytes"] for f, p in peaks.items()}
+    worst = max(ratios.values())
+    print(f"  engine / pytorch: {ratios['first']:.2f}x (first step), {ratios['steady']:.2f}x (next steps), "
+          f"{total['engine'] / total['pytorch']:.2f}x of the process's total  (goal <= 3x: "
+          f"{'met' if worst <= 3 else 'MISSED'})")
 
 
 def train(threads: int, epochs: int) -> None:
@@ -131,17 +143,20 @@ def train(threads: int, epochs: int) -> None:
     rng = np.random.default_rng(0)
     print(f"training the engine's CNN on {len(data.y_train):,} images, testing on {len(data.y_test):,} "
           f"(batch {BATCH}, Adam 1e-3)")
-    best = 0.0
+    reached = None
+    accuracy = 0.0
     for epoch in range(1, epochs + 1):
         start = time.perf_counter()
         loss = trainer.epoch(data.x_train, data.y_train, BATCH, rng)
         seconds = time.perf_counter() - start
         accuracy = trainer.accuracy(data.x_test, data.y_test)
-        best = max(best, accuracy)
+        if reached is None and accuracy >= 0.97:
+            reached = epoch
         print(f"  epoch {epoch:2d}: train loss {loss:.4f}, test accuracy {100 * accuracy:.1f} % ({seconds:.0f} s)",
               flush=True)
-    print(f"  best test accuracy in {epochs} epochs: {100 * best:.1f} %  (goal >= 97 %: "
-          f"{'met' if best >= 0.97 else 'MISSED'})")
+    print(f"  test accuracy after epoch {epochs}: {100 * accuracy:.1f} %; first epoch at >= 97 %: "
+          f"{reached if reached is not None else 'none'}  (goal >= 97 % in <= 10 epochs: "
+          f"{'met' if reached is not None and reached <= 10 else 'MISSED'})")
 
 
 def main() -> None:

@@ -154,3 +154,16 @@ def test_bad_operands_raise_one_line_naming_the_operator_and_shapes(
     assert isinstance(caught.value, DataError) and caught.value.exit_code == 2  # the CLI's one-line Error:
     assert "\n" not in str(caught.value)
     assert caught.value.__cause__ is None and caught.value.__suppress_context__ or caught.value.__context__ is None
+
+
+@pytest.mark.parametrize(("name", "engine_fn", "torch_fn", "shapes"), [c for c in CASES if "conv" in c[0]],
+                         ids=[c[0] for c in CASES if "conv" in c[0]])
+def test_conv2d_without_the_im2col_matrix_matches_pytorch(
+    monkeypatch: pytest.MonkeyPatch, name: str, engine_fn: Callable[..., Any], torch_fn: Callable[..., Any],
+    shapes: tuple[tuple[int, ...], ...],
+) -> None:
+    """The path large convolutions take (one matmul per kernel offset), forced on the small cases."""
+    from jax_benchmarks.autodiff.spatial import Conv2d
+
+    monkeypatch.setattr(Conv2d, "IM2COL_LIMIT_BYTES", 0)
+    test_value_and_gradients_match_pytorch(name, engine_fn, torch_fn, shapes)

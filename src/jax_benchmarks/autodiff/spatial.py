@@ -5,7 +5,8 @@ Convolution is im2col + one BLAS matmul: one strided copy per kernel offset (kh�
 Python loop over pixels) fills a (N·Ho·Wo, kh·kw·C) matrix, and the output is that matrix times the
 (kh·kw·C, O) weight matrix. The weight's gradient uses the same matrix (colsᵀ·g); the input's is g times
 each kernel offset's (O, C) slice of W, added back onto the input by one strided `+=` per offset. The forward pass keeps its
-matrix on the operator (one operator per node) for its VJP. Pooling takes its windows as a strided view
+matrix on the operator (one operator per node) for its VJP; past `Conv2d.IM2COL_LIMIT_BYTES` it builds
+none, and runs one matmul per kernel offset instead. Pooling takes its windows as a strided view
 (`sliding_window_view`, no copy).
 
 Every operator checks its operands before computing, and raises `OperandError` (one line naming the
@@ -104,11 +105,16 @@ class Conv2d(Operator):
     """
 
     name = "conv2d"
+    # Past this size the im2col matrix is not built: kh·kw matmuls, one per kernel offset, add up the output
+    # instead (the same products; the input's copy per offset is temporary). The mnist CNN's conv2 at batch
+    # 128 would keep an 85 MB matrix per step alive until its VJP; its conv1, 3 MB, keeps it.
+    IM2COL_LIMIT_BYTES: ClassVar[int] = 16 * 2**20
 
     def __init__(self, stride: int | tuple[int, int] = 1, padding: int | tuple[int, ...] = 0) -> None:
         self.stride = pair(stride, "stride", self.name, 1)
         self.padding = padding4(padding, self.name)
         self.cols: FloatArray | None = None  # the forward pass's im2col matrix, for the VJP
+        self.pixels: FloatArray | None = None  # or, past IM2COL_LIMIT_BYTES, its channels-last input
 
     def forward(self, *values: FloatArray) -> FloatArray:
         x, w = values[0], values[1]
@@ -124,11 +130,19 @@ class Conv2d(Operator):
         padded = pad(x, self.padding)
         ho, wo = out_size(self.name, (padded.shape[2], padded.shape[3]), (kh, kw), self.stride, shapes)
         pixels = np.ascontiguousarray(padded.transpose(0, 2, 3, 1))  # NHWC; free when x is already laid out so
-        cols = np.empty((n, ho, wo, kh, kw, c), dtype=np.result_type(x, w))
-        for i, j, rows, columns in self.offsets(kh, kw, ho, wo):
-            cols[:, :, :, i, j, :] = pixels[:, rows, columns, :]
-        self.cols = cols.reshape(n * ho * wo, kh * kw * c)
-        out = self.cols @ kernel_matrix(w).T  # (N·Ho·Wo, O)
+        dtype = np.result_type(x, w)
+        if n * ho * wo * kh * kw * c * dtype.itemsize <= self.IM2COL_LIMIT_BYTES:
+            cols = np.empty((n, ho, wo, kh, kw, c), dtype=dtype)
+            for i, j, rows, columns in self.offsets(kh, kw, ho, wo):
+                cols[:, :, :, i, j, :] = pixels[:, rows, columns, :]
+            self.cols = cols.reshape(n * ho * wo, kh * kw * c)
+            out = self.cols @ kernel_matrix(w).T  # (N·Ho·Wo, O)
+        else:  # one matmul per kernel offset, each on a copy of the pixels that offset meets
+            self.pixels = pixels
+            taps = np.ascontiguousarray(w.transpose(2, 3, 0, 1))  # (kh, kw, O, C)
+            out = np.zeros((n * ho * wo, w.shape[0]), dtype=dtype)
+            for i, j, rows, columns in self.offsets(kh, kw, ho, wo):
+                out += pixels[:, rows, columns, :].reshape(-1, c) @ taps[i, j].T
         if len(values) == 3:
             out += values[2]
         return out.reshape(n, ho, wo, w.shape[0]).transpose(0, 3, 1, 2)
@@ -141,7 +155,6 @@ class Conv2d(Operator):
 
     def vjp(self, grad: FloatArray, values: tuple[FloatArray, ...], output: FloatArray, wants: tuple[bool, ...]) -> Grads:
         x, w = values[0], values[1]
-        assert self.cols is not None  # forward ran
         o, c, kh, kw = w.shape
         n, _, ho, wo = grad.shape
         # gᵀ (O, N·Ho·Wo) as a contiguous copy: with 2 threads OpenBLAS multiplies gᵀ·cols (a long inner
@@ -159,7 +172,14 @@ class Conv2d(Operator):
                 total[:, rows, columns, :] += (g @ taps[i, j]).reshape(n, ho, wo, c)
             grad_x = unpad(total.transpose(0, 3, 1, 2), self.padding)
         if wants[1]:
-            grad_w = np.ascontiguousarray((g_t @ self.cols).reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
+            if self.cols is not None:
+                grad_w = np.ascontiguousarray((g_t @ self.cols).reshape(o, kh, kw, c).transpose(0, 3, 1, 2))
+            else:
+                assert self.pixels is not None  # forward ran
+                grad_taps = np.empty((kh, kw, o, c), dtype=grad.dtype)
+                for i, j, rows, columns in self.offsets(kh, kw, ho, wo):
+                    grad_taps[i, j] = g_t @ self.pixels[:, rows, columns, :].reshape(-1, c)
+                grad_w = np.ascontiguousarray(grad_taps.transpose(2, 3, 0, 1))
         if len(values) == 3 and wants[2]:
             grad_b = g_t.sum(axis=1)
         return (grad_x, grad_w) if len(values) == 2 else (grad_x, grad_w, grad_b)

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 from jax_benchmarks.autograd.settings import CnnSettings
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed
 from jax_benchmarks.measure.timing import Measurement, Sync, no_sync
+from jax_benchmarks.run import Run
 
 VARIANT = "train step"
 MODEL = "mnist CNN: conv 32, conv 64, max-pool, dense 256, dense 10 (dropout 0.25, 0.5)"
@@ -51,7 +52,7 @@ def load_batch(settings: CnnSettings) -> Batch:
 
 
 def cnn_suite(backend: str, device: str, settings: CnnSettings, make: Callable[[Batch], CnnBench],
-              sync: Sync = no_sync) -> Suite:
+              sync: Sync = no_sync, after: Callable[[Run, Batch], None] | None = None) -> Suite:
     """One case: `make(batch)` builds the backend's model and optimizer (untimed, with the batch's loss
     before any step), the core times `step()`, the judgement compares the loss after."""
     batch: Fixture[Batch] = Fixture("the mnist batch", lambda: load_batch(settings))
@@ -84,7 +85,8 @@ def cnn_suite(backend: str, device: str, settings: CnnSettings, make: Callable[[
     case = Case(cnn_case_name(settings.cnn_batch, settings.dtype), prepare, judge, variant=VARIANT,
                 dtype=settings.dtype, params={"batch": settings.cnn_batch, "model": MODEL, "optimizer": "adam 1e-3"},
                 uses=(batch,))
-    return Suite(Target(backend, device), [case], fixtures=[batch])
+    return Suite(Target(backend, device), [case], fixtures=[batch], after=after,
+                 after_uses=(batch,) if after is not None else ())
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any, cast
 import numpy as np
 
 from jax_benchmarks.autograd.cases import gradient_suite
-from jax_benchmarks.autograd.cnn import CnnTrainer, MnistCNN
+from jax_benchmarks.autograd.cnn import CnnTrainer, MnistCNN, nll_loss
 from jax_benchmarks.autograd.cnn_cases import Batch, cnn_suite
 from jax_benchmarks.autodiff import FloatArray, Function, Module, Node
 from jax_benchmarks.autodiff.plot import plot_graph
@@ -77,6 +77,16 @@ class EngineCnnBench:
         return self.trainer.loss(self.batch.images, self.batch.labels)
 
 
+def draw_cnn_graph(run: Run, batch: Batch) -> None:
+    """The engine's graph of one CNN forward pass and loss on the case's batch, the batch shown as N."""
+    model = MnistCNN(seed=0, dtype=batch.images.dtype)
+    loss = nll_loss(model(batch.images), batch.labels)
+    path = plot_graph(loss, name=f"autograd_engine_graph_cnn_{len(batch.labels)}",
+                      title=f"engine graph of the mnist CNN's loss, N = {len(batch.labels)} images",
+                      batch=len(batch.labels))
+    run.log(f"computational graph of the CNN written to {path}")
+
+
 def suites(settings: EngineSettings) -> list[Suite]:
     f = make_function()
     return cpu_only_suites("numpy", "the engine (on NumPy arrays)", settings.device, lambda: [
@@ -86,5 +96,5 @@ def suites(settings: EngineSettings) -> list[Suite]:
             gradients=[("loop", lambda x: loop_grad(f, x)), ("vectorised", lambda x: vectorised_grad(f, x))],
             after=(lambda run: draw_graph(f, settings, run)) if settings.plot_graph else None,
         ),
-        cnn_suite("numpy", "cpu", settings, EngineCnnBench),
+        cnn_suite("numpy", "cpu", settings, EngineCnnBench, after=draw_cnn_graph if settings.plot_graph else None),
     ])
