@@ -139,7 +139,7 @@ class Conv2d(Operator):
             out = self.cols @ kernel_matrix(w).T  # (N·Ho·Wo, O)
         else:  # one matmul per kernel offset, each on a copy of the pixels that offset meets
             self.pixels = pixels
-            taps = np.ascontiguousarray(w.transpose(2, 3, 0, 1))  # (kh, kw, O, C)
+            taps = kernel_taps(w)
             out = np.zeros((n * ho * wo, w.shape[0]), dtype=dtype)
             for i, j, rows, columns in self.offsets(kh, kw, ho, wo):
                 out += pixels[:, rows, columns, :].reshape(-1, c) @ taps[i, j].T
@@ -164,8 +164,7 @@ class Conv2d(Operator):
         if wants[0]:
             # col2im one kernel offset at a time: g·W[:, :, i, j] is that offset's share of every input pixel,
             # added onto the pixels it met (overlapping windows add up); no (N·Ho·Wo, kh·kw·C) temporary.
-            g = g_t.T
-            taps = np.ascontiguousarray(w.transpose(2, 3, 0, 1))  # (kh, kw, O, C)
+            g, taps = g_t.T, kernel_taps(w)
             top, bottom, left, right = self.padding
             total = np.zeros((n, x.shape[2] + top + bottom, x.shape[3] + left + right, c), dtype=grad.dtype)
             for i, j, rows, columns in self.offsets(kh, kw, ho, wo):
@@ -183,6 +182,11 @@ class Conv2d(Operator):
         if len(values) == 3 and wants[2]:
             grad_b = g_t.sum(axis=1)
         return (grad_x, grad_w) if len(values) == 2 else (grad_x, grad_w, grad_b)
+
+
+def kernel_taps(w: FloatArray) -> FloatArray:
+    """(O, C, kh, kw) -> (kh, kw, O, C): per kernel offset, the (O, C) matrix it multiplies the pixels by."""
+    return np.ascontiguousarray(w.transpose(2, 3, 0, 1))
 
 
 def kernel_matrix(w: FloatArray) -> FloatArray:
