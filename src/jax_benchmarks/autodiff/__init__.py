@@ -13,12 +13,11 @@ are defined on the one base class of both, `Operable` (as micrograd defines them
 Modules, each importing only those above it: `arrays` (float arrays, unbroadcast, OperandError) <-
 `operators` (forward and VJP of each primitive, no graph) <- `spatial` (conv2d, pooling, padding on
 NCHW images; leaky_relu, flatten, detach) <- `graph` (Operable, Parameter, the nodes, backprop, the
-call session, `apply`) <- `functions` (the operators as functions), `module` (Module, Function) <-
+call session, `apply`) <- `functions` (the operators as functions), `module` (Module, Function, grad) <-
 `optim` (SGD with momentum or Nesterov, Adam, RMSprop); `layout` <- `plot` draw a graph.
 """
 
-from jax_benchmarks.autodiff.arrays import FloatArray
-from jax_benchmarks.autodiff.arrays import OperandError
+from jax_benchmarks.autodiff.arrays import FloatArray, OperandError
 from jax_benchmarks.autodiff.functions import (
     abs, add, avg_pool2d, conv2d, cos, detach, divide, dot, exp, flatten, leaky_relu, log, log_softmax, matmul, max,
     max_pool2d, maximum, mean, multiply, pad2d, power, relu, reshape, sigmoid, sin, sqrt, square, subtract, sum, tanh,
