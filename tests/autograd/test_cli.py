@@ -21,6 +21,7 @@ from tests.conftest import invoke, read_jsonl
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FAST = ("--points", "16", "--repeats", "1")
+CNN_FAST = ("--cnn-batch", "8")  # the mnist CNN's train step on 8 images (pytorch, numpy and all take it)
 
 
 def run_json(*args: str) -> list[dict[str, Any]]:
@@ -56,13 +57,17 @@ def test_bad_input_is_one_line_and_exit_2(args: list[str], option: str) -> None:
 
 
 def test_numpy_backend_prints_and_records_the_reference_values(results_path: Path) -> None:
-    result = invoke("autograd", "numpy", *FAST, "--dtype", "float64", "--results", str(results_path))
+    result = invoke("autograd", "numpy", *FAST, *CNN_FAST, "--dtype", "float64", "--results", str(results_path))
     assert result.exit_code == 0, result.stderr
     assert f"f(3.0) = {EXPECTED_F_X1:.7f}" in result.stdout
     assert f"f′(3.0) = {EXPECTED_DF_X1:.7f}" in result.stdout
     assert "linspace(0, 4π, 20)" in result.stdout
     records = read_jsonl(results_path)
-    assert [(r["backend"], r["variant"]) for r in records] == [("numpy", "loop"), ("numpy", "vectorised")]
+    assert [(r["backend"], r["variant"]) for r in records] == [
+        ("numpy", "loop"), ("numpy", "vectorised"), ("numpy", "train step")]
+    cnn = records.pop()
+    assert cnn["case"] == "cnn_train_step_8x28x28_float64" and cnn["metrics"]["images_per_s"] > 0
+    assert cnn["checks"]["loss_after"] < cnn["checks"]["loss_before"]
     for record in records:
         assert record["case"] == "grad_16_float64" and record["dtype"] == "float64"
         assert record["checks"]["f_x1"] == pytest.approx(EXPECTED_F_X1, abs=5e-8)
@@ -73,12 +78,17 @@ def test_numpy_backend_prints_and_records_the_reference_values(results_path: Pat
 
 
 def test_all_backends_agree_and_the_graph_png_is_written(results_path: Path) -> None:
-    records = run_json("autograd", "all", *FAST, "--plot-graph", "--results", str(results_path))
+    records = run_json("autograd", "all", *FAST, *CNN_FAST, "--plot-graph", "--results", str(results_path))
     timed = [r for r in records if r["backend"] != "all"]
     assert {(r["backend"], r["variant"]) for r in timed} == {
         ("jax", "vmap"), ("jax", "vmap+jit"), ("pytorch", "loop"), ("pytorch", "vmap"),
-        ("numpy", "loop"), ("numpy", "vectorised"),
+        ("numpy", "loop"), ("numpy", "vectorised"), ("pytorch", "train step"), ("numpy", "train step"),
     }
+    cnn = [r for r in timed if r["variant"] == "train step"]
+    assert {r["case"] for r in cnn} == {"cnn_train_step_8x28x28_float32"}  # one row: the same model in both
+    assert all(r["metrics"]["images_per_s"] > 0 and r["checks"]["loss_after"] < r["checks"]["loss_before"]
+               for r in cnn)
+    timed = [r for r in timed if r not in cnn]
     assert all(r["case"] == "grad_16_float32" and r["median_s"] > 0 for r in timed)
     assert next(r for r in timed if r["variant"] == "vmap+jit")["compile_s"] is not None
     (agreement,) = [r for r in records if r["backend"] == "all"]
@@ -155,13 +165,17 @@ def test_k_selects_variants_and_the_agreement_compares_only_what_ran(results_pat
 def test_suites_are_declared_without_computing(monkeypatch: pytest.MonkeyPatch) -> None:
     """Building the suites names every case (a `list` command prints them) but makes no points and
     calls no gradient."""
-    from jax_benchmarks.autograd import jax_backend, numpy_backend, pytorch_backend, reference
+    from jax_benchmarks.autograd import cnn, jax_backend, numpy_backend, pytorch_backend, reference
     from jax_benchmarks.autograd.settings import EngineSettings
 
     def no_points(*_: object) -> Points:
         raise AssertionError("points were made while declaring the suites")
 
+    def no_digits() -> None:
+        raise AssertionError("the mnist data were loaded while declaring the suites")
+
     monkeypatch.setattr(reference.Points, "make", classmethod(no_points))
+    monkeypatch.setattr(cnn.MnistSubset, "load", staticmethod(no_digits))
     settings = EngineSettings(points=32, dtype="float64", device="cpu")
     declared = {
         module.__name__.rsplit(".", 1)[-1]: [(s.target.backend, s.target.device, [c.label for c in s.cases])
@@ -170,8 +184,10 @@ def test_suites_are_declared_without_computing(monkeypatch: pytest.MonkeyPatch) 
     }
     assert declared == {
         "jax_backend": [("jax", "cpu", ["grad_32_float64 [vmap]", "grad_32_float64 [vmap+jit]"])],
-        "pytorch_backend": [("pytorch", "cpu", ["grad_32_float64 [loop]", "grad_32_float64 [vmap]"])],
-        "numpy_backend": [("numpy", "cpu", ["grad_32_float64 [loop]", "grad_32_float64 [vectorised]"])],
+        "pytorch_backend": [("pytorch", "cpu", ["grad_32_float64 [loop]", "grad_32_float64 [vmap]"]),
+                            ("pytorch", "cpu", ["cnn_train_step_128x28x28_float64 [train step]"])],
+        "numpy_backend": [("numpy", "cpu", ["grad_32_float64 [loop]", "grad_32_float64 [vectorised]"]),
+                          ("numpy", "cpu", ["cnn_train_step_128x28x28_float64 [train step]"])],
     }
     (jax_suite,) = jax_backend.suites(settings)
     assert [c.compiled for c in jax_suite.cases] == [False, True]

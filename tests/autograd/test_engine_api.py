@@ -166,3 +166,22 @@ def test_no_import_inside_engine_functions() -> None:
             if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
                 late += [f"{path.name}:{n.lineno}" for n in ast.walk(node) if isinstance(n, ast.Import | ast.ImportFrom)]
     assert late == []
+
+
+def test_a_graph_is_freed_with_its_output_without_the_cycle_collector() -> None:
+    """No reference cycle: the timing core pauses the collector, and a step's activations must not pile up."""
+    import gc
+    import weakref
+
+    f = en.Function(lambda x: en.sum(en.tanh(x) * x), inputs=("x",))
+    out = f(np.ones(3))
+    out.backward()
+    assert out.grad("x").shape == (3,)
+    inner = weakref.ref(out.inputs[0])
+    gc.disable()
+    try:
+        del out
+        f.last_call = None
+        assert inner() is None
+    finally:
+        gc.enable()

@@ -14,6 +14,7 @@ from jax_benchmarks import autodiff as en
 from jax_benchmarks.autodiff.graph import graph_nodes
 from jax_benchmarks.autograd.numpy_backend import loop_grad, make_function, vectorised_grad
 from jax_benchmarks.autograd.reference import EXPECTED_DF_X1, EXPECTED_F_X1, df_exact
+from tests.autograd.numeric import assert_vjp_matches_central_differences
 
 pytestmark = pytest.mark.usefixtures("x64")
 
@@ -95,24 +96,7 @@ NEW_OPS = [c for c in CASES if c[0] in {
 def test_vjp_matches_central_differences(
     name: str, engine_fn: EngineFn, jax_fn: JaxFn, shapes: tuple[tuple[int, ...], ...]
 ) -> None:
-    """<cotangent, J·e_i> by central differences of the forward pass equals the VJP's element i."""
-    args = case_inputs(name, shapes)
-    names = [f"a{i}" for i in range(len(args))]
-    fn = en.Function(engine_fn, inputs=names)
-    out = fn(*args)
-    cotangent = np.random.default_rng(1).normal(size=out.shape)
-    out.backward(cotangent)
-    eps = 1e-6
-    for position, arg_name in enumerate(names):
-        numeric = np.zeros_like(args[position])
-        for index in np.ndindex(args[position].shape):
-            shifted = [a.copy() for a in args]
-            shifted[position][index] += eps
-            up = np.array(fn(*shifted).value)  # a copy: reshape's value is a view of its input
-            shifted[position][index] -= 2 * eps
-            down = fn(*shifted).value
-            numeric[index] = np.sum(cotangent * (up - down)) / (2 * eps)
-        np.testing.assert_allclose(out.grad(arg_name), numeric, rtol=1e-6, atol=1e-7)
+    assert_vjp_matches_central_differences(engine_fn, case_inputs(name, shapes))
 
 
 def test_log_softmax_is_stable_for_large_inputs() -> None:

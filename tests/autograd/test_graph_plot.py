@@ -8,8 +8,9 @@ import numpy as np
 from PIL import Image
 
 from jax_benchmarks import autodiff as en
-from jax_benchmarks.autodiff.layout import layered_layout
+from jax_benchmarks.autodiff.layout import MAX_VERTICES, layered_layout
 from jax_benchmarks.autodiff.plot import node_text, plot_graph
+from jax_benchmarks.autograd.cnn import CnnShape, MnistCNN, nll_loss
 from jax_benchmarks.autograd.numpy_backend import make_function
 
 
@@ -44,3 +45,55 @@ def test_plot_graph_writes_a_png(tmp_path: Path) -> None:
     assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     with Image.open(path) as image:
         image.verify()
+
+
+def test_the_cnn_graph_collapses_the_batch_in_its_labels(tmp_path: Path) -> None:
+    model = MnistCNN(seed=0, shape=CnnShape(conv1=4, conv2=8, hidden=16))
+    root = nll_loss(model(np.zeros((4, 1, 28, 28), np.float32)), np.arange(4))
+    layout = layered_layout(root)
+    assert layout.node_count == len(layout.nodes) <= 40  # one box per operator and parameter, batch or not
+    texts = {node_text(v, batch=4) for v in layout.nodes}
+    assert {"conv2d\n(N, 8, 24, 24)", "max_pool2d\n(N, 8, 12, 12)", "flatten\n(N, 1152)", "conv2.w\n(8, 4, 3, 3)",
+            "sum\nscalar"} <= texts
+    path = plot_graph(root, "cnn", "cnn", directory=tmp_path, batch=4)
+    with Image.open(path) as image:
+        image.verify()
+
+
+def test_repeated_nodes_are_drawn_once_with_their_count() -> None:
+    """512 scalar neurons tanh(w·x + b), each with its own parameters, summed by a tree of adds."""
+
+    class Neurons(en.Module):
+        def __init__(self) -> None:
+            super().__init__(inputs=("x",))
+            self.weights = [en.Parameter(f"w{i}", 0.01 * i) for i in range(512)]
+            self.biases = [en.Parameter(f"b{i}", 0.0) for i in range(512)]
+
+        def call(self, x: en.Node) -> en.Node:
+            level = [en.tanh(w * x + b) for w, b in zip(self.weights, self.biases, strict=True)]
+            while len(level) > 1:
+                level = [level[i] + level[i + 1] for i in range(0, len(level), 2)]
+            return level[0]
+
+    layout = layered_layout(Neurons()(0.5))
+    assert layout.node_count == 1 + 1024 + 3 * 512 + 511
+    texts = {node_text(v) for v in layout.nodes}
+    assert {"param ×1,024\nscalar", "multiply ×512\nscalar", "tanh ×512\nscalar", "add ×256\nscalar",
+            "add\nscalar"} <= texts
+    assert len(layout.nodes) == 2 + 3 + 9  # x, param; multiply, add, tanh; one add per level of the tree
+    for parent, child in layout.edges:
+        assert layout.position(parent)[1] < layout.position(child)[1]
+
+
+def test_a_long_chain_draws_the_top_layers_and_one_box_for_the_rest() -> None:
+    def chain(x: en.Node) -> en.Node:
+        for step in range(20_000):
+            x = en.sin(x) if step % 2 else en.cos(x)
+        return x
+
+    layout = layered_layout(en.Function(chain, inputs=("x",))(0.1))
+    assert layout.node_count == 20_001
+    assert len(layout.nodes) <= MAX_VERTICES
+    elided = [v for v in layout.nodes if v.kind == "elided"]
+    assert len(elided) == 1 and elided[0].count == 20_001 - (len(layout.nodes) - 1)
+    assert node_text(elided[0]) == f"… {elided[0].count:,} nodes"

@@ -1,4 +1,5 @@
-"""The engine's values: float NumPy arrays, and undoing NumPy broadcasting in a gradient."""
+"""The engine's values: float NumPy arrays, undoing NumPy broadcasting in a gradient, and the error an
+operator raises on operands it cannot take."""
 
 from __future__ import annotations
 
@@ -6,6 +7,8 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
+
+from jax_benchmarks.errors import DataError
 
 FloatArray = npt.NDArray[np.floating[Any]]
 
@@ -34,3 +37,19 @@ def unbroadcast(grad: FloatArray, shape: tuple[int, ...]) -> FloatArray:
     if stretched:
         grad = grad.sum(axis=stretched, keepdims=True)
     return grad.reshape(shape)
+
+
+class OperandError(DataError, ValueError):
+    """Operands an operator cannot take (shapes that do not fit, a kernel larger than its input, a stride
+    of 0, NaN in an image): one line naming the operator and the shapes. A DataError, so the CLI prints it
+    as one `Error:` line with exit code 2; a ValueError, so library callers catch it as NumPy's."""
+
+
+def check_finite(op: str, x: FloatArray, shapes: str) -> None:
+    """Refuse NaN in `x` (an infinity is allowed: it is a value, a NaN is a missing one). np.sum is NaN as
+    soon as one element is NaN (or when +inf meets -inf), so the common case costs one reduction."""
+    if not np.isnan(np.sum(x)):
+        return
+    count = int(np.count_nonzero(np.isnan(x)))
+    if count:
+        raise OperandError(f"{op}: the input holds {count} NaN value(s); {shapes}")

@@ -24,7 +24,8 @@ from typing import Any, Literal
 import numpy as np
 import numpy.typing as npt
 
-from jax_benchmarks.autodiff.arrays import FloatArray, as_float_array
+from jax_benchmarks.errors import first_line
+from jax_benchmarks.autodiff.arrays import FloatArray, OperandError, as_float_array
 from jax_benchmarks.autodiff.operators import (
     Abs, Add, Axis, Cos, Divide, Exp, Log, LogSoftmax, Matmul, Max, Maximum, Mean, Multiply, Operator, Power,
     Relu, Reshape, Sigmoid, Sin, Sqrt, Square, Subtract, Sum, Tanh, Transpose,
@@ -187,7 +188,7 @@ class Node(Operable):
             start = np.array(np.broadcast_to(as_float_array(seed, self.value.dtype), self.shape))
         if self._index is None:
             self._index = GraphIndex(graph_nodes(self))
-        backpropagate(self._index.differentiable, start)
+        backpropagate([*self._index.below, self], start)
 
     def grad(self, wrt: Node | Parameter | str) -> FloatArray:
         """d(self)/d(wrt) after `backward()`: wrt is a node, a Parameter or an input's name.
@@ -231,7 +232,8 @@ class OperatorNode(Node):
     """The output of one Operator applied to its parent nodes."""
 
     def __init__(self, operator: Operator, inputs: tuple[Node, ...], value: FloatArray, call_id: int) -> None:
-        super().__init__(operator.name, value, call_id, requires_grad=any(p.requires_grad for p in inputs))
+        super().__init__(operator.name, value, call_id,
+                         requires_grad=operator.differentiable and any(p.requires_grad for p in inputs))
         self.operator = operator
         self.inputs = inputs
 
@@ -296,11 +298,18 @@ def backpropagate(order: list[Node], seed: FloatArray) -> None:
 
 
 class GraphIndex:
-    """One output's graph, walked once: its differentiable nodes in order, and its leaves by key."""
+    """One output's graph, walked once: the differentiable nodes below the output in order, and its
+    leaves by key.
+
+    It never holds the output itself (the last node of `order`): the output holds its index, and nodes
+    point only down to their inputs, so holding the output would be the one reference cycle, and the whole
+    graph (every activation) would outlive the output until Python's cycle collector ran, which the
+    timing core pauses while it times.
+    """
 
     def __init__(self, order: list[Node]) -> None:
         self.members = {id(node) for node in order}
-        self.differentiable = [node for node in order if node.requires_grad]
+        self.below = [node for node in order[:-1] if node.requires_grad]
         leaves = [node for node in order if isinstance(node, InputNode)]
         self.params = {id(leaf.source): leaf for leaf in leaves if leaf.source is not None}
         self.inputs: dict[str, list[InputNode]] = {}
@@ -389,7 +398,13 @@ def apply(operator: Operator, *operands: Operand) -> OperatorNode:
     call_id = _common_call_id(operands)
     dtype = _node_dtype(operands)
     inputs = tuple(_ground(operand, call_id, dtype) for operand in operands)
-    value = as_float_array(operator.forward(*(node.value for node in inputs)))
+    try:
+        value = as_float_array(operator.forward(*(node.value for node in inputs)))
+    except OperandError:
+        raise
+    except ValueError as exc:  # NumPy's broadcasting or matmul message, turned into one line naming the operator
+        shapes = ", ".join(str(node.shape) for node in inputs)
+        raise OperandError(f"{operator.name}: operands of shapes {shapes} do not fit: {first_line(exc)}") from None
     return OperatorNode(operator, inputs, value, call_id)
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from jax_benchmarks.autodiff.arrays import as_float_array
+from jax_benchmarks.autodiff.arrays import FloatArray, as_float_array
 from jax_benchmarks.autodiff.graph import CallSession, InputNode, Node, Operand, Parameter, active_session, call_session
 
 
@@ -113,3 +113,40 @@ class Function(Module):
 
     def call(self, *inputs: Any) -> Node:
         return self._fn(*inputs)
+
+
+Wrt = str | Parameter
+
+
+class Gradient:
+    """`grad(f, wrt)`: called with new inputs, it calls f on them (a fresh graph), runs one backward pass and
+    returns d f / d wrt: an array, or a tuple of arrays when `wrt` is a sequence. For a non-scalar output
+    the gradient is that of the output's sum, which for an elementwise f is f′ at every point."""
+
+    def __init__(self, f: Module, wrt: Wrt | Sequence[Wrt]) -> None:
+        self.f = f
+        self.many = not isinstance(wrt, str | Parameter)
+        self.wrt: tuple[Wrt, ...] = tuple(wrt) if not isinstance(wrt, str | Parameter) else (wrt,)
+        for target in self.wrt:
+            if isinstance(target, str) and target not in f.input_names:
+                raise KeyError(f"{f.name} has no input named {target!r}; its inputs: {', '.join(f.input_names)}")
+
+    def __call__(self, *args: Operand, **kwargs: Operand) -> FloatArray | tuple[FloatArray, ...]:
+        """Inputs by position, or by name (zkynet's `grad_fn('w')(x=3, w=1)`)."""
+        if kwargs:
+            unknown = sorted(set(kwargs) - set(self.f.input_names[len(args):]))
+            missing = [name for name in self.f.input_names[len(args):] if name not in kwargs]
+            if unknown or missing:
+                raise TypeError(f"{self.f.name} takes the inputs ({', '.join(self.f.input_names)}); "
+                                f"unknown: {unknown or 'none'}, missing: {missing or 'none'}")
+            args = (*args, *(kwargs[name] for name in self.f.input_names[len(args):]))
+        output = self.f(*args)
+        output.backward()
+        grads = tuple(output.grad(target) for target in self.wrt)
+        return grads if self.many else grads[0]
+
+
+def grad(f: Module, wrt: Wrt | Sequence[Wrt] | None = None) -> Gradient:
+    """The gradient of `f` with respect to an input (by name), a Parameter, or several, as a function of
+    f's inputs (jax.grad(f, argnums), zkynet's grad_fn); by default its first input, as jax.grad's."""
+    return Gradient(f, f.input_names[0] if wrt is None else wrt)

@@ -23,6 +23,8 @@ class Operator(ABC):
     """One differentiable primitive. Subclasses set `name` and implement `forward` and `vjp`."""
 
     name: ClassVar[str]
+    # False for an operator no gradient flows through (detach): its node is a constant for backprop.
+    differentiable: ClassVar[bool] = True
 
     @abstractmethod
     def forward(self, *values: FloatArray) -> FloatArray:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jax_benchmarks.autograd.settings import AutogradSettings, EngineSettings
+from jax_benchmarks.autograd.settings import AutogradSettings, CnnSettings, EngineSettings
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
 
 
@@ -22,7 +22,8 @@ SPEC = GroupSpec(
     name="autograd",
     help=(
         "Gradients of f(x) = 0.2·x + sin(x) + cos(2x): prints f and f′ at 3.0 and at linspace(0, 4π, 20), "
-        "times f′ at N points (linspace(0, 10π, N)). --device all times on every visible device "
+        "times f′ at N points (linspace(0, 10π, N)); pytorch and numpy also time the mnist CNN's train step "
+        "(batch --cnn-batch). --device all times on every visible device "
         "(CPU, and the GPU when one is visible). Example: python main.py autograd all --plot-graph"
     ),
     backends={
@@ -31,17 +32,17 @@ SPEC = GroupSpec(
         ),
         "pytorch": BackendSpec(
             "jax_benchmarks.autograd.pytorch_backend",
-            "PyTorch: backward() loop; func.vmap(func.grad).",
-            AutogradSettings,
+            "PyTorch: backward() loop; func.vmap(func.grad); the mnist CNN's eager train step.",
+            CnnSettings,
         ),
         "numpy": BackendSpec(
             "jax_benchmarks.autograd.numpy_backend",
-            "Our reverse-mode engine on NumPy arrays.",
+            "Our reverse-mode engine on NumPy arrays; the mnist CNN's train step in it.",
             EngineSettings,
         ),
     },
     all_settings=EngineSettings,
-    metric_rows=("first_call_s",),
+    metric_rows=("first_call_s", "images_per_s"),
     after=check_agreement,
 )
 

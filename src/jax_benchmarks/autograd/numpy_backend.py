@@ -12,6 +12,8 @@ from typing import Any, cast
 import numpy as np
 
 from jax_benchmarks.autograd.cases import gradient_suite
+from jax_benchmarks.autograd.cnn import CnnTrainer, MnistCNN, nll_loss
+from jax_benchmarks.autograd.cnn_cases import Batch, cnn_suite
 from jax_benchmarks.autodiff import FloatArray, Function, Module, Node
 from jax_benchmarks.autodiff.plot import plot_graph
 from jax_benchmarks.autograd.reference import Points
@@ -61,11 +63,38 @@ def draw_graph(f: Module, settings: EngineSettings, run: Run) -> None:
     run.log(f"computational graph written to {path}")
 
 
+class EngineCnnBench:
+    """The mnist CNN's train step in the engine (src/jax_benchmarks/autograd/cnn.py), on one batch."""
+
+    def __init__(self, batch: Batch) -> None:
+        self.batch = batch
+        self.trainer = CnnTrainer(MnistCNN(seed=0, dtype=batch.images.dtype))
+
+    def step(self) -> float:
+        return self.trainer.step(self.batch.images, self.batch.labels)
+
+    def batch_loss(self) -> float:
+        return self.trainer.loss(self.batch.images, self.batch.labels)
+
+
+def draw_cnn_graph(run: Run, batch: Batch) -> None:
+    """The engine's graph of one CNN forward pass and loss on the case's batch, the batch shown as N."""
+    model = MnistCNN(seed=0, dtype=batch.images.dtype)
+    loss = nll_loss(model(batch.images), batch.labels)
+    path = plot_graph(loss, name=f"autograd_engine_graph_cnn_{len(batch.labels)}",
+                      title=f"engine graph of the mnist CNN's loss, N = {len(batch.labels)} images",
+                      batch=len(batch.labels))
+    run.log(f"computational graph of the CNN written to {path}")
+
+
 def suites(settings: EngineSettings) -> list[Suite]:
     f = make_function()
-    return cpu_only_suites("numpy", "the engine (on NumPy arrays)", settings.device, lambda: [gradient_suite(
-        "numpy", NumpyArrays(), settings,
-        value=lambda x: value(f, x),
-        gradients=[("loop", lambda x: loop_grad(f, x)), ("vectorised", lambda x: vectorised_grad(f, x))],
-        after=(lambda run: draw_graph(f, settings, run)) if settings.plot_graph else None,
-    )])
+    return cpu_only_suites("numpy", "the engine (on NumPy arrays)", settings.device, lambda: [
+        gradient_suite(
+            "numpy", NumpyArrays(), settings,
+            value=lambda x: value(f, x),
+            gradients=[("loop", lambda x: loop_grad(f, x)), ("vectorised", lambda x: vectorised_grad(f, x))],
+            after=(lambda run: draw_graph(f, settings, run)) if settings.plot_graph else None,
+        ),
+        cnn_suite("numpy", "cpu", settings, EngineCnnBench, after=draw_cnn_graph if settings.plot_graph else None),
+    ])

@@ -26,7 +26,18 @@ class AutogradSettings(BenchSettings):
     )
 
 
-class EngineSettings(AutogradSettings):
+class CnnSettings(AutogradSettings):
+    """`autograd pytorch`, `autograd numpy` and `all`: they also time the mnist CNN's train step."""
+
+    QUICK: ClassVar[dict[str, Any]] = {**AutogradSettings.QUICK, "cnn_batch": 16}
+
+    cnn_batch: int = Field(
+        128, ge=1, le=1024,
+        description="Images per train step of the mnist CNN case (cnn_train_step_{B}x28x28_{dtype}).",
+    )
+
+
+class EngineSettings(CnnSettings):
     """`autograd numpy` and `autograd all`: the engine can also draw its graph."""
 
     plot_graph: bool = Field(

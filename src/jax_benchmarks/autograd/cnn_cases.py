@@ -1,0 +1,95 @@
+"""The autograd group's second question: the same mnist CNN's train step, in the project's engine on NumPy
+and in PyTorch eager. One case per backend, `cnn_train_step_{B}x28x28_{dtype}`, variant "train step", so the
+table shows both figures in one row.
+
+A backend hands over a `CnnBench` for its device: `step()` trains on the batch once (forward, backward,
+Adam update: the timed call), `batch_loss()` is the batch's loss without dropout (untimed). The batch is
+the first B images of the embedded MNIST subset (src/jax_benchmarks/mnist/data/embedded.py), normalised
+as the mnist groups normalise them. The judgement reports images/s, and fails unless the timed steps,
+which all train on that one batch, left its loss finite and lower than before them: a step that computes
+nothing (or the wrong gradient) cannot pass.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from jax_benchmarks.autograd.settings import CnnSettings
+from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed
+from jax_benchmarks.measure.timing import Measurement, Sync, no_sync
+from jax_benchmarks.run import Run
+
+VARIANT = "train step"
+MODEL = "mnist CNN: conv 32, conv 64, max-pool, dense 256, dense 10 (dropout 0.25, 0.5)"
+
+
+class CnnBench(Protocol):
+    def step(self) -> object: ...
+
+    def batch_loss(self) -> float: ...
+
+
+@dataclass(frozen=True)
+class Batch:
+    """NCHW images (float32 or float64) and int64 labels, on the host."""
+
+    images: Any
+    labels: Any
+
+
+def cnn_case_name(batch: int, dtype: str) -> str:
+    return f"cnn_train_step_{batch}x28x28_{dtype}"
+
+
+def load_batch(settings: CnnSettings) -> Batch:
+    from jax_benchmarks.autograd.cnn import MnistSubset
+
+    data = MnistSubset.load()
+    return Batch(data.x_train[:settings.cnn_batch].astype(settings.dtype), data.y_train[:settings.cnn_batch])
+
+
+def cnn_suite(backend: str, device: str, settings: CnnSettings, make: Callable[[Batch], CnnBench],
+              sync: Sync = no_sync, after: Callable[[Run, Batch], None] | None = None) -> Suite:
+    """One case: `make(batch)` builds the backend's model and optimizer (untimed, with the batch's loss
+    before any step), the core times `step()`, the judgement compares the loss after."""
+    batch: Fixture[Batch] = Fixture("the mnist batch", lambda: load_batch(settings))
+
+    def prepare(data: Batch) -> Timed[object]:
+        bench = make(data)
+        outcome = _Outcome(bench, bench.batch_loss())
+
+        def step() -> _Outcome:
+            bench.step()
+            return outcome  # what the judgement needs: the bench and the loss before the timed steps
+
+        return Timed(step, sync)
+
+    def judge(result: object, measurement: Measurement, _data: Batch) -> Judgement:
+        assert isinstance(result, _Outcome)
+        after = result.bench.batch_loss()
+        failures = []
+        if not (math.isfinite(after) and after < result.before):
+            failures.append(f"the batch's loss went from {result.before:.4g} to {after:.4g} over the timed steps; "
+                            "training on one batch must lower it")
+        return Judgement(
+            checks={"loss_before": result.before, "loss_after": after},
+            metrics={"images_per_s": settings.cnn_batch / measurement.median_s},
+            failures=failures,
+            notes=[f"{backend} {VARIANT} @{device}: batch loss {result.before:.4f} before the timed steps, "
+                   f"{after:.4f} after"],
+        )
+
+    case = Case(cnn_case_name(settings.cnn_batch, settings.dtype), prepare, judge, variant=VARIANT,
+                dtype=settings.dtype, params={"batch": settings.cnn_batch, "model": MODEL, "optimizer": "adam 1e-3"},
+                uses=(batch,))
+    return Suite(Target(backend, device), [case], fixtures=[batch], after=after,
+                 after_uses=(batch,) if after is not None else ())
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    bench: CnnBench
+    before: float
