@@ -101,3 +101,18 @@ def test_a_run_stopped_mid_training_still_closes_its_experiment(
     assert result.exit_code == 130, result.output
     assert ended == ["end"]
     assert STEP in [r["case"] for r in read_jsonl(results_path)]  # what was measured before is kept
+
+
+def test_the_step_case_puts_back_what_its_timed_steps_changed(monkeypatch: pytest.MonkeyPatch,
+                                                             results_path: Path) -> None:
+    """The step case's own fixture undoes its steps when it is torn down, before the first epoch trains."""
+    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
+
+    events: list[str] = []
+    real_end, real_epoch = TorchTrainer.end_step, TorchTrainer.train_epoch
+    monkeypatch.setattr(TorchTrainer, "end_step", lambda self: events.append("end_step") or real_end(self))
+    monkeypatch.setattr(TorchTrainer, "train_epoch",
+                        lambda self, *a: events.append("train_epoch") or real_epoch(self, *a))
+    result = invoke("mnist", "pytorch", *TINY, "--results", str(results_path))
+    assert result.exit_code == 0, result.output
+    assert events == ["end_step", "train_epoch"]

@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from pydantic import BaseModel, Field, model_validator
+from pydantic import Field, model_validator
 
 from jax_benchmarks.settings import BenchSettings, OptionError
 from jax_benchmarks.store.location import ResultsLocation
@@ -90,13 +90,6 @@ class ProcessSettings(BenchSettings):
     @property
     def multi_process(self) -> bool:
         return self.num_processes > 1
-
-
-def process_params(settings: BaseModel) -> dict[str, int]:
-    """The fields every mnist record carries: this process's index and the job's process count."""
-    if isinstance(settings, ProcessSettings):
-        return {"process_index": settings.process_id, "world_size": settings.num_processes}
-    return {"process_index": 0, "world_size": 1}
 
 
 # ------------------------------------------------------- launchers' environment ---

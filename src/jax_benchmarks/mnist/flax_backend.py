@@ -45,4 +45,5 @@ def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], FlaxTra
 
 
 def suites(settings: MnistSettings) -> Sequence[Suite]:
-    return mnist_suites(settings, BACKEND, train_variant(settings), build_trainer(settings), compiled=True)
+    variant, build = train_variant(settings), build_trainer(settings)
+    return mnist_suites(settings, BACKEND, variant, build, compiled=True)
