@@ -15,6 +15,14 @@ from jax_benchmarks.verdict.findings import (Contrast, Finding, Status, case_nam
 
 TOPIC = "jit / torch.compile against eager"
 
+# What `verdict --scale` runs of this group (jax_benchmarks.verdict.scale): per scale, (command, options, one
+# round's wall time in seconds on the reference machine).
+VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
+    "quick": (("all", ("--quick", "-k", "f_100000*"), 12.0),),
+    "standard": (("all", ("--total-items", "1e6"), 15.5), ("flax", ("--repeats", "3"), 53.0),),
+    "full": (("all", ("--total-items", "1e7"), 120.0), ("flax", (), 30.0),),
+}
+
 
 def findings(records: Sequence[Record], target: float) -> list[Finding]:
     return jit_findings(records)

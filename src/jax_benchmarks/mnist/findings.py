@@ -13,6 +13,14 @@ from jax_benchmarks.verdict.findings import (TARGET_ACCURACY, Finding, Status, c
 
 TOPIC = "CNN training"
 
+# What `verdict --scale` runs of this group (jax_benchmarks.verdict.scale): per scale, (command, options, one
+# round's wall time in seconds on the reference machine).
+VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
+    "quick": (("all", ("--quick", "-k", "train_step,train_epoch,validation"), 14.0),),
+    "standard": (("all", ("--epochs", "1", "--data-source", "embedded", "--comet", "off"), 25.0),),
+    "full": (("all", ("--epochs", "3", "--comet", "off"), 600.0),),
+}
+
 
 def findings(records: Sequence[Record], target: float) -> list[Finding]:
     return training_findings(records, target)

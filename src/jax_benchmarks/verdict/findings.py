@@ -401,10 +401,12 @@ def all_findings(chosen: Mapping[str, Sequence[Record]], target: float = TARGET_
 
 
 class GroupFindings(Protocol):
-    """What a group declares in `jax_benchmarks.<group>.findings`: its topic and its findings from its records
-    (`target`: the test accuracy a training run must reach, for a group that trains)."""
+    """What a group declares in `jax_benchmarks.<group>.findings`: its topic, its findings from its records
+    (`target`: the test accuracy a training run must reach, for a group that trains) and the commands `verdict
+    --scale` runs of it (`jax_benchmarks.verdict.scale`)."""
 
     TOPIC: str
+    VERDICT_STEPS: Mapping[str, tuple[tuple[str, tuple[str, ...], float], ...]]
 
     def findings(self, records: Sequence[Record], target: float) -> list[Finding]: ...
 

@@ -11,6 +11,14 @@ from jax_benchmarks.verdict.findings import (Contrast, Finding, contrasts, figur
 
 TOPIC = "dense linear algebra"
 
+# What `verdict --scale` runs of this group (jax_benchmarks.verdict.scale): per scale, (command, options, one
+# round's wall time in seconds on the reference machine).
+VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
+    "quick": (("all", ("--quick", "-k", "matmul"), 5.0),),
+    "standard": (("all", ("--matrix-size", "1000"), 10.5),),
+    "full": (("all", ("--matrix-size", "2000"), 40.0),),
+}
+
 
 def findings(records: Sequence[Record], target: float) -> list[Finding]:
     return linear_algebra(records)
