@@ -39,7 +39,7 @@ def test_evaluate_and_preprocess_suites_read_no_data(monkeypatch: pytest.MonkeyP
     from jax_benchmarks.mnist.preprocess import suites as data_suites
     from jax_benchmarks.mnist.pytorch_backend import suites
 
-    (evaluate,) = suites(EvaluateSettings(comet="off"))
+    (evaluate,) = suites(EvaluateSettings())
     assert [(c.name, c.variant) for c in evaluate.cases] == [
         (LOAD, "checkpoint"), ("validation_1000x28x28_float32", "checkpoint")]
     (data,) = data_suites(MnistSettings(dataset="fashion_mnist"))
@@ -116,3 +116,14 @@ def test_the_step_case_puts_back_what_its_timed_steps_changed(monkeypatch: pytes
     result = invoke("mnist", "pytorch", *TINY, "--results", str(results_path))
     assert result.exit_code == 0, result.output
     assert events == ["end_step", "train_epoch"]
+
+
+def test_evaluate_takes_the_data_and_the_test_batch_only() -> None:
+    """`mnist evaluate` has settings of its own: none of training's, tracking's or a job's options."""
+    result = invoke("mnist", "evaluate", "--help")
+    assert result.exit_code == 0, result.output
+    for option in ("--dataset", "--data-source", "--data-dir", "--test-batch-size", "--device", "--results"):
+        assert option in result.stdout
+    for option in ("--epochs", "--optimizer", "--learning-rate", "--momentum", "--schedule", "--dry-run", "--comet",
+                   "--devices", "--num-processes", "--launch-local", "--rounds", "--train-batch-size"):
+        assert option not in result.stdout

@@ -57,7 +57,7 @@ def case_params(settings: JitTrainingSettings, mode: Mode) -> dict[str, Scalar]:
     }
 
 
-def data_params(trainer: FlaxTrainer, data: MnistData) -> dict[str, Scalar]:
+def trained_params(trainer: FlaxTrainer, data: MnistData) -> dict[str, Scalar]:
     return {"source": data.source, "train_images": len(data.y_train), "test_images": len(data.y_test),
             "steps_per_epoch": trainer.plan.steps}
 
@@ -108,17 +108,17 @@ def epochs_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[Flax
                 notes += [f"jaxpr of the train step for one batch of {trained.plan.batch} ({equations} equations):",
                           escape(text)]
         return Judgement(checks=checks, metrics=metrics, failures=failures, notes=notes,
-                         params=data_params(trained, loaded))
+                         params=trained_params(trained, loaded))
 
     return Case(names.epoch, prepare, judge, variant=mode, dtype=DTYPE, params=case_params(settings, mode),
                 compiled=mode == "jit", speedup_over="eager", uses=(trainer, data, RECORDS))
 
 
-def validation_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[FlaxTrainer],
+def tested_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[FlaxTrainer],
                     data: Fixture[MnistData]) -> Case[EvalOutput]:
     def judge(output: EvalOutput, measurement: Measurement, trained: FlaxTrainer, loaded: MnistData) -> Judgement:
         val = trained.read_eval(output)
-        return Judgement(metrics=eval_metrics(val, measurement), params=data_params(trained, loaded),
+        return Judgement(metrics=eval_metrics(val, measurement), params=trained_params(trained, loaded),
                          notes=[f"{mode}: test loss {val.loss:.4f} · test accuracy {val.accuracy:.2%}"])
 
     return Case(CaseNames(settings).validation, lambda trained, _data: evaluating(trained), judge, variant=mode,
@@ -149,7 +149,7 @@ def suites(settings: JitTrainingSettings) -> Sequence[Suite]:
                 for mode in MODES}
     cases: list[Case[Any]] = []
     for mode in MODES:
-        cases += [epochs_case(settings, mode, trainers[mode], data), validation_case(settings, mode, trainers[mode], data)]
+        cases += [epochs_case(settings, mode, trainers[mode], data), tested_case(settings, mode, trainers[mode], data)]
 
     def after(run: Run, records: SuiteRecords) -> None:
         line = summary(records, CaseNames(settings))

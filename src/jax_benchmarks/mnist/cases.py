@@ -39,7 +39,6 @@ from jax_benchmarks.measure.memory import memory_text
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.mnist.checkpoints import (checkpoint_path, metadata_path, save_atomically, unique_job_sibling,
                                               write_atomically)
-from jax_benchmarks.mnist.cluster import ProcessSettings
 from jax_benchmarks.mnist.data.arrays import MnistData
 from jax_benchmarks.mnist.settings import (
     CHECKPOINTS_DIR, DataSettings, EvaluateSettings, MnistSettings, Plan, TrainingSettings,
@@ -71,15 +70,16 @@ class CaseNames:
     def __init__(self, settings: DataSettings) -> None:
         self.load = f"load_{settings.dataset}_{IMAGE}_uint8"
         self.peak = f"matmul_peak_{PEAK_SIZE}x{PEAK_SIZE}_float32"
+        if isinstance(settings, EvaluateSettings):
+            self.validation = f"validation_{settings.test_batch_size}x{IMAGE}_float32"
         if isinstance(settings, TrainingSettings):
             self.step = f"train_step_{settings.train_batch_size}x{IMAGE}_float32"
             self.epoch = f"train_epoch_{settings.train_batch_size}x{IMAGE}_float32"
-            self.validation = f"validation_{settings.test_batch_size}x{IMAGE}_float32"
 
 
 def process_params(settings: DataSettings) -> dict[str, Scalar]:
     """The fields every mnist record carries: this process's index and the job's process count."""
-    if isinstance(settings, ProcessSettings):
+    if isinstance(settings, MnistSettings):
         return {"process_index": settings.process_id, "world_size": settings.num_processes}
     return {"process_index": 0, "world_size": 1}
 
@@ -273,8 +273,7 @@ def training_cases(settings: MnistSettings, build: BuildTrainer, backend: str, v
     validation selected without the epochs it validates."""
     names, params, process = CaseNames(settings), training_params(settings), process_params(settings)
     data = data_fixture(settings, given=data_given)
-    trainer = trainer_fixture(build, data, check=(lambda loaded: settings.check_batch_fits(len(loaded.y_train)))
-                              if settings.SAVES_MODEL else None)
+    trainer = trainer_fixture(build, data, check=lambda loaded: settings.check_batch_fits(len(loaded.y_train)))
     # The step case's own change: `prepare_step` keeps what its timed steps change, the teardown puts it back.
     timed_step = Fixture("timed step", lambda t: (t, t.prepare_step()), needs=(trainer,),
                          teardown=lambda stepped: stepped[0].end_step())
@@ -438,7 +437,7 @@ def save_outputs(settings: MnistSettings, backend: str, variant: str | None, run
 
 # -------------------------------------------------------------------------------------- evaluation ---
 
-def evaluation_suite(settings: MnistSettings, backend: str, build: BuildTrainer) -> Suite:
+def evaluation_suite(settings: EvaluateSettings, backend: str, build: BuildTrainer) -> Suite:
     """`mnist evaluate <backend>`: load the data, reload the saved parameters (the checkpoint fixture), test them."""
     names = CaseNames(settings)
     path = checkpoint_path(backend, settings.dataset)
@@ -485,9 +484,11 @@ def evaluation_suite(settings: MnistSettings, backend: str, build: BuildTrainer)
     return Suite(Target(backend, settings.device_kind), cases, before=before, fixtures=[data, trainer, checkpoint])
 
 
-def mnist_suites(settings: MnistSettings, backend: str, variant: str | None, build: BuildTrainer, *, compiled: bool,
-                 finish: Callable[[], None] | None = None, data: MnistData | None = None) -> Sequence[Suite]:
-    """A backend's one suite: evaluation for `mnist evaluate` (its settings say so), else training."""
-    if isinstance(settings, EvaluateSettings):
+def mnist_suites(settings: EvaluateSettings, backend: str, variant: str | None, build: BuildTrainer, *,
+                 compiled: bool, finish: Callable[[], None] | None = None, data: MnistData | None = None
+                 ) -> Sequence[Suite]:
+    """A backend's one suite: training for `mnist flax|pytorch|all`, else `mnist evaluate`'s (a trainer from
+    `build`, the checkpoint loaded into it)."""
+    if not isinstance(settings, MnistSettings):
         return [evaluation_suite(settings, backend, build)]
     return [training_suite(settings, backend, variant, build, compiled=compiled, finish=finish, data=data)]

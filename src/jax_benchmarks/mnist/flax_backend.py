@@ -11,7 +11,7 @@ from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.mnist.cases import Log, mnist_suites
 from jax_benchmarks.mnist.data import MnistData
-from jax_benchmarks.mnist.settings import FlaxSettings, MnistSettings
+from jax_benchmarks.mnist.settings import EvaluateSettings, FlaxSettings, MnistSettings
 from jax_benchmarks.mnist.flax_processes import ProcessFlaxTrainer
 from jax_benchmarks.mnist.flax_trainer import BACKEND, FlaxTrainer
 from jax_benchmarks.mnist.trainer import devices_variant
@@ -44,6 +44,8 @@ def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], FlaxTra
     return build
 
 
-def suites(settings: MnistSettings) -> Sequence[Suite]:
-    variant, build = train_variant(settings), build_trainer(settings)
+def suites(settings: EvaluateSettings) -> Sequence[Suite]:
+    """Training (`mnist flax|all`), or `mnist evaluate flax`: the trainer of the training settings' defaults."""
+    trained = settings if isinstance(settings, MnistSettings) else settings.trained()
+    variant, build = train_variant(trained), build_trainer(trained)
     return mnist_suites(settings, BACKEND, variant, build, compiled=True)

@@ -47,7 +47,7 @@ from jax_benchmarks.mnist.cases import CaseNames, Log, mnist_suites
 from jax_benchmarks.mnist.cluster import describe_exit
 from jax_benchmarks.mnist.data import MnistData
 from jax_benchmarks.mnist.distributed import JobFailed, Place, guarded_join, no_core_dumps, torch_group
-from jax_benchmarks.mnist.settings import MnistSettings, TrainingSettings
+from jax_benchmarks.mnist.settings import EvaluateSettings, MnistSettings, TrainingSettings
 from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table
 
 BACKEND = "pytorch"
@@ -385,10 +385,13 @@ def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], TorchTr
     return build
 
 
-def suites(settings: MnistSettings) -> Sequence[Suite]:
-    if settings.device_count > 1 and not settings.multi_process:
-        ranks = SpawnedRanks(settings)
+def suites(settings: EvaluateSettings) -> Sequence[Suite]:
+    """Training (`mnist pytorch|all`; `--devices N`: this process is rank 0 of N), or `mnist evaluate pytorch`: the
+    trainer of the training settings' defaults."""
+    trained = settings if isinstance(settings, MnistSettings) else settings.trained()
+    if trained.device_count > 1 and not trained.multi_process:
+        ranks = SpawnedRanks(trained)
         return [ranks.following(suite) for suite in mnist_suites(
             settings, BACKEND, devices_variant(BACKEND, ranks.world), ranks.build, compiled=False, finish=ranks.finish)]
-    variant = devices_variant(BACKEND, settings.device_count, settings.num_processes, settings.process_id)
-    return mnist_suites(settings, BACKEND, variant, build_trainer(settings), compiled=False)
+    variant = devices_variant(BACKEND, trained.device_count, trained.num_processes, trained.process_id)
+    return mnist_suites(settings, BACKEND, variant, build_trainer(trained), compiled=False)
