@@ -44,7 +44,7 @@ from jax_benchmarks.mnist.settings import (
     CHECKPOINTS_DIR, DataSettings, EvaluateSettings, MnistSettings, Plan, TrainingSettings,
 )
 from jax_benchmarks.mnist.throughput import PEAK_SIZE, gpu_peak, peak_matmul_flops, share_text, throughput
-from jax_benchmarks.mnist.trainer import EpochOutput, EpochResult, EvalOutput, EvalResult, Trainer
+from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, Trainer
 from jax_benchmarks.run import Run
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.tracking import Tracker, start_tracking

@@ -25,7 +25,6 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any
 
 from jax_benchmarks.store.location import ResultsLocation
