@@ -18,10 +18,14 @@ from jax_benchmarks.mnist.trainer import devices_variant
 
 
 
+# One process drives every device of `--devices N` (one jitted step over a mesh).
+SEVERAL = "devices"
+
+
 def train_variant(settings: MnistSettings) -> str | None:
     """Column label: the device (and process) count, and "ynnpack conv" when XLA:CPU runs convolutions on
     YNNPACK (the settings say which kernels are in effect: the CLI set XLA_FLAGS from them before JAX started)."""
-    labels = [devices_variant(BACKEND, settings.device_count, settings.num_processes, settings.process_id)]
+    labels = [devices_variant(SEVERAL, settings.device_count, settings.num_processes, settings.process_id)]
     if isinstance(settings, FlaxSettings) and settings.device_kind == "cpu" and settings.xla_cpu_conv == "ynnpack":
         labels.append("ynnpack conv")
     return " · ".join(label for label in labels if label) or None

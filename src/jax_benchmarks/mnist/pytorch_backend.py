@@ -51,6 +51,8 @@ from jax_benchmarks.mnist.settings import EvaluateSettings, MnistSettings, Train
 from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table
 
 BACKEND = "pytorch"
+# `--devices N` runs N processes, one per device (DistributedDataParallel).
+SEVERAL = "processes"
 
 
 class Net(nn.Module):
@@ -392,6 +394,6 @@ def suites(settings: EvaluateSettings) -> Sequence[Suite]:
     if trained.device_count > 1 and not trained.multi_process:
         ranks = SpawnedRanks(trained)
         return [ranks.following(suite) for suite in mnist_suites(
-            settings, BACKEND, devices_variant(BACKEND, ranks.world), ranks.build, compiled=False, finish=ranks.finish)]
-    variant = devices_variant(BACKEND, trained.device_count, trained.num_processes, trained.process_id)
+            settings, BACKEND, devices_variant(SEVERAL, ranks.world), ranks.build, compiled=False, finish=ranks.finish)]
+    variant = devices_variant(SEVERAL, trained.device_count, trained.num_processes, trained.process_id)
     return mnist_suites(settings, BACKEND, variant, build_trainer(trained), compiled=False)
