@@ -97,3 +97,22 @@ def test_src_has_no_import_cycle_at_import_time() -> None:
 def test_src_has_no_import_cycle_even_through_lazy_imports() -> None:
     cycle = find_cycle(import_graph(lazy=True))
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+# Modules that serve every group alike: what is particular to a group is declared in its own package (its
+# `findings.py`) or on its entry in `jax_benchmarks.groups`, never in a branch on the group's name here.
+GROUP_BLIND = ("verdict/findings.py", "verdict/scale.py", "report/plot.py")
+
+
+@pytest.mark.parametrize("path", GROUP_BLIND)
+def test_verdict_and_report_have_no_branch_on_a_group_name(path: str) -> None:
+    from jax_benchmarks.groups import BENCHMARK_GROUPS
+
+    tree = ast.parse((SRC / PACKAGE / path).read_text())
+    named = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Compare)
+             for side in (node.left, *node.comparators)
+             if isinstance(side, ast.Constant) and side.value in BENCHMARK_GROUPS]
+    assert named == [], f"{path} compares with a group's name on lines {named}"
+    keyed = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Dict)
+             for key in node.keys if isinstance(key, ast.Constant) and key.value in BENCHMARK_GROUPS]
+    assert keyed == [], f"{path} keeps a table by group name on lines {keyed}"

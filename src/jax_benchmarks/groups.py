@@ -16,11 +16,15 @@ class GroupEntry(NamedTuple):
     help: str
     # Subcommands `smoke` runs with --quick, one fresh process each (every case of the group between them).
     smoke: tuple[str, ...] = ()
+    # `report --plot` draws compiled and eager figures in two panels on one time axis (a backend keeps its colour
+    # from one to the other), so that the speed-up of compiling reads at a glance; otherwise one panel.
+    compiled_apart: bool = False
 
 
 GROUPS: dict[str, GroupEntry] = {
     "xla": GroupEntry("jax_benchmarks.xla.cli", "Linear algebra (random matrices, matmul, inverse) per backend.", ("all",)),
-    "jit": GroupEntry("jax_benchmarks.jit.cli", "Compiled vs eager execution; training with and without jit.", ("all", "flax")),
+    "jit": GroupEntry("jax_benchmarks.jit.cli", "Compiled vs eager execution; training with and without jit.", ("all", "flax"),
+                      compiled_apart=True),
     "autograd": GroupEntry("jax_benchmarks.autograd.cli", "Gradients: JAX, PyTorch and the project's own engine.", ("all",)),
     "scipy": GroupEntry("jax_benchmarks.scipy.cli", "Sensor-calibration fit: SciPy, JAX and PyTorch optimizers.", ("all",)),
     "mnist": GroupEntry("jax_benchmarks.mnist.cli", "CNN training on MNIST in Flax and PyTorch.", ("all",)),

@@ -36,8 +36,11 @@ class Run:
         rounds: int | None = None,
         settings_env: dict[str, Scalar] | None = None,
         progress: Progress | None = None,
+        recording: bool = True,
     ) -> None:
         self.group = group
+        # False: records are kept in `records` only, never written (a DDP rank that follows rank 0's suite).
+        self.recording = recording
         # Where long work reports how far it is; the CLI draws it (src/jax_benchmarks/cli/console.py).
         self.progress: Progress = progress or NoProgress()
         self.results = as_location(results)
@@ -119,7 +122,8 @@ class Run:
         )
         self.writing = True
         try:
-            self.open_store().append(record)
+            if self.recording:
+                self.open_store().append(record)
             self.records.append(record)
         finally:
             self.writing = False

@@ -162,3 +162,18 @@ def test_the_eager_step_leaves_the_trainer_state_alone() -> None:
     after = jax.tree.map(host, trainer.state)
     assert all(np.array_equal(a, b) for a, b in zip(jax.tree.leaves(before), jax.tree.leaves(after)))
     assert trainer.compilations() is None
+
+
+def test_jit_flax_uses_only_mnists_public_names() -> None:
+    """`jit flax` builds on the mnist group's public pieces (its data and trainer fixtures, case names, evaluation),
+    never on a private name or a module attribute looked up at run time."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(flax_backend))
+    imported = [(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                for alias in node.names if (node.module or "").startswith("jax_benchmarks.mnist")]
+    assert imported and all(not name.startswith("_") for _, name in imported)
+    modules = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
+    assert not [m for m in modules if m.startswith("jax_benchmarks.mnist")]  # no `import ... as` module handles
+    assert ("jax_benchmarks.mnist", "cases") not in imported

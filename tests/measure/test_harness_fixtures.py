@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from jax_benchmarks.errors import CheckFailed
-from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, run_cases, run_suite
+from jax_benchmarks.measure.harness import (RECORDS, Case, Fixture, Judgement, Suite, SuiteRecords, Target, Timed,
+                                            run_cases, run_suite)
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.run import Run
 from jax_benchmarks.store.jsonl import read_records
@@ -191,3 +192,37 @@ def test_a_chain_of_needs_holds_no_more_than_the_next_build_needs(tmp_path: Path
     assert events.seen == ["build pair", "build product['AB']", "teardown pair=AB", "build inverse['C']",
                            "prepare residual_1_float32['C', 'Ci']", "judge residual_1_float32['C', 'Ci']",
                            "teardown inverse=Ci", "teardown product=C"]
+
+
+def test_records_show_a_fixture_this_suites_earlier_records_and_subscribers_each_new_one(tmp_path: Path) -> None:
+    """RECORDS: the harness's own fixture, a read-only view of what this suite recorded so far (not what an earlier
+    suite of the run recorded), the judgements' outputs with them; a subscriber sees each record as it is written."""
+    run = run_in(tmp_path)
+    run.record(backend="numpy", case="median_1_float32", device="cpu")  # an earlier suite's: not this one's
+    followed: list[tuple[str, object]] = []
+
+    def first_median(records: SuiteRecords) -> float | None:
+        records.subscribe(lambda record, output: followed.append((record.case, output)))
+        record = records.last("median_1_float32", None)
+        return record.median_s if record is not None else None
+
+    earlier = Fixture("earlier median", first_median, needs=(RECORDS,))
+    seen: list[object] = []
+    cases = [
+        Case("median_1_float32", lambda: Timed(lambda: 1), lambda *_: Judgement(output="kept")),
+        Case("next_1_float32", lambda median, records: Timed(lambda: 2),
+             lambda _r, _m, median, records: seen.extend(
+                 [median, records.count("median_1_float32", None), records.output("median_1_float32", None)])
+             or Judgement(), uses=(earlier, RECORDS)),
+    ]
+    run_suite(run, Suite(TARGET, cases, fixtures=[earlier]), repeats=1)
+    median = next(r for r in run.records[1:] if r.case == "median_1_float32").median_s
+    assert seen == [median, 1, "kept"]
+    assert followed == [("next_1_float32", None)]  # subscribed once the first case was recorded
+
+
+def test_a_run_that_does_not_record_keeps_its_records_in_memory_only(tmp_path: Path) -> None:
+    run = Run("test", tmp_path / "results.jsonl", recording=False)
+    run_suite(run, Suite(TARGET, [Case("a_1_float32", lambda: Timed(lambda: 1))]), repeats=1)
+    assert [r.case for r in run.records] == ["a_1_float32"]
+    assert not (tmp_path / "results.jsonl").exists()

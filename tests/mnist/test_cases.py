@@ -39,7 +39,7 @@ def test_evaluate_and_preprocess_suites_read_no_data(monkeypatch: pytest.MonkeyP
     from jax_benchmarks.mnist.preprocess import suites as data_suites
     from jax_benchmarks.mnist.pytorch_backend import suites
 
-    (evaluate,) = suites(EvaluateSettings(comet="off"))
+    (evaluate,) = suites(EvaluateSettings())
     assert [(c.name, c.variant) for c in evaluate.cases] == [
         (LOAD, "checkpoint"), ("validation_1000x28x28_float32", "checkpoint")]
     (data,) = data_suites(MnistSettings(dataset="fashion_mnist"))
@@ -101,3 +101,29 @@ def test_a_run_stopped_mid_training_still_closes_its_experiment(
     assert result.exit_code == 130, result.output
     assert ended == ["end"]
     assert STEP in [r["case"] for r in read_jsonl(results_path)]  # what was measured before is kept
+
+
+def test_the_step_case_puts_back_what_its_timed_steps_changed(monkeypatch: pytest.MonkeyPatch,
+                                                             results_path: Path) -> None:
+    """The step case's own fixture undoes its steps when it is torn down, before the first epoch trains."""
+    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
+
+    events: list[str] = []
+    real_end, real_epoch = TorchTrainer.end_step, TorchTrainer.train_epoch
+    monkeypatch.setattr(TorchTrainer, "end_step", lambda self: events.append("end_step") or real_end(self))
+    monkeypatch.setattr(TorchTrainer, "train_epoch",
+                        lambda self, *a: events.append("train_epoch") or real_epoch(self, *a))
+    result = invoke("mnist", "pytorch", *TINY, "--results", str(results_path))
+    assert result.exit_code == 0, result.output
+    assert events == ["end_step", "train_epoch"]
+
+
+def test_evaluate_takes_the_data_and_the_test_batch_only() -> None:
+    """`mnist evaluate` has settings of its own: none of training's, tracking's or a job's options."""
+    result = invoke("mnist", "evaluate", "--help")
+    assert result.exit_code == 0, result.output
+    for option in ("--dataset", "--data-source", "--data-dir", "--test-batch-size", "--device", "--results"):
+        assert option in result.stdout
+    for option in ("--epochs", "--optimizer", "--learning-rate", "--momentum", "--schedule", "--dry-run", "--comet",
+                   "--devices", "--num-processes", "--launch-local", "--rounds", "--train-batch-size"):
+        assert option not in result.stdout

@@ -97,10 +97,11 @@ def test_launched_processes_get_the_same_options_and_their_place_in_the_job() ->
 
 
 def test_process_columns_never_overwrite_process_0s() -> None:
-    assert devices_variant("pytorch", 1, 2, 0) == "2 processes"
-    assert devices_variant("flax", 1, 2, 1) == "2 processes · process 1"
-    assert devices_variant("flax", 2, 2, 0) == "2 processes × 2 devices"
-    assert devices_variant("flax", 1) is None
+    assert devices_variant("processes", 1, 2, 0) == "2 processes"
+    assert devices_variant("devices", 1, 2, 1) == "2 processes · process 1"
+    assert devices_variant("devices", 2, 2, 0) == "2 processes × 2 devices"
+    assert devices_variant("devices", 1) is None
+    assert (devices_variant("devices", 2), devices_variant("processes", 2)) == ("2 devices", "2 processes")
 
 
 # -------------------------------------------------------------- supervisor ---

@@ -6,10 +6,10 @@ import pytest
 
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.against import machine_ratios
-from jax_benchmarks.verdict.findings import (
-    all_findings, break_even, jit_findings, latest_runs, linear_algebra, memory_findings, noise_findings,
-    time_to_accuracy, training_findings,
-)
+from jax_benchmarks.jit.findings import break_even, jit_findings
+from jax_benchmarks.mnist.findings import time_to_accuracy, training_findings
+from jax_benchmarks.verdict.findings import all_findings, latest_runs, memory_findings, noise_findings
+from jax_benchmarks.xla.findings import linear_algebra
 from tests.verdict.fixtures import RUN, epochs, figure, matmul, record
 
 
@@ -179,3 +179,21 @@ def test_against_finding_names_each_shared_figure_and_both_machines() -> None:
     assert finding.run_ids == (RUN, "20261124T130000Z-bbbbbb")
     nothing_shared = against_finding(here, {"jit": figure("jit", "jax", "f_10000_float32", 0.001, variant="jit")})
     assert nothing_shared.status == "missing" and "no figure was measured on both machines" in nothing_shared.sentence
+
+
+def test_each_group_declares_its_findings_and_one_without_any_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
+    """verdict loops over the groups: each judges its records in its own package (`<group>/findings.py`); a group
+    that declares none gets one line saying its records are not judged, never silence."""
+    import importlib
+
+    from jax_benchmarks.groups import BENCHMARK_GROUPS
+    from jax_benchmarks.verdict import findings
+
+    for group in BENCHMARK_GROUPS:
+        module = importlib.import_module(f"jax_benchmarks.{group}.findings")
+        assert isinstance(module.TOPIC, str) and callable(module.findings)
+    monkeypatch.setattr(findings, "BENCHMARK_GROUPS", ("fft",))
+    fft = record("fft", "numpy", "fft_1024_complex64")
+    [said, *_] = all_findings({"fft": [fft]})
+    assert said.key == "no-findings-fft" and said.status == "missing"
+    assert said.sentence == "The fft group declares no findings: its records are not judged."

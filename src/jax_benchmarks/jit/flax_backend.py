@@ -18,7 +18,7 @@ the step's jaxpr with the jitted epochs' lines; `--plot` draws the epoch times o
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
 from rich.markup import escape
@@ -26,11 +26,10 @@ from rich.markup import escape
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.jit.settings import JitTrainingSettings
-from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed
+from jax_benchmarks.measure.harness import RECORDS, Case, Fixture, Judgement, Suite, SuiteRecords, Target, Timed
 from jax_benchmarks.measure.relative import relative_error
 from jax_benchmarks.measure.timing import Measurement
-from jax_benchmarks.mnist import cases as mnist_cases
-from jax_benchmarks.mnist.cases import CaseNames, Recorded, RunHandle, eval_metrics, evaluating
+from jax_benchmarks.mnist.cases import CaseNames, data_fixture, eval_metrics, evaluating, trainer_fixture
 from jax_benchmarks.mnist.data.arrays import MnistData
 from jax_benchmarks.mnist.flax_trainer import EpochOutput, EvalOutput, FlaxTrainer
 from jax_benchmarks.run import Run
@@ -48,29 +47,6 @@ LOSS_RTOL = 1e-2
 EXPECTED_COMPILATIONS = 1  # every batch has one shape
 
 
-def training_data(settings: JitTrainingSettings, handle: RunHandle) -> Fixture[MnistData]:
-    """The mnist group's data set (its one reader, looked up when called: tests replace it), cut to the first
-    `--train-images` training images when given."""
-
-    def load() -> MnistData:
-        data = mnist_cases.read_data(settings, handle.log)
-        n = settings.train_images
-        return data if n is None else data._replace(images_train=data.images_train[:n], y_train=data.y_train[:n])
-
-    return Fixture("data", load)
-
-
-def trainer_fixture(settings: JitTrainingSettings, mode: Mode, data: Fixture[MnistData],
-                    handle: RunHandle) -> Fixture[FlaxTrainer]:
-    def build(loaded: MnistData) -> FlaxTrainer:
-        settings.check_batch_fits(len(loaded.y_train))
-        trainer = FlaxTrainer(settings, loaded, RNG_Provider(settings.seed), jit=mode == "jit")
-        handle.log(f"{mode}: {trainer.summary()}")
-        return trainer
-
-    return Fixture(f"{mode} trainer", build, needs=(data,))
-
-
 def case_params(settings: JitTrainingSettings, mode: Mode) -> dict[str, Scalar]:
     return {
         "model": settings.model, "dataset": settings.dataset, "epochs": settings.num_epochs,
@@ -81,7 +57,7 @@ def case_params(settings: JitTrainingSettings, mode: Mode) -> dict[str, Scalar]:
     }
 
 
-def data_params(trainer: FlaxTrainer, data: MnistData) -> dict[str, Scalar]:
+def trained_params(trainer: FlaxTrainer, data: MnistData) -> dict[str, Scalar]:
     return {"source": data.source, "train_images": len(data.y_train), "test_images": len(data.y_test),
             "steps_per_epoch": trainer.plan.steps}
 
@@ -94,15 +70,16 @@ def epoch_lines(measurement: Measurement, mode: Mode) -> list[str]:
             for i, seconds in enumerate(first + list(measurement.samples_s))]
 
 
-def epochs_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[FlaxTrainer], data: Fixture[MnistData],
-                eager: Recorded) -> Case[EpochOutput]:
+def epochs_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[FlaxTrainer],
+                data: Fixture[MnistData]) -> Case[EpochOutput]:
     names = CaseNames(settings)
 
-    def prepare(trained: FlaxTrainer, _data: MnistData) -> Timed[EpochOutput]:
+    def prepare(trained: FlaxTrainer, *_: object) -> Timed[EpochOutput]:
         steps = trained.plan.steps
         return Timed(lambda: trained.train_epoch(steps, lambda: None), trained.sync, runs=settings.num_epochs)
 
-    def judge(output: EpochOutput, measurement: Measurement, trained: FlaxTrainer, loaded: MnistData) -> Judgement:
+    def judge(output: EpochOutput, measurement: Measurement, trained: FlaxTrainer, loaded: MnistData,
+              records: SuiteRecords) -> Judgement:
         result = trained.read_epoch(output)
         metrics: dict[str, Scalar] = {"items_per_s": trained.plan.images_per_epoch / measurement.median_s,
                                       "final_loss": result.loss}
@@ -118,7 +95,7 @@ def epochs_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[Flax
             if compilations != EXPECTED_COMPILATIONS:
                 failures.append(f"jax.jit compiled the step {compilations} time(s), expected "
                                 f"{EXPECTED_COMPILATIONS} (one batch shape)")
-            eager_record = eager.last(names.epoch)
+            eager_record = records.last(names.epoch, "eager")
             eager_loss = eager_record.metrics.get("final_loss") if eager_record is not None else None
             if isinstance(eager_loss, float):  # the eager mode ran (-k may select the jitted one alone)
                 diff = relative_error(result.loss, eager_loss)
@@ -131,30 +108,30 @@ def epochs_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[Flax
                 notes += [f"jaxpr of the train step for one batch of {trained.plan.batch} ({equations} equations):",
                           escape(text)]
         return Judgement(checks=checks, metrics=metrics, failures=failures, notes=notes,
-                         params=data_params(trained, loaded))
+                         params=trained_params(trained, loaded))
 
     return Case(names.epoch, prepare, judge, variant=mode, dtype=DTYPE, params=case_params(settings, mode),
-                compiled=mode == "jit", speedup_over="eager", uses=(trainer, data))
+                compiled=mode == "jit", speedup_over="eager", uses=(trainer, data, RECORDS))
 
 
-def validation_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[FlaxTrainer],
+def tested_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[FlaxTrainer],
                     data: Fixture[MnistData]) -> Case[EvalOutput]:
     def judge(output: EvalOutput, measurement: Measurement, trained: FlaxTrainer, loaded: MnistData) -> Judgement:
         val = trained.read_eval(output)
-        return Judgement(metrics=eval_metrics(val, measurement), params=data_params(trained, loaded),
+        return Judgement(metrics=eval_metrics(val, measurement), params=trained_params(trained, loaded),
                          notes=[f"{mode}: test loss {val.loss:.4f} · test accuracy {val.accuracy:.2%}"])
 
     return Case(CaseNames(settings).validation, lambda trained, _data: evaluating(trained), judge, variant=mode,
                 dtype=DTYPE, params=case_params(settings, mode), uses=(trainer, data))
 
 
-def summary(recorded: dict[Mode, Recorded], names: CaseNames) -> str | None:
+def summary(records: SuiteRecords, names: CaseNames) -> str | None:
     """One line from the records: an epoch not jitted vs jitted, the compilation paid once, both test accuracies."""
-    e, j = recorded["eager"].last(names.epoch), recorded["jit"].last(names.epoch)
+    e, j = records.last(names.epoch, "eager"), records.last(names.epoch, "jit")
     if e is None or j is None or e.median_s is None or j.median_s is None:
         return None
     compile_text = f", compilation {format_seconds(j.compile_s)} paid once" if j.compile_s is not None else ""
-    tested = [recorded[mode].last(names.validation) for mode in MODES]
+    tested = [records.last(names.validation, mode) for mode in MODES]
     accuracy = [r.metrics.get("accuracy") for r in tested if r is not None]
     accuracy_text = ""
     if len(accuracy) == len(MODES) and all(isinstance(a, float) for a in accuracy):
@@ -166,17 +143,16 @@ def summary(recorded: dict[Mode, Recorded], names: CaseNames) -> str | None:
 def suites(settings: JitTrainingSettings) -> Sequence[Suite]:
     """One suite on `--device`: eager's epochs and validation, then jit's (its speedup is over eager). Each
     mode's trainer lives until its validation is judged; the data until the last case."""
-    handle = RunHandle()
-    data = training_data(settings, handle)
-    trainers = {mode: trainer_fixture(settings, mode, data, handle) for mode in MODES}
-    recorded = {mode: Recorded(handle, BACKEND, mode) for mode in MODES}
+    data = data_fixture(settings, keep=settings.train_images)  # the first --train-images training images
+    trainers = {mode: trainer_fixture(trainer_builder(settings, mode), data, f"{mode} trainer",
+                                      check=lambda loaded: settings.check_batch_fits(len(loaded.y_train)))
+                for mode in MODES}
     cases: list[Case[Any]] = []
     for mode in MODES:
-        cases += [epochs_case(settings, mode, trainers[mode], data, recorded["eager"]),
-                  validation_case(settings, mode, trainers[mode], data)]
+        cases += [epochs_case(settings, mode, trainers[mode], data), tested_case(settings, mode, trainers[mode], data)]
 
-    def after(run: Run) -> None:
-        line = summary(recorded, CaseNames(settings))
+    def after(run: Run, records: SuiteRecords) -> None:
+        line = summary(records, CaseNames(settings))
         if line is not None:
             run.log(line)
         if settings.plot:
@@ -184,9 +160,14 @@ def suites(settings: JitTrainingSettings) -> Sequence[Suite]:
             from jax_benchmarks.jit.plot import epoch_time_chart
 
             name = CaseNames(settings).epoch
-            records = [r for r in run.records if r.backend == BACKEND and r.case == name]
-            path = save_figure(epoch_time_chart(records), f"jit_flax_{settings.model}_epoch_times")
+            epochs = [r for mode in MODES if (r := records.last(name, mode)) is not None]
+            path = save_figure(epoch_time_chart(epochs), f"jit_flax_{settings.model}_epoch_times")
             run.log(f"plot: {path}")
 
-    return [Suite(Target(BACKEND, settings.device_kind), cases, before=handle.attach, after=after,
-                  fixtures=[data, *trainers.values()])]
+    return [Suite(Target(BACKEND, settings.device_kind), cases, after=after, fixtures=[data, *trainers.values()],
+                  after_uses=(RECORDS,))]
+
+
+def trainer_builder(settings: JitTrainingSettings, mode: Mode) -> Callable[[MnistData, object], FlaxTrainer]:
+    """The mnist group's Flax trainer, its step jitted or called directly, from the run's seed."""
+    return lambda loaded, _log: FlaxTrainer(settings, loaded, RNG_Provider(settings.seed), jit=mode == "jit")

@@ -53,7 +53,10 @@ declared on the `Suite` (`Suite.fixtures`), never a mutable object the cases' cl
   memory held by a fixture is given back once it is no longer needed: the xla workload never holds more
   matrices than its memory estimate counts.
 * Every fixture a case, a fixture or `after` refers to must be declared on the suite (`ValueError`
-  otherwise), so a suite's shared state can be read off its declaration.
+  otherwise), so a suite's shared state can be read off its declaration. One fixture is the harness's own and
+  is never declared: `RECORDS`, a read-only view of the records this suite wrote so far (a figure a later case
+  needs from an earlier one: a peak, a median), their judgements' outputs and the run's log; whoever
+  follows the records as they are written (an experiment tracker) subscribes to it.
 """
 
 from __future__ import annotations
@@ -143,6 +146,63 @@ class Judgement:
     output: object = None
 
 
+Subscriber = Callable[[Record, object], object]
+
+
+class SuiteRecords:
+    """What a suite's cases and fixtures may read of the run while the suite runs: the records this suite wrote
+    so far and the outputs their judgements kept (read-only), and the run's log. A subscriber is called with each
+    new record of the suite and its judgement's output (None when it kept none), once it is written."""
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+        self._first = len(run.records)
+        self._subscribers: list[Subscriber] = []
+
+    def log(self, line: str) -> None:
+        self._run.log(line)
+
+    def _written(self) -> list[Record]:
+        return self._run.records[self._first:]
+
+    def last(self, case: str, variant: str | None, **params: Scalar) -> Record | None:
+        """The newest record of `case [variant]` whose params include `params`; None when there is none."""
+        for record in reversed(self._written()):
+            if (record.case, record.variant) == (case, variant) and all(
+                    record.params.get(k) == v for k, v in params.items()):
+                return record
+        return None
+
+    def count(self, case: str, variant: str | None) -> int:
+        return sum((record.case, record.variant) == (case, variant) for record in self._written())
+
+    def output(self, case: str, variant: str | None) -> object:
+        """The output kept with the newest record of `case [variant]` (None when there is none)."""
+        mine = {id(record) for record in self._written()}
+        for kept in reversed(self._run.outputs):
+            if id(kept.record) in mine and (kept.record.case, kept.record.variant) == (case, variant):
+                return kept.value
+        return None
+
+    def subscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.append(subscriber)
+
+    def unsubscribe(self, subscriber: Subscriber) -> None:
+        self._subscribers.remove(subscriber)
+
+    def written(self, record: Record, output: object) -> None:
+        for subscriber in list(self._subscribers):
+            subscriber(record, output)
+
+
+def _built_by_the_harness() -> SuiteRecords:
+    raise RuntimeError("RECORDS is the harness's own fixture: run_suite builds it")
+
+
+# The harness's own fixture: a case or fixture that uses (needs) it receives this suite's `SuiteRecords`.
+RECORDS: Fixture[SuiteRecords] = Fixture("this suite's records", _built_by_the_harness)
+
+
 def no_judgement(_result: object, _measurement: Measurement, *_fixtures: object) -> Judgement:
     return Judgement()
 
@@ -222,15 +282,19 @@ class LiveFixtures:
     """The values of a suite's fixtures while it runs: built on first use, torn down when no longer needed
     and, newest first, when the suite ends. A context manager: leaving it tears everything down."""
 
-    def __init__(self, declared: Sequence[Fixture[Any]]) -> None:
+    def __init__(self, declared: Sequence[Fixture[Any]], records: SuiteRecords | None = None) -> None:
         names = [fixture.name for fixture in declared]
         twice = sorted({name for name in names if names.count(name) > 1})
         if twice:
             raise ValueError(f"fixtures declared twice on one suite: {', '.join(twice)}")
         self.declared = tuple(declared)
+        self._values: dict[Fixture[Any], Any] = {}  # insertion order = build order
+        self.records = records
+        if records is not None:
+            self.declared += (RECORDS,)
+            self._values[RECORDS] = records  # lives as long as the suite
         for fixture in self.declared:
             self.check_declared(fixture.needs, f"fixture {fixture.name}")
-        self._values: dict[Fixture[Any], Any] = {}  # insertion order = build order
 
     def check_declared(self, fixtures: Iterable[Fixture[Any] | None], user: str) -> None:
         for fixture in fixtures:
@@ -261,7 +325,7 @@ class LiveFixtures:
 
     def keep_only(self, needed: Iterable[Fixture[Any]]) -> None:
         """Tear down, newest first, every live fixture that is not needed."""
-        keep = set(needed)
+        keep = set(needed) | {RECORDS}
         for fixture in reversed(self.alive()):
             if fixture not in keep:
                 self.tear_down(fixture)
@@ -467,6 +531,8 @@ def run_live(
             record = record_case(run, target, case, measurement, judgement, measured)
             if judgement.output is not None:
                 run.outputs.append(Output(record, judgement.output))
+            if live.records is not None:
+                live.records.written(record, judgement.output)
             for note in judgement.notes:
                 run.log(note)
             failures += [f"{label}: {failure}" for failure in judgement.failures]
@@ -483,7 +549,7 @@ def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] =
               memory: bool = True) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
     selected; all of it inside the suite's `context`, the fixtures torn down before it is left."""
-    with suite.context(), LiveFixtures(suite.fixtures) as live:
+    with suite.context(), LiveFixtures(suite.fixtures, SuiteRecords(run)) as live:
         live.check_declared(suite.after_uses, "the suite's after")
         if suite.before is not None:
             suite.before(run)

@@ -17,7 +17,7 @@ from typing import Any, cast
 import click
 
 from jax_benchmarks.cli.commands import BackendGroup, BackendSpec, GroupSpec, backend_command, execute
-from jax_benchmarks.settings import BenchSettings, command_line, parse_settings, settings_options
+from jax_benchmarks.settings import command_line, parse_settings, settings_options
 from jax_benchmarks.cli.relaunch import self_command
 from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.errors import interrupt_signal, interrupted
@@ -147,16 +147,13 @@ def build_cli() -> click.Group:
 
 
 def evaluate_command() -> click.Command:
-    # Training's options, and --rounds (a round restarts a backend command, which trains).
-    skip = ("dry_run", "num_epochs", "optimizer", "learning_rate", "momentum", "schedule", "comet", "devices", "rounds",
-            *sorted(cluster.ProcessSettings.model_fields.keys() - BenchSettings.model_fields.keys()))
-
     @click.command("evaluate")
     @click.argument("backend", type=click.Choice(list(TRAINED)))
-    @settings_options(EvaluateSettings, exclude=skip)
+    # Its own settings (the data, the test batch); not --rounds: a round restarts a backend command, which trains.
+    @settings_options(EvaluateSettings, exclude=("rounds",))
     def evaluate(backend: str, **values: Any) -> None:
         """Reload a backend's checkpoint from data/checkpoints/ and report its test accuracy."""
-        execute(SPEC, [backend], parse_settings(EvaluateSettings, {**values, "comet": "off"}))
+        execute(SPEC, [backend], parse_settings(EvaluateSettings, values))
 
     return evaluate
 

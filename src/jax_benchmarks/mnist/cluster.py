@@ -1,4 +1,5 @@
-"""Several processes, one training job: the options, the launchers' environments, `--launch-local`.
+"""Several processes, one training job: the launchers' environments, `--launch-local` (the options are
+`MnistSettings`', `src/jax_benchmarks/mnist/settings.py`).
 
 Framework-free (imported by the CLI before torch or JAX): the runtimes
 themselves are joined in `src/jax_benchmarks/mnist/distributed.py`.
@@ -24,79 +25,12 @@ import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import IO, Any
 
-from pydantic import BaseModel, Field, model_validator
-
-from jax_benchmarks.settings import BenchSettings, OptionError
 from jax_benchmarks.store.location import ResultsLocation
 
-RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 POLL_S = 0.2
 STOP_GRACE_S = 5.0
-
-
-class ProcessSettings(BenchSettings):
-    """Where this process stands in a multi-process job (1 process: a plain single-process run)."""
-
-    num_processes: int = Field(
-        1, ge=1, le=4096,
-        description="Processes in the job, over all hosts (under torchrun / srun: read from their environment).",
-    )
-    process_id: int = Field(0, ge=0, le=4095, description="This process's index in the job; 0 prints the tables.")
-    coordinator: str | None = Field(
-        None, description="HOST:PORT of process 0: JAX's coordinator, PyTorch's TCP store (not needed under torchrun).",
-    )
-    local_rank: int | None = Field(
-        None, ge=0, le=1023, description="This process's index on its host: picks its GPU (torchrun's LOCAL_RANK).",
-    )
-    launch_local: int | None = Field(
-        None, ge=1, le=64, description="Start this many processes of this command on this host and supervise them.",
-    )
-    run_id: str | None = Field(
-        None, description="Record under this run id (process 0's id reaches the others through the runtime).",
-    )
-    dist_timeout: int = Field(
-        120, ge=5, le=3600,
-        description="Seconds to wait for the rendezvous, a collective or a silent process before the job fails.",
-    )
-
-    @model_validator(mode="after")
-    def _check_processes(self) -> ProcessSettings:
-        if self.process_id >= self.num_processes:
-            raise OptionError(
-                "--process-id",
-                f"{self.process_id} is not a process of a {self.num_processes}-process job; "
-                f"allowed: 0–{self.num_processes - 1}",
-            )
-        if self.coordinator is not None:
-            host, _, port = self.coordinator.rpartition(":")
-            if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
-                raise OptionError("--coordinator", f"{self.coordinator!r} is not HOST:PORT with a port 1–65535")
-        if self.run_id is not None and not re.fullmatch(RUN_ID_PATTERN, self.run_id):
-            raise OptionError("--run-id", f"{self.run_id!r}: letters, digits, '_', '.', '-' (at most 64)")
-        if self.launch_local is not None and (self.num_processes > 1 or self.coordinator is not None):
-            raise OptionError(
-                "--launch-local", "starts its own processes; leave out --num-processes, --process-id and --coordinator"
-            )
-        return self
-
-    @property
-    def lead(self) -> bool:
-        """Process 0 prints, tracks, validates into the records and writes the checkpoint's metadata."""
-        return self.process_id == 0
-
-    @property
-    def multi_process(self) -> bool:
-        return self.num_processes > 1
-
-
-def process_params(settings: BaseModel) -> dict[str, int]:
-    """The fields every mnist record carries: this process's index and the job's process count."""
-    if isinstance(settings, ProcessSettings):
-        return {"process_index": settings.process_id, "world_size": settings.num_processes}
-    return {"process_index": 0, "world_size": 1}
 
 
 # ------------------------------------------------------- launchers' environment ---

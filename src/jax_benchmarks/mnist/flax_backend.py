@@ -11,17 +11,21 @@ from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.mnist.cases import Log, mnist_suites
 from jax_benchmarks.mnist.data import MnistData
-from jax_benchmarks.mnist.settings import FlaxSettings, MnistSettings
+from jax_benchmarks.mnist.settings import EvaluateSettings, FlaxSettings, MnistSettings
 from jax_benchmarks.mnist.flax_processes import ProcessFlaxTrainer
 from jax_benchmarks.mnist.flax_trainer import BACKEND, FlaxTrainer
 from jax_benchmarks.mnist.trainer import devices_variant
 
 
 
+# One process drives every device of `--devices N` (one jitted step over a mesh).
+SEVERAL = "devices"
+
+
 def train_variant(settings: MnistSettings) -> str | None:
     """Column label: the device (and process) count, and "ynnpack conv" when XLA:CPU runs convolutions on
     YNNPACK (the settings say which kernels are in effect: the CLI set XLA_FLAGS from them before JAX started)."""
-    labels = [devices_variant(BACKEND, settings.device_count, settings.num_processes, settings.process_id)]
+    labels = [devices_variant(SEVERAL, settings.device_count, settings.num_processes, settings.process_id)]
     if isinstance(settings, FlaxSettings) and settings.device_kind == "cpu" and settings.xla_cpu_conv == "ynnpack":
         labels.append("ynnpack conv")
     return " · ".join(label for label in labels if label) or None
@@ -44,5 +48,8 @@ def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], FlaxTra
     return build
 
 
-def suites(settings: MnistSettings) -> Sequence[Suite]:
-    return mnist_suites(settings, BACKEND, train_variant(settings), build_trainer(settings), compiled=True)
+def suites(settings: EvaluateSettings) -> Sequence[Suite]:
+    """Training (`mnist flax|all`), or `mnist evaluate flax`: the trainer of the training settings' defaults."""
+    trained = settings if isinstance(settings, MnistSettings) else settings.trained()
+    variant, build = train_variant(trained), build_trainer(trained)
+    return mnist_suites(settings, BACKEND, variant, build, compiled=True)

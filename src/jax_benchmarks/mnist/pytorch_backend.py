@@ -37,7 +37,8 @@ from torch.nn.parallel import DistributedDataParallel
 from jax_benchmarks.hardware.devices import cpu_count, torch_device
 from jax_benchmarks.hardware.gpu_policy import applied
 from jax_benchmarks.hardware.network import free_port
-from jax_benchmarks.measure.harness import Suite, Timed, select, time_case
+from jax_benchmarks.measure.harness import Suite, run_suite, select
+from jax_benchmarks.run import Run
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.measure.timing import Sync, torch_sync
 from jax_benchmarks.mnist import model_spec as spec
@@ -46,10 +47,12 @@ from jax_benchmarks.mnist.cases import CaseNames, Log, mnist_suites
 from jax_benchmarks.mnist.cluster import describe_exit
 from jax_benchmarks.mnist.data import MnistData
 from jax_benchmarks.mnist.distributed import JobFailed, Place, guarded_join, no_core_dumps, torch_group
-from jax_benchmarks.mnist.settings import MnistSettings, TrainingSettings
+from jax_benchmarks.mnist.settings import EvaluateSettings, MnistSettings, TrainingSettings
 from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table
 
 BACKEND = "pytorch"
+# `--devices N` runs N processes, one per device (DistributedDataParallel).
+SEVERAL = "processes"
 
 
 class Net(nn.Module):
@@ -280,17 +283,6 @@ class DDPTrainer(TorchTrainer):
         """Rank 0 writes the (identical on every rank) parameters."""
         return super().save(path) if self.rank == 0 else path.with_suffix(".pt")
 
-    def follow(self, settings: MnistSettings, selected: Collection[str]) -> None:
-        """Ranks > 0: the same collective steps as rank 0's selected cases (`selected`: their names), in the same
-        order (rank 0 alone loads, measures the peak and validates: none of those has a collective)."""
-        names = CaseNames(settings)
-        if names.step in selected:
-            time_case(Timed(self.prepare_step(), self.sync, fixed_count=True), settings.repeats)
-            self.end_step()
-        if names.epoch in selected:
-            for _ in range(settings.num_epochs):
-                self.read_epoch(self.train_epoch(self.plan.steps, lambda: None))
-
 
 def init_rank(settings: MnistSettings, rank: int, world: int, port: int) -> None:
     """Join the `--devices N` ranks' process group through the same guarded join as a multi-process job
@@ -314,7 +306,7 @@ def worker(rank: int, world: int, settings: MnistSettings, data: MnistData, port
             # A spawned process starts with torch's defaults: the run's GPU policy must be set here too, or
             # the ranks would compute in different precisions (rank 0 runs under the CLI's policy).
             with applied(settings.precision, ["torch"]):
-                DDPTrainer(settings, data, RNG_Provider(settings.seed), rank, world).follow(settings, selected)
+                follow(settings, data, rank, world, selected)
         finally:
             dist.destroy_process_group()
     except click.ClickException as exc:
@@ -325,6 +317,20 @@ def worker(rank: int, world: int, settings: MnistSettings, data: MnistData, port
     except Exception as exc:
         print(f"Error: rank {rank} of {world} stopped: {first_line(exc)}", file=sys.stderr)
         sys.exit(1)
+
+
+def follow(settings: MnistSettings, data: MnistData, rank: int, world: int, selected: Collection[str]) -> None:
+    """Ranks > 0: rank 0's suite, declared the same way as a rank of a multi-process job (this rank's place in
+    it, no validation: process 0 validates), run with recording off, so every collective step (the step
+    case's fixed count, each epoch and the all-reduce of its figures) comes in rank 0's order. Rank 0 alone
+    reads the data (it hands it over) and measures the float32 peak, which would otherwise run while rank 0
+    times its step."""
+    follower = settings.model_copy(update={"process_id": rank, "num_processes": world, "comet": "off"})
+    names = CaseNames(settings)
+    (suite,) = mnist_suites(follower, BACKEND, None, build_trainer(follower), compiled=False, data=data)
+    run = Run("mnist", follower.results, recording=False)
+    run_suite(run, suite, repeats=settings.repeats, patterns=[n for n in selected if n not in (names.load, names.peak)],
+              memory=False)
 
 
 class SpawnedRanks:
@@ -381,10 +387,13 @@ def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], TorchTr
     return build
 
 
-def suites(settings: MnistSettings) -> Sequence[Suite]:
-    if settings.device_count > 1 and not settings.multi_process:
-        ranks = SpawnedRanks(settings)
+def suites(settings: EvaluateSettings) -> Sequence[Suite]:
+    """Training (`mnist pytorch|all`; `--devices N`: this process is rank 0 of N), or `mnist evaluate pytorch`: the
+    trainer of the training settings' defaults."""
+    trained = settings if isinstance(settings, MnistSettings) else settings.trained()
+    if trained.device_count > 1 and not trained.multi_process:
+        ranks = SpawnedRanks(trained)
         return [ranks.following(suite) for suite in mnist_suites(
-            settings, BACKEND, devices_variant(BACKEND, ranks.world), ranks.build, compiled=False, finish=ranks.finish)]
-    variant = devices_variant(BACKEND, settings.device_count, settings.num_processes, settings.process_id)
-    return mnist_suites(settings, BACKEND, variant, build_trainer(settings), compiled=False)
+            settings, BACKEND, devices_variant(SEVERAL, ranks.world), ranks.build, compiled=False, finish=ranks.finish)]
+    variant = devices_variant(SEVERAL, trained.device_count, trained.num_processes, trained.process_id)
+    return mnist_suites(settings, BACKEND, variant, build_trainer(trained), compiled=False)

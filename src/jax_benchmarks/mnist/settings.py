@@ -12,6 +12,7 @@ picks them (both can still be given explicitly).
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -23,7 +24,8 @@ from jax_benchmarks.cli.plots import PLOTS_DIR
 from jax_benchmarks.errors import DataError
 from jax_benchmarks.settings import BenchSettings, OptionError, writable_dir
 from jax_benchmarks.tracking import TrackingMode
-from jax_benchmarks.mnist.cluster import ProcessSettings
+
+RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 from jax_benchmarks.mnist.names import DataSource, DatasetName
 
 Optimizer = Literal["adam", "sgd"]
@@ -68,7 +70,22 @@ class DataSettings(BenchSettings):
         return self
 
 
-class TrainingSettings(DataSettings):
+class EvaluateSettings(DataSettings):
+    """`mnist evaluate <backend>`: the data set and the batch the saved model is tested in; nothing of training (the
+    checkpoint is the backend's and the data set's: data/checkpoints/<backend>_<dataset>)."""
+
+    # A few batches of the embedded digits (no download, no hub lookup).
+    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "test_batch_size": 100, "data_source": "embedded"}
+
+    test_batch_size: int = Field(1000, ge=1, le=1024, description="Images per validation step.")
+
+    def trained(self) -> MnistSettings:
+        """The settings of a model to load a checkpoint into: these options, training's defaults (the model's
+        shape does not depend on them; one process, one device)."""
+        return MnistSettings.model_construct(**dict(self))
+
+
+class TrainingSettings(EvaluateSettings):
     """What one training run of the CNN needs: epochs, batch sizes, optimizer and schedule, data."""
 
     dry_run: bool = Field(False, description="Train and validate on a few batches only.")
@@ -78,7 +95,6 @@ class TrainingSettings(DataSettings):
         json_schema_extra={"option": "--epochs", "aliases": ["--num-epochs"]},
     )
     train_batch_size: int = Field(128, ge=1, le=1024, description="Images per training step.")
-    test_batch_size: int = Field(1000, ge=1, le=1024, description="Images per validation step.")
     optimizer: Optimizer = Field("adam", description="adam (default) or sgd (constant 0.01, momentum 0.9).")
     learning_rate: float | None = Field(
         None, ge=1e-6, le=1.0,
@@ -128,16 +144,35 @@ class TrainingSettings(DataSettings):
                             f"images; allowed: 1 ≤ value ≤ {n_train}")
 
 
-class MnistSettings(ProcessSettings, TrainingSettings):
-    """`mnist flax|pytorch|all`: training, plus devices, processes and tracking; the model is saved."""
+class MnistSettings(TrainingSettings):
+    """`mnist flax|pytorch|all`: training, plus devices, where this process stands in a multi-process job (1
+    process: a plain single-process run) and tracking; the model is saved."""
 
     # One epoch of a few batches on the embedded digits (no download, no hub lookup), no tracking.
-    QUICK: ClassVar[dict[str, Any]] = {**BenchSettings.QUICK, "num_epochs": 1, "dry_run": True,
-                                       "train_batch_size": 32, "test_batch_size": 100,
-                                       "data_source": "embedded", "comet": "off"}
-    # Training saves a checkpoint and a plot: their folders are checked before any work, as an unwritable one
-    # found only after training would lose the trained model. `mnist evaluate` writes neither.
-    SAVES_MODEL: ClassVar[bool] = True
+    QUICK: ClassVar[dict[str, Any]] = {**EvaluateSettings.QUICK, "num_epochs": 1, "dry_run": True,
+                                       "train_batch_size": 32, "comet": "off"}
+
+    num_processes: int = Field(
+        1, ge=1, le=4096,
+        description="Processes in the job, over all hosts (under torchrun / srun: read from their environment).",
+    )
+    process_id: int = Field(0, ge=0, le=4095, description="This process's index in the job; 0 prints the tables.")
+    coordinator: str | None = Field(
+        None, description="HOST:PORT of process 0: JAX's coordinator, PyTorch's TCP store (not needed under torchrun).",
+    )
+    local_rank: int | None = Field(
+        None, ge=0, le=1023, description="This process's index on its host: picks its GPU (torchrun's LOCAL_RANK).",
+    )
+    launch_local: int | None = Field(
+        None, ge=1, le=64, description="Start this many processes of this command on this host and supervise them.",
+    )
+    run_id: str | None = Field(
+        None, description="Record under this run id (process 0's id reaches the others through the runtime).",
+    )
+    dist_timeout: int = Field(
+        120, ge=5, le=3600,
+        description="Seconds to wait for the rendezvous, a collective or a silent process before the job fails.",
+    )
 
     comet: TrackingMode = Field(
         "auto", description="comet.ml tracking: auto = online when COMET_API_KEY is set, else skipped."
@@ -147,12 +182,33 @@ class MnistSettings(ProcessSettings, TrainingSettings):
     )
 
     @model_validator(mode="after")
+    def _check_processes(self) -> MnistSettings:
+        if self.process_id >= self.num_processes:
+            raise OptionError(
+                "--process-id",
+                f"{self.process_id} is not a process of a {self.num_processes}-process job; "
+                f"allowed: 0–{self.num_processes - 1}",
+            )
+        if self.coordinator is not None:
+            host, _, port = self.coordinator.rpartition(":")
+            if not host or not port.isdigit() or not 1 <= int(port) <= 65535:
+                raise OptionError("--coordinator", f"{self.coordinator!r} is not HOST:PORT with a port 1–65535")
+        if self.run_id is not None and not re.fullmatch(RUN_ID_PATTERN, self.run_id):
+            raise OptionError("--run-id", f"{self.run_id!r}: letters, digits, '_', '.', '-' (at most 64)")
+        if self.launch_local is not None and (self.num_processes > 1 or self.coordinator is not None):
+            raise OptionError(
+                "--launch-local", "starts its own processes; leave out --num-processes, --process-id and --coordinator"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _check(self) -> MnistSettings:
         if self.comet == "online" and not os.environ.get("COMET_API_KEY"):
             raise OptionError("--comet", "online needs the COMET_API_KEY environment variable; use offline or off")
-        if self.SAVES_MODEL:
-            writable_dir(CHECKPOINTS_DIR, "checkpoints")
-            writable_dir(PLOTS_DIR, "plots")
+        # Training saves a checkpoint and a plot: their folders are checked before any work, as an unwritable one
+        # found only after training would lose the trained model.
+        writable_dir(CHECKPOINTS_DIR, "checkpoints")
+        writable_dir(PLOTS_DIR, "plots")
         devices = self.device_count  # validates --devices
         if self.multi_process and devices > 1 and self.device_kind == "cpu":
             raise OptionError("--devices", "a multi-process job on CPU runs one device per process; leave it at 1")
@@ -166,6 +222,15 @@ class MnistSettings(ProcessSettings, TrainingSettings):
                 f"{self.train_batch_size} does not split evenly over {where}; use a multiple of {total}",
             )
         return self
+
+    @property
+    def lead(self) -> bool:
+        """Process 0 prints, tracks, validates into the records and writes the checkpoint's metadata."""
+        return self.process_id == 0
+
+    @property
+    def multi_process(self) -> bool:
+        return self.num_processes > 1
 
     @property
     def device_count(self) -> int:
@@ -183,12 +248,6 @@ class MnistSettings(ProcessSettings, TrainingSettings):
         if count > available:
             raise OptionError("--devices", f"{count} requested but this machine has {what}; allowed: 1–{available} or 'all'")
         return count
-
-
-class EvaluateSettings(MnistSettings):
-    """`mnist evaluate <backend>`: reload the saved model and test it (writes no checkpoint or plot)."""
-
-    SAVES_MODEL: ClassVar[bool] = False
 
 
 class FlaxSettings(MnistSettings):

@@ -67,15 +67,17 @@ class Trainer(Protocol[EpochOutput, EvalOutput]):
     def load(self, path: Path) -> None: ...
 
 
-def devices_variant(backend: str, devices: int, processes: int = 1, process: int = 0) -> str | None:
+def devices_variant(several: str, devices: int, processes: int = 1, process: int = 0) -> str | None:
     """Column label of a multi-device or multi-process run, shown next to the single-device one; a job's
-    processes other than 0 get their own column ("· process I"), so no figure overwrites process 0's."""
+    processes other than 0 get their own column ("· process I"), so no figure overwrites process 0's. `several`
+    is what a backend runs on several devices of one job, as its module declares: "devices" (one process drives
+    them all, Flax) or "processes" (one process per device, PyTorch's DistributedDataParallel)."""
     if processes > 1:
         label = f"{processes} processes" + (f" × {devices} devices" if devices > 1 else "")
         return label + (f" · process {process}" if process else "")
     if devices == 1:
         return None
-    return f"{devices} devices" if backend == "flax" else f"{devices} processes"
+    return f"{devices} {several}"
 
 
 def parameter_table(title: str, rows: list[tuple[str, str, int]]) -> str:

@@ -1,7 +1,7 @@
 """Charts of a report table: bars (median, error bars = quartiles) and box plots of the raw samples.
 
-The jit group gets one panel per kind of execution (compiled vs eager /
-no-jit) on a shared time axis, so the speed-up of jit reads at a glance.
+A group that declares `compiled_apart` (`jax_benchmarks.groups`: the jit group) gets one panel per kind of
+execution (compiled vs eager / no-jit) on a shared time axis, so the speed-up of jit reads at a glance.
 Time axes are in engineering units (ns/µs/ms/s); titles name the machine
 and the library versions. Builders return a matplotlib `Figure`; the CLI
 saves it as a PNG file, the HTML page embeds its PNG bytes.
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from jax_benchmarks.hardware.environment import LIBRARIES
 from jax_benchmarks.cli.plots import new_figure, save_figure
+from jax_benchmarks.groups import GROUPS
 from jax_benchmarks.measure.memory import format_bytes
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.report.history import GroupHistory, quartiles
@@ -38,10 +39,16 @@ def is_compiled(row: FigureRow) -> bool:
     return variant in COMPILED_VARIANTS or variant.startswith("jit")
 
 
+def compiled_apart(group: str) -> bool:
+    """Whether the group declares its compiled and eager figures drawn apart (`GroupEntry.compiled_apart`)."""
+    entry = GROUPS.get(group)
+    return entry is not None and entry.compiled_apart
+
+
 def panels(table: ReportTable) -> list[tuple[str, list[FigureRow]]]:
-    """(title, rows) per panel: jit vs no-jit for the jit group, one panel otherwise."""
+    """(title, rows) per panel: jit vs no-jit for a group that draws them apart (the jit group), one otherwise."""
     timed = [row for row in table.rows if row.record.median_s]
-    if table.group == "jit":
+    if compiled_apart(table.group):
         compiled = [row for row in timed if is_compiled(row)]
         eager = [row for row in timed if not is_compiled(row)]
         split = [("jit", compiled), ("no jit / eager", eager)]
@@ -59,9 +66,9 @@ def error_bar(row: FigureRow) -> tuple[float, float]:
 
 
 def color_key(row: FigureRow, group: str) -> str:
-    """Same colour for the same thing in every panel: in the jit group, a backend keeps its
-    colour from the no-jit panel to the jit panel; elsewhere each column has its own."""
-    if group == "jit":
+    """Same colour for the same thing in every panel: where compiled and eager are drawn apart (the jit group), a
+    backend keeps its colour from the no-jit panel to the jit panel; elsewhere each column has its own."""
+    if compiled_apart(group):
         return row.column.replace(f" {row.record.variant}", "", 1) if row.record.variant else row.column
     return row.column
 

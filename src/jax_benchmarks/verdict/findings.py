@@ -14,11 +14,12 @@ Pure functions of records: no I/O, no printing, no timing.
 
 from __future__ import annotations
 
+import importlib
 import math
 import statistics
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.groups import BENCHMARK_GROUPS
@@ -35,10 +36,6 @@ Judged = Literal["faster", "slower", "same", "cannot judge"]
 
 # Test accuracy a training run must reach for "time to accuracy"; MNIST's CNN passes it in one or two epochs.
 TARGET_ACCURACY = 0.98
-GROUP_TOPICS: dict[str, str] = {
-    "xla": "dense linear algebra", "jit": "jit / torch.compile against eager", "autograd": "gradients",
-    "scipy": "the BFGS fit", "mnist": "CNN training",
-}
 
 
 @dataclass(frozen=True)
@@ -210,8 +207,8 @@ def size_of(case: str) -> int:
 
 
 def missing(group: str) -> Finding:
-    return Finding(f"missing-{group}", GROUP_TOPICS.get(group, group),
-                   f"No {group} records: {GROUP_TOPICS.get(group, group)} is not judged here "
+    topic = topic_of(group)
+    return Finding(f"missing-{group}", topic, f"No {group} records: {topic} is not judged here "
                    f"(run `verdict` or `{group} all --rounds {MIN_ROUNDS}`).", "missing", (), ())
 
 
@@ -222,73 +219,9 @@ def status_of(contrast: Contrast) -> Status:
     return STATUS_OF[contrast.judged]
 
 
-# ------------------------------------------------------- linear algebra ---
-
-def matmul_library(backend: str, device: str, env: Mapping[str, Scalar]) -> str | None:
-    """The library that multiplies the matrices, where the records say it; None where they do not."""
-    if device != "cpu":
-        return "cuBLAS" if device.startswith("cuda") or device.startswith("gpu") else None
-    if backend == "jax":
-        return "XLA's own CPU kernels"
-    if backend == "numpy" and env.get("blas"):
-        return str(env["blas"]).split(";")[0].strip()
-    return None  # PyTorch's CPU wheels link their BLAS statically: threadpoolctl (env.blas) does not see it
-
-
-def library_clause(fast: Contrast) -> str:
-    env_a, env_b = fast.a_records[-1].env, fast.b_records[-1].env
-    ra, rb = fast.a_records[-1], fast.b_records[-1]
-    lib_a, lib_b = matmul_library(ra.backend, ra.device, env_a), matmul_library(rb.backend, rb.device, env_b)
-    if lib_a is None or lib_b is None:
-        unknown = ra.backend if lib_a is None else rb.backend
-        return f"whether it is the BLAS library or the framework cannot be told: {unknown}'s library is not recorded"
-    if lib_a == lib_b:
-        return f"both call {lib_a}, so the gap is the framework, not the BLAS library"
-    return f"they use different libraries ({ra.backend}: {lib_a}; {rb.backend}: {lib_b}), so the gap is the libraries' kernels as much as the framework"
-
-
-def linear_algebra(records: Sequence[Record]) -> list[Finding]:
-    """Per kind (matmul, inverse): the fastest framework at the largest size measured, and by how much."""
-    out = []
-    timed = figures(records)
-    for kind in ("matmul", "inverse"):
-        chosen = {key: recs for key, recs in timed.items() if key[1].startswith(kind + "_")}
-        if not chosen:
-            continue
-        largest = max(size_of(key[1]) for key in chosen)
-        chosen = {key: recs for key, recs in chosen.items() if size_of(key[1]) == largest}
-        for case in dict.fromkeys(key[1] for key in chosen):
-            series = sorted((recs for key, recs in chosen.items() if key[1] == case), key=typical_s)
-            rows = tuple((label(recs[-1]), spread_text(recs),
-                          f"{typical_s(recs) / typical_s(series[0]):.2f}") for recs in series)
-            evidence = tuple(r for recs in series for r in recs)
-            topic = f"dense linear algebra: {kind}"
-            if len(series) < 2:
-                out.append(Finding(f"linear-algebra-{case}", topic,
-                                   f"Only {label(series[0][-1])} was measured at {case}: nothing to compare.",
-                                   "measured", run_ids(evidence), (case,), records=evidence))
-                continue
-            fastest = series[0]
-            judged = contrasts([(label(fastest[-1]), fastest, label(other[-1]), other) for other in series[1:]])
-            runner_up = judged[0]
-            sentence = f"At {case}: "
-            if runner_up.judged == "faster":
-                sentence += f"{runner_up.a} is fastest, {runner_up.speedup:.2f}× faster than {runner_up.b}, the next ({runner_up.uncertainty})"
-            else:
-                sentence += f"no framework is clearly fastest: {runner_up.phrase()}"
-            if kind == "matmul" and runner_up.judged == "faster":  # a gap to explain
-                sentence += f"; {library_clause(runner_up)}"
-            others = [c for c in judged[1:] if c.judged == "faster"]
-            if others:
-                sentence += f"; {runner_up.a} is " + ", ".join(f"{c.speedup:.1f}× faster than {c.b}" for c in others)
-            out.append(Finding(
-                f"linear-algebra-{case}", topic, sentence + ".", status_of(runner_up), run_ids(evidence), (case,),
-                ("framework", "median of round medians", "× fastest"), rows, evidence))
-    return out
-
-
 def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[str]) -> list[Finding]:
-    """Per case starting with one of `prefixes` (largest size of each): the fastest figure against the next."""
+    """Per case starting with one of `prefixes` (largest size of each): the fastest figure against the next (the
+    findings of a group whose cases are implementations of one computation: autograd, scipy)."""
     timed = figures(records)
     out = []
     for prefix in prefixes:
@@ -303,7 +236,7 @@ def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[s
                          for recs in series)
             headers = ("implementation", "median of round medians", "× fastest")
             if len(series) < 2:
-                out.append(Finding(f"{group}-{case}", GROUP_TOPICS[group], f"Only {label(series[0][-1])} was "
+                out.append(Finding(f"{group}-{case}", topic_of(group), f"Only {label(series[0][-1])} was "
                                    f"measured at {case}: nothing to compare.", "measured", run_ids(evidence),
                                    (case,), headers, rows, evidence))
                 continue
@@ -315,200 +248,9 @@ def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[s
             if len(series) > 2:
                 sentence += (f"; the slowest, {label(slowest[-1])}, takes "
                              f"{typical_s(slowest) / typical_s(series[0]):.0f}× the fastest's median")
-            out.append(Finding(f"{group}-{case}", GROUP_TOPICS[group], sentence + ".", status_of(judged),
+            out.append(Finding(f"{group}-{case}", topic_of(group), sentence + ".", status_of(judged),
                                run_ids(evidence), (case,), headers, rows, evidence))
     return out
-
-
-# ------------------------------------------------------------------- jit ---
-
-@dataclass(frozen=True)
-class JitGain:
-    backend: str
-    case: str
-    compiled: str  # the compiled variant's name (jit, compile)
-    contrast: Contrast  # compiled against eager
-    compile_s: float | None
-
-    @property
-    def saved_per_call_s(self) -> float:
-        return self.contrast.b_median_s - self.contrast.a_median_s
-
-    @property
-    def break_even_calls(self) -> int | None:
-        """Calls after which the compilation has paid for itself; None when compiled is not faster."""
-        return break_even(self.compile_s, self.contrast.b_median_s, self.contrast.a_median_s)
-
-
-def break_even(compile_s: float | None, eager_s: float, compiled_s: float) -> int | None:
-    """Smallest n with n · eager ≥ compile + n · compiled; None when compiled is not faster or no compile time."""
-    if compile_s is None or compiled_s >= eager_s:
-        return None
-    return max(1, math.ceil(compile_s / (eager_s - compiled_s)))
-
-
-def jit_gains(records: Sequence[Record]) -> list[JitGain]:
-    timed = figures(records)
-    pairs: list[tuple[str, Sequence[Record], str, Sequence[Record]]] = []
-    meta: list[tuple[str, str, str, float | None]] = []
-    for key, recs in timed.items():
-        group, case, backend, variant, device = key
-        if not is_compiled(variant):
-            continue
-        eager = timed.get((group, case, backend, "eager", device))
-        if eager is None:
-            continue
-        compile_times = [r.compile_s for r in recs if r.compile_s is not None]
-        pairs.append((label(recs[-1]), recs, label(eager[-1]), eager))
-        meta.append((backend, case, variant or "", statistics.median(compile_times) if compile_times else None))
-    # One family per backend: the comparisons of one finding are corrected together.
-    judged: dict[int, Contrast] = {}
-    for backend in dict.fromkeys(m[0] for m in meta):
-        mine = [i for i, m in enumerate(meta) if m[0] == backend]
-        judged.update(zip(mine, contrasts([pairs[i] for i in mine]), strict=True))
-    return [JitGain(b, c, v, judged[i], s) for i, (b, c, v, s) in enumerate(meta)]
-
-
-def gain_text(gain: JitGain) -> str:
-    c = gain.contrast
-    if c.judged == "same":
-        return f"{gain.compiled} and eager are {c.same_words} (ratio {c.speedup:.2f}, {c.uncertainty})"
-    if c.judged == "cannot judge":
-        return f"{gain.compiled} {format_seconds(c.a_median_s)} vs eager {format_seconds(c.b_median_s)} ({c.uncertainty})"
-    how = f"{c.speedup:.2f}× faster" if c.judged == "faster" else f"{1 / c.speedup:.2f}× slower"
-    return f"{gain.compiled} is {how} than eager ({c.uncertainty})"
-
-
-def cost_text(gain: JitGain) -> str:
-    if gain.compile_s is None:
-        return "compile time not recorded"
-    calls, cost = gain.break_even_calls, format_seconds(gain.compile_s)
-    if calls is None or gain.contrast.judged in ("same", "slower"):
-        return f"compiling costs {cost} and never pays off here"
-    if gain.contrast.judged == "cannot judge":
-        return (f"compiling costs {cost}; at the median times it would be paid back after {plural(calls, 'call')} "
-                "(not judged)")
-    return f"compiling costs {cost}, paid back after {plural(calls, 'call')}"
-
-
-def jit_findings(records: Sequence[Record]) -> list[Finding]:
-    gains = jit_gains(records)
-    out = []
-    for backend in dict.fromkeys(g.backend for g in gains):
-        mine = sorted((g for g in gains if g.backend == backend), key=lambda g: (size_of(g.case), g.case))
-        parts = [f"At {g.case}: {gain_text(g)}; {cost_text(g)}" for g in mine]
-        best = [g for g in mine if g.contrast.judged == "faster"]
-        status: Status = "found" if best else ("same" if any(g.contrast.judged == "same" for g in mine)
-                                                 else "cannot judge")
-        rows = tuple((g.case, format_seconds(g.contrast.b_median_s), format_seconds(g.contrast.a_median_s),
-                      f"{g.contrast.speedup:.2f}", "—" if g.contrast.interval is None else
-                      f"{g.contrast.interval[0]:.2f}–{g.contrast.interval[1]:.2f}", g.contrast.judged,
-                      "—" if g.compile_s is None else format_seconds(g.compile_s),
-                      "never" if g.break_even_calls is None or g.contrast.judged in ("same", "slower")
-                      else f"{g.break_even_calls:,}") for g in mine)
-        evidence = tuple(r for g in mine for r in (*g.contrast.a_records, *g.contrast.b_records))
-        compiled = mine[0].compiled
-        out.append(Finding(
-            f"jit-{backend}", f"{backend} {compiled} against eager",
-            ". ".join(parts) + ".", status,
-            run_ids(evidence), case_names(evidence),
-            ("case", "eager", compiled, "speed-up", "95 % CI", "judged", "compile", "break-even calls"),
-            rows, evidence))
-    return out
-
-
-# -------------------------------------------------------------- training ---
-
-def step_records(records: Sequence[Record]) -> dict[str, list[Record]]:
-    """Per framework (label), the train-step records of the mnist group."""
-    out: dict[str, list[Record]] = {}
-    for record in records:
-        if record.case.startswith("train_step_") and record.median_s:
-            out.setdefault(label(record), []).append(record)
-    return out
-
-
-def time_to_accuracy(records: Sequence[Record], target: float = TARGET_ACCURACY) -> float | None:
-    """Training seconds until the test accuracy first reaches `target` (the median over the rounds that
-    reach it; None when none does). Per round: the sum of the epoch times up to that epoch's validation."""
-    per_round: dict[int | None, tuple[dict[int, float], dict[int, float]]] = {}
-    for record in records:
-        epoch = record.params.get("epoch")
-        if not isinstance(epoch, int) or record.median_s is None:
-            continue
-        epochs, accuracy = per_round.setdefault(record.round_index, ({}, {}))
-        if record.case.startswith("train_epoch_"):
-            epochs[epoch] = record.median_s
-        elif record.case.startswith("validation_") and isinstance(record.metrics.get("accuracy"), (int, float)):
-            accuracy[epoch] = float(record.metrics["accuracy"])  # type: ignore[arg-type]
-    reached = []
-    for epochs, accuracy in per_round.values():
-        hit = next((e for e in sorted(accuracy) if accuracy[e] >= target), None)
-        if hit is not None and all(e in epochs for e in range(1, hit + 1)):
-            reached.append(sum(epochs[e] for e in range(1, hit + 1)))
-    return statistics.median(reached) if reached else None
-
-
-def best_accuracy(records: Sequence[Record]) -> float | None:
-    values = [float(r.metrics["accuracy"]) for r in records  # type: ignore[arg-type]
-              if r.case.startswith("validation_") and isinstance(r.metrics.get("accuracy"), (int, float))]
-    return max(values) if values else None
-
-
-def images_per_s(records: Sequence[Record]) -> float | None:
-    values = [float(r.metrics["images_per_s"]) for r in records  # type: ignore[arg-type]
-              if isinstance(r.metrics.get("images_per_s"), (int, float))]
-    return statistics.median(values) if values else None
-
-
-def training_findings(records: Sequence[Record], target: float = TARGET_ACCURACY) -> list[Finding]:
-    steps = step_records(records)
-    if not steps:
-        return [Finding("training", GROUP_TOPICS["mnist"], "The mnist records hold no train-step figure: "
-                        "training speed is not judged.", "missing", run_ids(records), ())]
-    series = sorted(steps.values(), key=typical_s)
-    # The case name holds the batch and the image shape: one name, the same CNN on the same batches.
-    same_model = len({r.case for recs in series for r in recs}) == 1
-    rows = []
-    by_framework: dict[str, list[Record]] = {}
-    for record in records:
-        by_framework.setdefault(label(record), []).append(record)
-    for recs in series:
-        name = label(recs[-1])
-        mine = by_framework.get(name, [])
-        reach = time_to_accuracy(mine, target)
-        best = best_accuracy(mine)
-        ips = images_per_s(recs)
-        rows.append((name, spread_text(recs), "—" if ips is None else f"{ips:,.0f}",
-                     "—" if best is None else f"{best:.1%}",
-                     "not reached" if reach is None else format_seconds(reach)))
-    evidence = tuple(r for recs in series for r in recs)
-    cases = case_names(evidence)
-    if len(series) < 2:
-        sentence = f"Only {label(series[0][-1])} trained: {rows[0][2]} images/s per train step."
-        status: Status = "measured"
-    else:
-        judged = contrasts([(label(series[0][-1]), series[0], label(s[-1]), s) for s in series[1:]])[0]
-        model = "the same CNN and batch" if same_model else "the CNN (cases differ: see the table)"
-        ips_text = " vs ".join(f"{row[2]}" for row in rows[:2])
-        if judged.judged == "faster":
-            sentence = (f"With {model}, {judged.a} trains {judged.speedup:.2f}× faster per step than {judged.b} "
-                        f"({ips_text} images/s; {judged.uncertainty})")
-        else:
-            sentence = f"With {model}, per train step: {judged.phrase()} ({ips_text} images/s)"
-        status = status_of(judged)
-    reached = [row for row in rows if row[4] != "not reached"]
-    if reached:
-        sentence += "; time to " + f"{target:.0%} test accuracy: " + ", ".join(f"{r[0]} {r[4]}" for r in reached)
-    unreached = [row for row in rows if row[4] == "not reached"]
-    if unreached:
-        sentence += (f"; {target:.0%} test accuracy not reached by " +
-                     ", ".join(f"{r[0]} (best {r[3]})" for r in unreached))
-    return [Finding("training", "CNN training speed and time to accuracy", sentence + ".", status,
-                    run_ids(records), tuple(dict.fromkeys((*cases, *case_names(
-                        r for r in records if r.case.startswith(("train_epoch_", "validation_")))))),
-                    ("framework", "train step", "images/s", "best test accuracy", f"time to {target:.0%}"),
-                    tuple(rows), evidence)]
 
 
 # ---------------------------------------------------------------- memory ---
@@ -639,30 +381,57 @@ def noise_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
 # ------------------------------------------------------------------ all ---
 
 def all_findings(chosen: Mapping[str, Sequence[Record]], target: float = TARGET_ACCURACY) -> list[Finding]:
-    """Every finding the records allow, in the page's order; a missing group is said to be missing."""
+    """Every finding the records allow, in the page's order: each group's own (its `findings` module), then
+    memory, agreement and noise across groups; a missing group is said to be missing, and a group whose records
+    yield no finding says so in one line."""
     out: list[Finding] = []
     for group in BENCHMARK_GROUPS:
         records = chosen.get(group)
         if not records:
             out.append(missing(group))
             continue
-        if group == "xla":
-            out += linear_algebra(records) or [missing_figures(group, records)]
-        elif group == "jit":
-            out += jit_findings(records) or [missing_figures(group, records)]
-        elif group == "autograd":
-            out += fastest_findings(group, records, ("grad_",)) or [missing_figures(group, records)]
-        elif group == "scipy":
-            out += fastest_findings(group, records, ("solve_",)) or [missing_figures(group, records)]
-        elif group == "mnist":
-            out += training_findings(records, target)
+        declared = group_findings(group)
+        if declared is None:
+            out.append(Finding(f"no-findings-{group}", group, f"The {group} group declares no findings: its records "
+                               "are not judged.", "missing", run_ids(records), case_names(records)))
+            continue
+        out += declared.findings(records, target) or [missing_figures(group, records)]
     out += memory_findings(chosen)
     out += agreement_findings(chosen)
     out += noise_findings(chosen)
     return out
 
 
+class GroupFindings(Protocol):
+    """What a group declares in `jax_benchmarks.<group>.findings`: its topic, its findings from its records
+    (`target`: the test accuracy a training run must reach, for a group that trains) and the commands `verdict
+    --scale` runs of it (`jax_benchmarks.verdict.scale`)."""
+
+    TOPIC: str
+    VERDICT_STEPS: Mapping[str, tuple[tuple[str, tuple[str, ...], float], ...]]
+
+    def findings(self, records: Sequence[Record], target: float) -> list[Finding]: ...
+
+
+def group_findings(group: str) -> GroupFindings | None:
+    """The group's findings module, imported when asked for (it imports this module: no import at the top);
+    None for a group that declares none."""
+    name = f"jax_benchmarks.{group}.findings"
+    try:
+        module: GroupFindings = importlib.import_module(name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not f"{name}.".startswith(f"{exc.name}."):  # not that module: a real error in it
+            raise
+        return None
+    return module
+
+
+def topic_of(group: str) -> str:
+    declared = group_findings(group)
+    return declared.TOPIC if declared is not None else group
+
+
 def missing_figures(group: str, records: Sequence[Record]) -> Finding:
-    return Finding(f"missing-figures-{group}", GROUP_TOPICS[group],
-                   f"The {group} records hold none of the figures {GROUP_TOPICS[group]} is judged from.",
+    return Finding(f"missing-figures-{group}", topic_of(group),
+                   f"The {group} records hold none of the figures {topic_of(group)} is judged from.",
                    "missing", run_ids(records), case_names(records))

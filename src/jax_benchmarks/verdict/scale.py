@@ -1,6 +1,7 @@
 """What `verdict --scale quick|standard|full` runs, and how long is left while it runs.
 
-Framework-free: the CLI builds `--help` from it. Every step is one group command; each of its rounds is
+Framework-free: the CLI builds `--help` from it. Each group declares its steps per scale in its own package
+(`VERDICT_STEPS` in `<group>/findings.py`). Every step is one group command; each of its rounds is
 a fresh process (`--rounds R --round-index i --run-id ID`, the same arguments `--rounds` gives its own
 children), so all the records of a verdict share one run id and the regression gate can judge them
 (it needs `MIN_ROUNDS` rounds a figure). `round_s` is one round's expected wall time on the reference
@@ -17,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, get_args
 
+from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.report.compare import MIN_ROUNDS
+from jax_benchmarks.verdict.findings import group_findings
 
 ScaleName = Literal["quick", "standard", "full"]
 SCALE_NAMES: tuple[ScaleName, ...] = get_args(ScaleName)
@@ -47,31 +50,22 @@ class Scale:
         return self.rounds * sum(step.round_s for step in self.steps)
 
 
+def group_steps(scale: ScaleName) -> tuple[Step, ...]:
+    """The scale's steps, group by group in `BENCHMARK_GROUPS`' order, as each group declares them
+    (`VERDICT_STEPS` in its findings module)."""
+    return tuple(Step(group, command, options, round_s) for group in BENCHMARK_GROUPS
+                 if (declared := group_findings(group)) is not None
+                 for command, options, round_s in declared.VERDICT_STEPS.get(scale, ()))
+
+
 SCALES: dict[ScaleName, Scale] = {
     # The cheapest case of each finding: small sizes, one of jit's lengths, a dry-run epoch.
-    "quick": Scale("quick", MIN_ROUNDS, (
-        Step("xla", "all", ("--quick", "-k", "matmul"), 5.0),
-        Step("jit", "all", ("--quick", "-k", "f_100000*"), 12.0),
-        Step("autograd", "all", ("--quick",), 7.0),
-        Step("scipy", "all", ("--quick", "-k", "solve,agreement"), 7.0),
-        Step("mnist", "all", ("--quick", "-k", "train_step,train_epoch,validation"), 14.0),
-    ), "every finding once, on small sizes: is the pipeline sound (not a measurement to publish)"),
-    "standard": Scale("standard", MIN_ROUNDS, (
-        Step("xla", "all", ("--matrix-size", "1000"), 10.5),
-        Step("jit", "all", ("--total-items", "1e6"), 15.5),
-        Step("jit", "flax", ("--repeats", "3"), 53.0),
-        Step("autograd", "all", (), 8.0),
-        Step("scipy", "all", (), 7.5),
-        Step("mnist", "all", ("--epochs", "1", "--data-source", "embedded", "--comet", "off"), 25.0),
-    ), "the README's sizes, scaled to about six minutes on a 2-core CPU"),
-    "full": Scale("full", 5, (
-        Step("xla", "all", ("--matrix-size", "2000"), 40.0),
-        Step("jit", "all", ("--total-items", "1e7"), 120.0),
-        Step("jit", "flax", (), 30.0),
-        Step("autograd", "all", (), 10.0),
-        Step("scipy", "all", ("--array-length", "100000"), 20.0),
-        Step("mnist", "all", ("--epochs", "3", "--comet", "off"), 600.0),
-    ), "the groups' default sizes and full MNIST for three epochs: hours on a CPU, minutes on a GPU"),
+    "quick": Scale("quick", MIN_ROUNDS, group_steps("quick"),
+                   "every finding once, on small sizes: is the pipeline sound (not a measurement to publish)"),
+    "standard": Scale("standard", MIN_ROUNDS, group_steps("standard"),
+                      "the README's sizes, scaled to about six minutes on a 2-core CPU"),
+    "full": Scale("full", 5, group_steps("full"),
+                  "the groups' default sizes and full MNIST for three epochs: hours on a CPU, minutes on a GPU"),
 }
 
 

@@ -1,0 +1,123 @@
+"""The jit group's findings for `verdict`: per backend, each compiled variant against eager (the gain, its
+interval) and the calls after which compiling has paid for itself. Pure functions of records."""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from jax_benchmarks.cli.tables import format_seconds
+from jax_benchmarks.store.record import Record
+from jax_benchmarks.verdict.findings import (Contrast, Finding, Status, case_names, contrasts, figures, is_compiled,
+                                             label, plural, run_ids, size_of)
+
+TOPIC = "jit / torch.compile against eager"
+
+# What `verdict --scale` runs of this group (jax_benchmarks.verdict.scale): per scale, (command, options, one
+# round's wall time in seconds on the reference machine).
+VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
+    "quick": (("all", ("--quick", "-k", "f_100000*"), 12.0),),
+    "standard": (("all", ("--total-items", "1e6"), 15.5), ("flax", ("--repeats", "3"), 53.0),),
+    "full": (("all", ("--total-items", "1e7"), 120.0), ("flax", (), 30.0),),
+}
+
+
+def findings(records: Sequence[Record], target: float) -> list[Finding]:
+    return jit_findings(records)
+
+
+@dataclass(frozen=True)
+class JitGain:
+    backend: str
+    case: str
+    compiled: str  # the compiled variant's name (jit, compile)
+    contrast: Contrast  # compiled against eager
+    compile_s: float | None
+
+    @property
+    def saved_per_call_s(self) -> float:
+        return self.contrast.b_median_s - self.contrast.a_median_s
+
+    @property
+    def break_even_calls(self) -> int | None:
+        """Calls after which the compilation has paid for itself; None when compiled is not faster."""
+        return break_even(self.compile_s, self.contrast.b_median_s, self.contrast.a_median_s)
+
+
+def break_even(compile_s: float | None, eager_s: float, compiled_s: float) -> int | None:
+    """Smallest n with n · eager ≥ compile + n · compiled; None when compiled is not faster or no compile time."""
+    if compile_s is None or compiled_s >= eager_s:
+        return None
+    return max(1, math.ceil(compile_s / (eager_s - compiled_s)))
+
+
+def jit_gains(records: Sequence[Record]) -> list[JitGain]:
+    timed = figures(records)
+    pairs: list[tuple[str, Sequence[Record], str, Sequence[Record]]] = []
+    meta: list[tuple[str, str, str, float | None]] = []
+    for key, recs in timed.items():
+        group, case, backend, variant, device = key
+        if not is_compiled(variant):
+            continue
+        eager = timed.get((group, case, backend, "eager", device))
+        if eager is None:
+            continue
+        compile_times = [r.compile_s for r in recs if r.compile_s is not None]
+        pairs.append((label(recs[-1]), recs, label(eager[-1]), eager))
+        meta.append((backend, case, variant or "", statistics.median(compile_times) if compile_times else None))
+    # One family per backend: the comparisons of one finding are corrected together.
+    judged: dict[int, Contrast] = {}
+    for backend in dict.fromkeys(m[0] for m in meta):
+        mine = [i for i, m in enumerate(meta) if m[0] == backend]
+        judged.update(zip(mine, contrasts([pairs[i] for i in mine]), strict=True))
+    return [JitGain(b, c, v, judged[i], s) for i, (b, c, v, s) in enumerate(meta)]
+
+
+def gain_text(gain: JitGain) -> str:
+    c = gain.contrast
+    if c.judged == "same":
+        return f"{gain.compiled} and eager are {c.same_words} (ratio {c.speedup:.2f}, {c.uncertainty})"
+    if c.judged == "cannot judge":
+        return f"{gain.compiled} {format_seconds(c.a_median_s)} vs eager {format_seconds(c.b_median_s)} ({c.uncertainty})"
+    how = f"{c.speedup:.2f}× faster" if c.judged == "faster" else f"{1 / c.speedup:.2f}× slower"
+    return f"{gain.compiled} is {how} than eager ({c.uncertainty})"
+
+
+def cost_text(gain: JitGain) -> str:
+    if gain.compile_s is None:
+        return "compile time not recorded"
+    calls, cost = gain.break_even_calls, format_seconds(gain.compile_s)
+    if calls is None or gain.contrast.judged in ("same", "slower"):
+        return f"compiling costs {cost} and never pays off here"
+    if gain.contrast.judged == "cannot judge":
+        return (f"compiling costs {cost}; at the median times it would be paid back after {plural(calls, 'call')} "
+                "(not judged)")
+    return f"compiling costs {cost}, paid back after {plural(calls, 'call')}"
+
+
+def jit_findings(records: Sequence[Record]) -> list[Finding]:
+    gains = jit_gains(records)
+    out = []
+    for backend in dict.fromkeys(g.backend for g in gains):
+        mine = sorted((g for g in gains if g.backend == backend), key=lambda g: (size_of(g.case), g.case))
+        parts = [f"At {g.case}: {gain_text(g)}; {cost_text(g)}" for g in mine]
+        best = [g for g in mine if g.contrast.judged == "faster"]
+        status: Status = "found" if best else ("same" if any(g.contrast.judged == "same" for g in mine)
+                                                 else "cannot judge")
+        rows = tuple((g.case, format_seconds(g.contrast.b_median_s), format_seconds(g.contrast.a_median_s),
+                      f"{g.contrast.speedup:.2f}", "—" if g.contrast.interval is None else
+                      f"{g.contrast.interval[0]:.2f}–{g.contrast.interval[1]:.2f}", g.contrast.judged,
+                      "—" if g.compile_s is None else format_seconds(g.compile_s),
+                      "never" if g.break_even_calls is None or g.contrast.judged in ("same", "slower")
+                      else f"{g.break_even_calls:,}") for g in mine)
+        evidence = tuple(r for g in mine for r in (*g.contrast.a_records, *g.contrast.b_records))
+        compiled = mine[0].compiled
+        out.append(Finding(
+            f"jit-{backend}", f"{backend} {compiled} against eager",
+            ". ".join(parts) + ".", status,
+            run_ids(evidence), case_names(evidence),
+            ("case", "eager", compiled, "speed-up", "95 % CI", "judged", "compile", "break-even calls"),
+            rows, evidence))
+    return out

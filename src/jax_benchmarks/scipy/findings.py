@@ -1,0 +1,22 @@
+"""The scipy group's findings for `verdict`: the fastest fit at the largest size, against the next. Pure functions of records."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jax_benchmarks.store.record import Record
+from jax_benchmarks.verdict.findings import Finding, fastest_findings
+
+TOPIC = "the BFGS fit"
+
+# What `verdict --scale` runs of this group (jax_benchmarks.verdict.scale): per scale, (command, options, one
+# round's wall time in seconds on the reference machine).
+VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
+    "quick": (("all", ("--quick", "-k", "solve,agreement"), 7.0),),
+    "standard": (("all", (), 7.5),),
+    "full": (("all", ("--array-length", "100000"), 20.0),),
+}
+
+
+def findings(records: Sequence[Record], target: float) -> list[Finding]:
+    return fastest_findings("scipy", records, ("solve_",))
