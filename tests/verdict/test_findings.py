@@ -197,3 +197,24 @@ def test_each_group_declares_its_findings_and_one_without_any_says_so(monkeypatc
     [said, *_] = all_findings({"fft": [fft]})
     assert said.key == "no-findings-fft" and said.status == "missing"
     assert said.sentence == "The fft group declares no findings: its records are not judged."
+
+
+def test_the_engines_cnn_step_is_judged_against_pytorch_eager_with_its_images_per_second() -> None:
+    case = "cnn_train_step_128x28x28_float32"
+    engine = figure("autograd", "numpy", case, 2.0, variant="train step", metrics={"images_per_s": 64.0})
+    torch = figure("autograd", "pytorch", case, 1.0, variant="train step", metrics={"images_per_s": 128.0})
+    findings = {f.key: f for f in all_findings({"autograd": [*engine, *torch]})}
+    finding = findings[f"autograd-{case}"]
+    assert finding.status == "found"
+    assert "in plain NumPy (the project's autodiff engine) trains at 64 images/s against PyTorch eager's 128" \
+        in finding.sentence
+    assert "pytorch eager is 2.00× faster than the project's engine" in finding.sentence
+    assert [row[2] for row in finding.rows] == ["64", "128"]
+
+
+def test_the_engines_cnn_step_alone_is_measured_not_compared() -> None:
+    case = "cnn_train_step_16x28x28_float32"
+    engine = figure("autograd", "numpy", case, 2.0, variant="train step", metrics={"images_per_s": 8.0})
+    [finding] = [f for f in all_findings({"autograd": engine}) if f.key == f"autograd-{case}"]
+    assert finding.status == "measured"
+    assert "not compared" in finding.sentence
