@@ -43,7 +43,8 @@ class OptionError(ValueError):
 def results_field(what: str) -> Any:
     """The --results option of a command, `what` it does with the store (append, read) in front."""
     return Field(
-        default_location(),
+        # Chosen when a command runs: the default store depends on the working directory (store/location.py).
+        default_factory=default_location,
         description=f"{what}: a .jsonl file (JSON lines), a postgresql:// URL, or any other path (an SQLite "
                     "file); $JAX_BENCHMARKS_RESULTS, where set, replaces the default.",
         json_schema_extra={"metavar": "PATH|URL"},
@@ -306,14 +307,16 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
                 for alias in option_aliases(info):
                     fn = click.option(alias, ALIAS_PREFIX + name, is_flag=True, default=None, hidden=True)(fn)
             else:
+                default: Any = info.default
+                shown: Any = info.default is not None
+                if info.default_factory is default_location:
+                    # The default store, chosen when the command runs, given whole; --help shows it without
+                    # its password.
+                    default, shown = (lambda: option_text(default_location())), str(default_location())
                 fn = click.option(
                     option_name(model, name), *short_option(info), name,
                     type=click.Choice(narrowed) if narrowed else _click_type(info.annotation),
-                    # A results location's default is given whole; --help shows it without its password.
-                    default=option_text(info.default) if isinstance(info.default, ResultsLocation) else info.default,
-                    show_default=(str(info.default) if isinstance(info.default, ResultsLocation)
-                                  else info.default is not None), help=help_,
-                    hidden=hidden, metavar=metavar(info),
+                    default=default, show_default=shown, help=help_, hidden=hidden, metavar=metavar(info),
                 )(fn)
                 for alias in option_aliases(info):
                     fn = click.option(alias, ALIAS_PREFIX + name, type=_click_type(info.annotation),

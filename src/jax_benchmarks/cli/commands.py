@@ -207,7 +207,7 @@ def backend_command(group: GroupSpec, name: str, names: list[str], model: type[B
 
 def build_group(group: GroupSpec) -> BackendGroup:
     cli = BackendGroup(group.name, help=group.help, context_settings={"help_option_names": ["-h", "--help"]})
-    missing = {name: missing_for(name) for name in group.backends}
+    missing = {name: missing_for(name, group.name) for name in group.backends}
     for name, spec in group.backends.items():
         if missing[name]:
             cli.add_command(_unavailable_command(f"{group.name} {name}", missing[name], spec.help))
@@ -222,7 +222,7 @@ def refuse_missing(group: GroupSpec, names: Sequence[str]) -> None:
     """Any backend of `names` whose framework is not installed: refused in one line (also when asked for
     by a command other than the backend's own, e.g. `mnist evaluate flax`)."""
     for name in names:
-        missing = missing_for(name)
+        missing = missing_for(name, group.name)
         if missing:
             raise FrameworkMissing(f"{group.name} {name}", missing)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +28,24 @@ if TYPE_CHECKING:  # the root command imports this module for `encodable_streams
 def make_console(json_output: bool = False) -> Console:
     """The console every command prints through (emoji codes such as `:x:` in data stay text)."""
     return Console(stderr=json_output, highlight=False, emoji=False)
+
+
+def in_ci() -> bool:
+    """Whether no person is watching: $CI set to a true value (GitHub Actions, GitLab and most CI services set
+    CI=true), or stdout or stderr not a terminal."""
+    flag = os.environ.get("CI", "").strip().lower()
+    return flag not in ("", "0", "false", "no") or not (sys.stdout.isatty() and sys.stderr.isatty())
+
+
+def invoked_as() -> str:
+    """The command as the user typed it, for hints: `jax-benchmarks` (the installed script), `python main.py`
+    (a checkout) or `python -m jax_benchmarks`."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if name == "main.py":
+        return "python main.py"
+    if name == "__main__.py":
+        return "python -m jax_benchmarks"
+    return "jax-benchmarks"
 
 
 def visible(text: str) -> str:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import click
 
@@ -19,9 +18,11 @@ from jax_benchmarks.errors import Failed
 from jax_benchmarks.frameworks.available import missing_for, unavailable_reason
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.cli.relaunch import self_command
+from jax_benchmarks.settings import option_text
+from jax_benchmarks.store.location import as_location, default_location
 
-# Quick figures are not comparable with real runs: by default they go to a file of their own.
-SMOKE_RESULTS = Path("data/results/smoke.jsonl")
+# The quick records go to the store every command uses by default: each record names its settings and its
+# cases their sizes, so `report` tells quick figures from real ones.
 
 
 class SmokeFailed(Failed):
@@ -35,9 +36,11 @@ def smoke_commands(groups: tuple[str, ...]) -> list[tuple[str, str]]:
 
 @click.command("smoke", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("groups", nargs=-1, type=click.Choice(BENCHMARK_GROUPS))
-@click.option("--results", type=click.Path(path_type=Path, dir_okay=False), default=SMOKE_RESULTS,
-              show_default=True, help="JSON-lines file the quick records are appended to.")
-def cli(groups: tuple[str, ...], results: Path) -> None:
+@click.option("--results", default=lambda: option_text(default_location()), metavar="PATH|URL",
+              show_default=str(default_location()),
+              help="The store the quick records are appended to (the one every command uses by default; "
+                   "$JAX_BENCHMARKS_RESULTS, where set, replaces it).")
+def cli(groups: tuple[str, ...], results: str) -> None:
     """Run GROUP's commands (default: every group) with --quick, one fresh process each; print each
     command's wall time. Exit 1 when any failed (the others still run).
 
@@ -46,14 +49,14 @@ def cli(groups: tuple[str, ...], results: Path) -> None:
     from jax_benchmarks.settings import writable_file
 
     try:
-        writable_file(results)
+        shown = str(writable_file(as_location(results)))  # a password left out
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'--results'") from None
     walls: list[tuple[str, float, int]] = []
     start = time.perf_counter()
     for group, command in smoke_commands(groups):
         line = f"{group} {command} --quick"
-        missing = missing_for(command)  # `all` runs the backends that are installed and says which it skips
+        missing = missing_for(command, group)  # `all` runs the backends that are installed and says which it skips
         if missing:
             click.echo(f"== smoke: {line} skipped: {unavailable_reason(missing)}", err=True)
             continue
@@ -65,7 +68,7 @@ def cli(groups: tuple[str, ...], results: Path) -> None:
     click.echo("smoke summary:")
     for line, wall, code in walls:
         click.echo(f"  {line:<28} {wall:6.1f} s  {'ok' if code == 0 else f'FAILED (exit {code})'}")
-    click.echo(f"  {'total':<28} {time.perf_counter() - start:6.1f} s; records in {results}")
+    click.echo(f"  {'total':<28} {time.perf_counter() - start:6.1f} s; records in {shown}")
     failed = [line for line, _, code in walls if code != 0]
     if failed:
         raise SmokeFailed(f"{len(failed)} of {len(walls)} smoke commands failed: {', '.join(failed)}")

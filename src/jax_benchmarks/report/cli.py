@@ -382,15 +382,28 @@ def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
         raise RegressionFound(f"regression: {memory_failure}")
 
 
+def first_comparison(advice: str) -> None:
+    """A gate with no baseline yet (a first run): in CI (CI set, or output not a terminal) exit 2, since nothing
+    was judged; in a terminal, a person is told what to run next and the command ends normally."""
+    from jax_benchmarks.cli.console import in_ci
+
+    if in_ci():
+        raise CannotJudge(f"--fail-on-regression: {advice}")
+    click.echo(f"--fail-on-regression: {advice}", err=True)
+
+
 def check_time_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
+    from jax_benchmarks.cli.console import invoked_as
     from jax_benchmarks.report.compare import MIN_ROUNDS, is_regression
 
     compared = [row for row in rows if row.comparison is not None]
     if not compared:
-        raise CannotJudge(
-            "--fail-on-regression: no figure of this report has a baseline to compare with, so nothing was judged; "
-            "give --baseline a run (id, file or 'previous') that recorded these figures"
-        )
+        first_comparison(f"no figure of this report has a baseline to compare with, so nothing was judged. "
+                         f"The runs shown are saved and become the baseline: run the benchmark again, then this "
+                         f"command, to compare; both runs need --rounds {MIN_ROUNDS} or more to be judged (e.g. "
+                         f"`{invoked_as()} xla all --rounds {MIN_ROUNDS}`), or give --baseline a run (id, file or "
+                         f"'previous') that recorded these figures")
+        return
     unjudged = [row for row in compared if row.comparison is not None and row.comparison.log_ratio is None]
     slower = [row for row in compared if is_regression(row.comparison)]
     cannot = ""

@@ -23,9 +23,10 @@ from typing import Literal
 import click
 
 from jax_benchmarks.errors import Failed
+from jax_benchmarks.settings import option_text
+from jax_benchmarks.store.location import ResultsLocation, as_location, default_location, default_path
 from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, round_argv, seconds_left
 
-VERDICT_RESULTS = Path("data/results/verdict.jsonl")
 Format = Literal["html", "markdown"]
 
 
@@ -44,7 +45,7 @@ def duration_text(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
-def measure(scale: Scale, results: Path, run_id: str, log: Path, show: Callable[[str, int, float], None]
+def measure(scale: Scale, results: str, run_id: str, log: Path, show: Callable[[str, int, float], None]
             ) -> list[RoundDone]:
     """Run every round of every step, one fresh process each; `show(label, rounds done, seconds left)`
     is called before each round. A failed round is noted and the rest still run."""
@@ -66,7 +67,7 @@ def measure(scale: Scale, results: Path, run_id: str, log: Path, show: Callable[
     return done
 
 
-def measure_with_progress(scale: Scale, results: Path, run_id: str, log: Path) -> list[RoundDone]:
+def measure_with_progress(scale: Scale, results: str, run_id: str, log: Path) -> list[RoundDone]:
     """`measure`, with a bar on a terminal and one line a round otherwise (both on stderr)."""
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -113,6 +114,12 @@ def checked_output(path: Path) -> Path:
     return path
 
 
+def round_log(results: ResultsLocation, run_id: str) -> Path:
+    """The rounds' output: beside the results file, or in the default store's folder for a database."""
+    folder = default_path(Path.cwd()).parent if results.kind == "postgres" else results.path.parent
+    return folder / f"verdict-{run_id}.log"
+
+
 def warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
 
@@ -131,12 +138,14 @@ def warn(message: str) -> None:
               show_default=True, help="html: one self-contained page; markdown: for a README or a pull request.")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write the page to this file (default: stdout).")
-@click.option("--results", type=click.Path(path_type=Path, dir_okay=False), default=VERDICT_RESULTS,
-              show_default=True, help="JSON-lines file a measuring verdict appends its records to.")
+@click.option("--results", default=lambda: option_text(default_location()), metavar="PATH|URL",
+              show_default=str(default_location()),
+              help="The store a measuring verdict appends its records to (the one every command uses by default; "
+                   "$JAX_BENCHMARKS_RESULTS, where set, replaces it).")
 @click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.98, show_default=True,
               help="Test accuracy of the 'time to accuracy' finding.")
 def cli(scale: ScaleName, from_path: Path | None, against_path: Path | None, run_id: str | None,
-        output_format: Format, output: Path | None, results: Path, target_accuracy: float) -> None:
+        output_format: Format, output: Path | None, results: str, target_accuracy: float) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
     one click away. With --from, only the page.
@@ -159,20 +168,20 @@ def cli(scale: ScaleName, from_path: Path | None, against_path: Path | None, run
     if output is not None:
         checked_output(output)
     failed: list[RoundDone] = []
-    source = from_path
+    source: Path | str | None = from_path
     used_scale: str | None = None
     if source is None:
         try:
-            writable_file(results)
+            writable_file(as_location(results))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="'--results'") from None
         run_id = new_run_id()
-        log = results.with_name(f"verdict-{run_id}.log")
+        log = round_log(as_location(results), run_id)
         rounds = measure_with_progress(SCALES[scale], results, run_id, log)
         failed = [r for r in rounds if r.code != 0]
         source, used_scale = results, scale
         click.echo(f"verdict run {run_id}: {len(rounds)} rounds in {duration_text(sum(r.seconds for r in rounds))}"
-                   f"; records in {results}", err=True)
+                   f"; records in {as_location(results)}", err=True)
     here = read_results(source, warn)
     there = read_results(against_path, warn) if against_path is not None else None
     text = build_page(here, there, run_id, output_format, target_accuracy, used_scale)

@@ -75,7 +75,7 @@ SCALES: dict[ScaleName, Scale] = {
 }
 
 
-def round_argv(step: Step, rounds: int, index: int, run_id: str, results: Path) -> list[str]:
+def round_argv(step: Step, rounds: int, index: int, run_id: str, results: Path | str) -> list[str]:
     """The group command's arguments for round `index` (prefix them with `self_command()`)."""
     return [step.group, step.command, *step.options, "--rounds", str(rounds), "--round-index", str(index),
             "--run-id", run_id, "--results", str(results)]
