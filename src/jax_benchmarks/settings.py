@@ -90,6 +90,11 @@ class BenchSettings(BaseModel):
         description="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike (default: each library's own; "
                     "at most the cores this process may use).",
     )
+    verbose: bool = Field(
+        False, description="Print every sanity check and skipped case on a line of its own (default: one line "
+                           "each for the checks that passed and for the cases -k did not select).",
+        json_schema_extra={"short": "-v"},
+    )
     list_cases: bool = Field(
         False, description="Print the cases this command would run with these options (target, case, variant; "
                            "-k applies) and exit: nothing is computed or recorded.",
@@ -302,7 +307,7 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
             narrowed = model_choices(model, name)
             if info.annotation is bool:
                 opt = option_name(model, name)
-                decls = [f"{opt}/--no-{opt[2:]}"] if info.default else [opt]
+                decls = [f"{opt}/--no-{opt[2:]}"] if info.default else [opt, *short_option(info)]
                 fn = click.option(*decls, name, is_flag=True, default=info.default, help=help_, hidden=hidden)(fn)
                 for alias in option_aliases(info):
                     fn = click.option(alias, ALIAS_PREFIX + name, is_flag=True, default=None, hidden=True)(fn)

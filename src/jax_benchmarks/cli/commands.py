@@ -210,7 +210,7 @@ def build_group(group: GroupSpec) -> BackendGroup:
     missing = {name: missing_for(name, group.name) for name in group.backends}
     for name, spec in group.backends.items():
         if missing[name]:
-            cli.add_command(_unavailable_command(f"{group.name} {name}", missing[name], spec.help))
+            cli.add_command(unavailable_command(f"{group.name} {name}", missing[name], spec.help))
         else:
             cli.add_command(backend_command(group, name, [name], spec.settings, spec.help))
     if group.all_settings is not None:
@@ -227,7 +227,7 @@ def refuse_missing(group: GroupSpec, names: Sequence[str]) -> None:
             raise FrameworkMissing(f"{group.name} {name}", missing)
 
 
-def _unavailable_command(command: str, missing: tuple[Framework, ...], help_: str) -> click.Command:
+def unavailable_command(command: str, missing: tuple[Framework, ...], help_: str) -> click.Command:
     """A backend whose framework is not installed: listed (its help says so), refused in one line (exit 2)."""
     def refuse(**_: Any) -> None:
         raise FrameworkMissing(command, missing)
@@ -247,7 +247,7 @@ def _all_command(group: GroupSpec, model: type[BenchSettings],
     skipped = [f"{name}: {unavailable_reason(missing[name])}" for name in in_all if missing[name]]
     if not runnable:
         every = tuple(dict.fromkeys(framework for name in in_all for framework in missing[name]))
-        return _unavailable_command(f"{group.name} all", every, f"Run {', '.join(in_all)} side by side.")
+        return unavailable_command(f"{group.name} all", every, f"Run {', '.join(in_all)} side by side.")
     help_ = f"Run {', '.join(runnable)} side by side."
     if not skipped:
         return backend_command(group, "all", runnable, model, help_)

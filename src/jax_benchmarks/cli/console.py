@@ -97,7 +97,8 @@ def print_run_header(console: Console, run: Run, settings: BenchSettings) -> Non
     gpu = env["gpu"] or "no GPU"
     console.print(
         f"run {run.run_id} · device {device_text(settings.device)} · {env['cpu']} ({env['cpu_cores']} cores) · {gpu}\n"
-        f"python {env['python']} · numpy {env['numpy']} · jax {env['jax']} · flax {env['flax']} · torch {env['torch']}"
+        + " · ".join(f"{name} {env[name]}" for name in ("python", "numpy", "jax", "flax", "torch")
+                     if env[name] is not None)  # a framework not installed is not named
     )
     if env["gpu"]:
         console.print(
