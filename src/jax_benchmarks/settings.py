@@ -343,7 +343,9 @@ def command_line(settings: BaseModel, skip: Collection[str] = ()) -> list[str]:
     args: list[str] = []
     for name, info in model.model_fields.items():
         value = getattr(settings, name)
-        if name in skip or name in NOT_PASSED_ON or value is None or value == info.default:
+        # A default chosen when the command runs (the results store) is the same in the started process.
+        default = info.get_default(call_default_factory=True) if info.default_factory is not None else info.default
+        if name in skip or name in NOT_PASSED_ON or value is None or value == default:
             continue
         option = option_name(model, name)
         if isinstance(value, bool):
