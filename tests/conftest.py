@@ -55,8 +55,10 @@ def results_path(tmp_path: Path) -> Path:
 
 @pytest.fixture(autouse=True)
 def _in_tmp_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Commands write data/ (plots, caches) relative to the working directory."""
+    """Commands write data/ (plots, caches) relative to the working directory; outside a checkout the default
+    store is in the user's data folder, here one under tmp_path (subprocesses inherit it)."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "user-data"))
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:

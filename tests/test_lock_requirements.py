@@ -14,11 +14,14 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
 LOCK = tomllib.loads((ROOT / "poetry.lock").read_text())
 
 
-def test_requirements_are_the_core_every_framework_extra_and_the_dev_group() -> None:
+def test_requirements_are_the_core_every_extra_but_the_gpu_and_the_dev_group() -> None:
     reqs = lock_requirements.requirements(cuda=False)
     extras = PROJECT["optional-dependencies"]
-    for req in [*PROJECT["dependencies"], *extras["jax"], *extras["torch"]]:
+    for req in [*PROJECT["dependencies"], *extras["jax"], *extras["torch"], *extras["scipy"], *extras["mnist"],
+                *extras["tracking"]]:
         assert req in reqs
+    # cli.sh's set-up installs everything `[all]` brings
+    assert set(extras["all"]) <= set(reqs)
     assert any(req.startswith("pytest") for req in reqs) and len(reqs) == len(set(reqs))
     assert not any(req.startswith("jax[cuda13]") for req in reqs)
     assert [req for req in lock_requirements.requirements(cuda=True) if req not in reqs] == extras["cuda"]
@@ -49,6 +52,7 @@ def test_version_comparison(have: tuple[int, ...], op: str, want: tuple[int, ...
 
 def test_lowest_pins_the_low_end_of_every_range() -> None:
     lowest = lock_requirements.lowest()
-    for pin in ("numpy==2.0", "jax==0.8.1", "jaxlib==0.8.1", "flax==0.12.0", "torch==2.9", "click==8.2.1"):
+    for pin in ("numpy==2.0", "jax==0.8.1", "jaxlib==0.8.1", "flax==0.12.0", "torch==2.9", "click==8.2.1",
+                "scipy==1.13", "datasets==3.0", "mlxtend==0.23.1", "comet-ml==3.44"):
         assert pin in lowest
     assert all("==" in line and ">" not in line and "<" not in line for line in lowest), lowest

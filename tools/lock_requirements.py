@@ -1,12 +1,12 @@
 """Turn pyproject.toml + poetry.lock into pip inputs, with the standard library only.
 
     python tools/lock_requirements.py requirements [--cuda]  -> top-level requirements: the core, every
-                                                                framework extra, the dev group (+ cuda)
+                                                                extra of EXTRAS, the dev group (+ cuda)
     python tools/lock_requirements.py constraints            -> every locked `name==version` (with the lock's
                                                                 markers where a name is locked per Python)
     python tools/lock_requirements.py pin NAME               -> NAME's locked `name==version` for this Python
     python tools/lock_requirements.py lowest                 -> `name==low` for every range of the core and the
-                                                                framework extras: the oldest environment the
+                                                                extras of EXTRAS: the oldest environment the
                                                                 ranges admit (CI tests it)
     python tools/lock_requirements.py supports-python        -> exit 0 when this interpreter is in the
                                                                 project's requires-python, else 1
@@ -25,8 +25,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-# The extras that bring the frameworks (cli.sh installs all of them); `cuda` is added on a GPU machine.
-FRAMEWORK_EXTRAS = ("jax", "torch")
+# The extras cli.sh installs (all of them: the frameworks, and what only some commands need); `cuda` is
+# added on a GPU machine; `postgres` comes with the dev group.
+EXTRAS = ("jax", "torch", "scipy", "mnist", "tracking")
 REQUIREMENT = re.compile(r"^\s*(?P<name>[A-Za-z0-9._-]+)(?P<extras>\[[^\]]*\])?\s*(?P<spec>[^;]*)(?P<marker>;.*)?$")
 
 
@@ -38,7 +39,7 @@ def requirements(cuda: bool) -> list[str]:
     meta = project()
     extras = meta["optional-dependencies"]
     reqs = list(meta["dependencies"])
-    for extra in FRAMEWORK_EXTRAS:
+    for extra in EXTRAS:
         reqs += extras[extra]
     reqs += tomllib.loads((ROOT / "pyproject.toml").read_text()).get("dependency-groups", {}).get("dev", [])
     if cuda:
@@ -112,10 +113,10 @@ def supports_python() -> bool:
 
 
 def lowest() -> list[str]:
-    """`name[extras]==low` for each `>=low` range of the core and the framework extras."""
+    """`name[extras]==low` for each `>=low` range of the core and the extras of EXTRAS."""
     meta = project()
     reqs = list(meta["dependencies"])
-    for extra in FRAMEWORK_EXTRAS:
+    for extra in EXTRAS:
         reqs += meta["optional-dependencies"][extra]
     lines = []
     for req in dict.fromkeys(reqs):

@@ -49,7 +49,8 @@ class OptionError(ValueError):
 def results_field(what: str) -> Any:
     """The --results option of a command, `what` it does with the store (append, read) in front."""
     return Field(
-        default_location(),
+        # Chosen when a command runs: the default store depends on the working directory (store/location.py).
+        default_factory=default_location,
         description=f"{what}: a .jsonl file (JSON lines), a postgresql:// URL, or any other path (an SQLite "
                     "file); $JAX_BENCHMARKS_RESULTS, where set, replaces the default.",
         json_schema_extra={"metavar": "PATH|URL"},
@@ -109,6 +110,11 @@ class BenchSettings(BaseModel):
         None, ge=1, le=1024,
         description="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike (default: each library's own; "
                     "at most the cores this process may use).",
+    )
+    verbose: bool = Field(
+        False, description="Print every sanity check and skipped case on a line of its own (default: one line "
+                           "each for the checks that passed and for the cases -k did not select).",
+        json_schema_extra={"short": "-v"},
     )
     list_cases: bool = Field(
         False, description="Print the cases this command would run with these options (target, case, variant; "
@@ -346,19 +352,21 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
             narrowed = model_choices(model, name)
             if info.annotation is bool:
                 opt = option_name(model, name)
-                decls = [f"{opt}/--no-{opt[2:]}"] if info.default else [opt]
+                decls = [f"{opt}/--no-{opt[2:]}"] if info.default else [opt, *short_option(info)]
                 fn = click.option(*decls, name, is_flag=True, default=info.default, help=help_, hidden=hidden)(fn)
                 for alias in option_aliases(info):
                     fn = click.option(alias, ALIAS_PREFIX + name, is_flag=True, default=None, hidden=True)(fn)
             else:
+                default: Any = info.default
+                shown: Any = info.default is not None
+                if info.default_factory is default_location:
+                    # The default store, chosen when the command runs, given whole; --help shows it without
+                    # its password.
+                    default, shown = (lambda: option_text(default_location())), str(default_location())
                 fn = click.option(
                     option_name(model, name), *short_option(info), name,
                     type=click.Choice(narrowed) if narrowed else _click_type(info.annotation),
-                    # A results location's default is given whole; --help shows it without its password.
-                    default=option_text(info.default) if isinstance(info.default, ResultsLocation) else info.default,
-                    show_default=(str(info.default) if isinstance(info.default, ResultsLocation)
-                                  else info.default is not None), help=help_,
-                    hidden=hidden, metavar=metavar(info),
+                    default=default, show_default=shown, help=help_, hidden=hidden, metavar=metavar(info),
                 )(fn)
                 for alias in option_aliases(info):
                     fn = click.option(alias, ALIAS_PREFIX + name, type=_click_type(info.annotation),
@@ -380,7 +388,9 @@ def command_line(settings: BaseModel, skip: Collection[str] = ()) -> list[str]:
     args: list[str] = []
     for name, info in model.model_fields.items():
         value = getattr(settings, name)
-        if name in skip or name in NOT_PASSED_ON or value is None or value == info.default:
+        # A default chosen when the command runs (the results store) is the same in the started process.
+        default = info.get_default(call_default_factory=True) if info.default_factory is not None else info.default
+        if name in skip or name in NOT_PASSED_ON or value is None or value == default:
             continue
         option = option_name(model, name)
         if isinstance(value, bool):

@@ -31,6 +31,8 @@ from typing import Any, Literal
 
 import click
 
+from jax_benchmarks.frameworks.available import COMET, missing_libraries, unavailable_reason
+
 TrackingMode = Literal["auto", "off", "online", "offline"]
 COMET_DIR = Path("data/comet")
 DEFAULT_PROJECT = "jax-benchmarks"
@@ -170,6 +172,12 @@ def start_tracking(
     if resolved == "off":
         log("skip comet.ml initialization" + ("" if mode == "off" else " (COMET_API_KEY not set)"))
         return Tracker()
+    missing = missing_libraries(COMET)
+    if missing and mode == "auto":  # the key is set, but tracking was not asked for by name
+        log(f"skip comet.ml initialization ({unavailable_reason(missing)})")
+        return Tracker()
+    if missing:
+        raise click.UsageError(f"--comet {mode}: {unavailable_reason(missing)}")
     key = os.environ.get("COMET_API_KEY")
     if key is not None:
         problem = api_key_problem(key)

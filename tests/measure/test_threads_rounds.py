@@ -39,7 +39,8 @@ def test_threads_pins_blas_and_xla_and_is_recorded(tmp_path: Path) -> None:
         assert env["threads"] == 1
         assert env["blas_threads"] == 1 and env["blas"]  # threadpoolctl read OpenBLAS/MKL back: it is pinned
         assert env["xla_threads"] == 1 and "--xla_cpu_multi_thread_eigen=false" in env["xla_flags"]
-    store = open_store(tmp_path / "data/results/results.sqlite")  # the default store
+    # the default store outside a checkout: the user data folder's (tests/conftest.py sets XDG_DATA_HOME)
+    store = open_store(tmp_path / "user-data/jax-benchmarks/results.sqlite")
     assert [record.model_dump() for record in store.all_records()] == records
 
 

@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from jax_benchmarks.store.location import ResultsLocation, open_store
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.store.sql import STORE_SCHEMA
@@ -22,6 +24,13 @@ REPO = Path(__file__).resolve().parents[2]
 WRITTEN_BY_V1 = Path(__file__).parent / "fixtures" / "written_by_v1.jsonl"
 DEFAULT_JSONL = Path("data/results/results.jsonl")
 DEFAULT_SQLITE = Path("data/results/results.sqlite")
+
+
+@pytest.fixture(autouse=True)
+def _in_a_checkout(tmp_path: Path) -> None:
+    """The working directory (tmp_path) as a checkout of this project: its default store is
+    data/results/results.sqlite there, where earlier versions wrote data/results/results.jsonl."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "jax-benchmarks"\n')
 
 
 def legacy_lines() -> list[str]:

@@ -24,7 +24,7 @@ def test_chromium_renders_the_verdict_without_console_messages(tmp_path: Path) -
     assert probe["title"] == "jax-benchmarks verdict"
     assert probe["headings"][:2] == ["Findings on Test CPU (2 cores), no GPU", "Findings on Other CPU (2 cores), no GPU"]
     assert "Between the two machines" in probe["headings"] and "Environment" in probe["headings"]
-    assert len(probe["images"]) == 4  # two box plots a machine
+    assert len(probe["images"]) == 5  # two box plots a machine, and the summary chart of this one
     for image in probe["images"]:
         assert image["complete"] and image["width"] > 300 and image["height"] > 200, image
     for table in probe["tables"]:

@@ -44,13 +44,14 @@ def test_html_puts_findings_first_with_evidence_in_details_and_embeds_everything
     assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
     # Findings come before the environment table.
     assert page.index('<ol class="findings">') < page.index('id="environment"')
-    assert parsed.details == len(parsed.ids) - 1  # every finding is a <details>; the other id: environment
+    # Every finding is a <details>, and so is the environment (collapsed at the bottom; its id is inside).
+    assert parsed.details == len(parsed.ids) and parsed.ids[-1] == "environment"
     assert "linear-algebra-matmul_1000x1000_float64" in parsed.ids and "missing-mnist" in parsed.ids
     assert "No mnist records" in page and "Memory not measured in these records." in page
     # Nothing from outside: every URL is a data: URI, and the box plots are real PNGs.
     assert parsed.urls and all(url.startswith("data:") for url in parsed.urls)
     images = [url for url in parsed.urls if url.startswith("data:image/png;base64,")]
-    assert len(images) == 2  # matmul and jit have timed records
+    assert len(images) == 3  # the summary chart (JAX against numpy on matmul); matmul and jit have timed records
     assert all(base64.b64decode(url.split(",", 1)[1])[:8] == PNG_MAGIC for url in images)
     # Machine, versions, precision policy and date are on the page.
     for text in ("Test CPU (2 cores)", "jax 0.10.2", "Precision policy: float32", "2026-11-24"):

@@ -98,7 +98,7 @@ def test_all_gives_one_record_per_case_and_backend(results_path: Path) -> None:
     assert sorted(pairs) == sorted((case, b) for case in expected_cases(32, "float64") for b in BACKENDS)
     assert len({r["run_id"] for r in records}) == 1
     # the human table went to stderr (wrapped at 80 columns), with the GFLOP/s row
-    assert "gflops" in result.stderr and "matmul_32x32" in result.stderr
+    assert "GFLOP/s" in result.stderr and "matmul_32x32" in result.stderr
     for backend in BACKENDS:
         assert backend in result.stderr
 

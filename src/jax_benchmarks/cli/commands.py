@@ -209,10 +209,10 @@ def backend_command(group: GroupSpec, name: str, names: list[str], model: type[B
 
 def build_group(group: GroupSpec) -> BackendGroup:
     cli = BackendGroup(group.name, help=group.help, context_settings={"help_option_names": ["-h", "--help"]})
-    missing = {name: missing_for(name) for name in group.backends}
+    missing = {name: missing_for(name, group.name) for name in group.backends}
     for name, spec in group.backends.items():
         if missing[name]:
-            cli.add_command(_unavailable_command(f"{group.name} {name}", missing[name], spec.help))
+            cli.add_command(unavailable_command(f"{group.name} {name}", missing[name], spec.help))
         else:
             cli.add_command(backend_command(group, name, [name], spec.settings, spec.help))
     if group.all_settings is not None:
@@ -224,12 +224,12 @@ def refuse_missing(group: GroupSpec, names: Sequence[str]) -> None:
     """Any backend of `names` whose framework is not installed: refused in one line (also when asked for
     by a command other than the backend's own, e.g. `mnist evaluate flax`)."""
     for name in names:
-        missing = missing_for(name)
+        missing = missing_for(name, group.name)
         if missing:
             raise FrameworkMissing(f"{group.name} {name}", missing)
 
 
-def _unavailable_command(command: str, missing: tuple[Framework, ...], help_: str) -> click.Command:
+def unavailable_command(command: str, missing: tuple[Framework, ...], help_: str) -> click.Command:
     """A backend whose framework is not installed: listed (its help says so), refused in one line (exit 2)."""
     def refuse(**_: Any) -> None:
         raise FrameworkMissing(command, missing)
@@ -249,7 +249,7 @@ def _all_command(group: GroupSpec, model: type[BenchSettings],
     skipped = [f"{name}: {unavailable_reason(missing[name])}" for name in in_all if missing[name]]
     if not runnable:
         every = tuple(dict.fromkeys(framework for name in in_all for framework in missing[name]))
-        return _unavailable_command(f"{group.name} all", every, f"Run {', '.join(in_all)} side by side.")
+        return unavailable_command(f"{group.name} all", every, f"Run {', '.join(in_all)} side by side.")
     help_ = f"Run {', '.join(runnable)} side by side."
     if not skipped:
         return backend_command(group, "all", runnable, model, help_)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import codecs
 import io
+import os
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -30,6 +31,17 @@ if TYPE_CHECKING:  # the root command imports this module for `encodable_streams
 def make_console(json_output: bool = False) -> Console:
     """The console every command prints through (emoji codes such as `:x:` in data stay text)."""
     return Console(stderr=json_output, highlight=False, emoji=False)
+
+
+def invoked_as() -> str:
+    """The command as the user typed it, for hints: `jax-benchmarks` (the installed script), `python main.py`
+    (a checkout) or `python -m jax_benchmarks`."""
+    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    if name == "main.py":
+        return "python main.py"
+    if name == "__main__.py":
+        return "python -m jax_benchmarks"
+    return "jax-benchmarks"
 
 
 def literal(text: object) -> str:
@@ -73,7 +85,8 @@ def print_run_header(console: Console, run: Run, settings: BenchSettings) -> Non
     gpu = env["gpu"] or "no GPU"
     console.print(
         f"run {run.run_id} · device {device_text(settings.device)} · {env['cpu']} ({env['cpu_cores']} cores) · {gpu}\n"
-        f"python {env['python']} · numpy {env['numpy']} · jax {env['jax']} · flax {env['flax']} · torch {env['torch']}"
+        + " · ".join(f"{name} {env[name]}" for name in ("python", "numpy", "jax", "flax", "torch")
+                     if env[name] is not None)  # a framework not installed is not named
     )
     if env["gpu"]:
         console.print(

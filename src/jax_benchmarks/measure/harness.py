@@ -488,10 +488,10 @@ def run_live(
     for case in cases:
         live.check_declared((*case.uses, case.provides), f"case {case.label}")
     chosen = select(cases, patterns)
-    for case in cases:
-        if case not in chosen:
-            # The patterns are the user's text: shown literally (no markup, control characters as escapes).
-            run.log(f"skipped: {target.backend} {literal(case.label)}: not selected by -k {literal(','.join(patterns))}")
+    unselected = [case.label for case in cases if case not in chosen]
+    if unselected:  # one line, the user's text shown literally: `--list -k` names the cases that run
+        run.log(f"skipped: {target.backend}: {len(unselected)} of {len(cases)} case(s) not selected by "
+                f"-k {literal(','.join(patterns))}")
     measured: dict[str, Measurement] = {}
     dead: dict[str | None, str] = {}  # variant -> why it cannot run on this device
 

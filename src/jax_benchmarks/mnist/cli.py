@@ -16,8 +16,11 @@ from typing import Any, cast
 
 import click
 
-from jax_benchmarks.cli.commands import BackendGroup, BackendSpec, GroupSpec, backend_command, execute
-from jax_benchmarks.settings import command_line, parse_settings, settings_options
+from jax_benchmarks.cli.commands import (
+    BackendGroup, BackendSpec, GroupSpec, backend_command, execute, unavailable_command,
+)
+from jax_benchmarks.frameworks.available import missing_for
+from jax_benchmarks.settings import BenchSettings, command_line, parse_settings, settings_options
 from jax_benchmarks.cli.relaunch import self_command
 from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.errors import interrupt_signal, interrupted
@@ -74,8 +77,8 @@ def training(name: str, names: list[str], model: type[MnistSettings]) -> Callabl
             raise click.BadParameter(
                 "PyTorch runs one device per process in a multi-process job; leave it at 1", param_hint="'--devices'"
             )
-        if isinstance(settings, FlaxSettings):
-            settings = set_xla_flags(settings)
+        if isinstance(settings, FlaxSettings) and "flax" in names and not missing_for("flax", SPEC.name):
+            settings = set_xla_flags(settings)  # for JAX only: nothing is said about it where JAX does not run
         if not settings.multi_process:
             execute(SPEC, names, settings, command=name)
             return
@@ -134,12 +137,23 @@ def launch_local(name: str, settings: MnistSettings) -> None:
 def build_cli() -> click.Group:
     """flax, pytorch and all train (`training`); evaluate and preprocess-images parse their options and run."""
     group = BackendGroup(SPEC.name, help=SPEC.help, context_settings={"help_option_names": ["-h", "--help"]})
+    missing = {name: missing_for(name, SPEC.name) for name in TRAINED}
     for name in TRAINED:
         spec = SPEC.backends[name]
+        if missing[name]:  # listed as the other groups list it: unavailable, saying what to install
+            group.add_command(unavailable_command(f"{SPEC.name} {name}", missing[name], spec.help))
+            continue
         group.add_command(backend_command(SPEC, name, [name], spec.settings, spec.help,
                                           run=training(name, [name], cast("type[MnistSettings]", spec.settings))))
-    group.add_command(backend_command(SPEC, "all", list(TRAINED), FlaxSettings,
-                                      f"Run {', '.join(TRAINED)} side by side.", run=training("all", list(TRAINED), FlaxSettings)))
+    runnable = [name for name in TRAINED if not missing[name]]
+    absent = f" (not installed: {', '.join(n for n in TRAINED if missing[n])})" if len(runnable) < len(TRAINED) else ""
+    if runnable:
+        group.add_command(backend_command(SPEC, "all", runnable, FlaxSettings,
+                                          f"Run {', '.join(runnable)} side by side{absent}.",
+                                          run=training("all", runnable, FlaxSettings)))
+    else:
+        every = tuple(dict.fromkeys(framework for name in TRAINED for framework in missing[name]))
+        group.add_command(unavailable_command(f"{SPEC.name} all", every, f"Run {', '.join(TRAINED)} side by side."))
     group.add_command(evaluate_command())
     spec = SPEC.backends["preprocess-images"]
     group.add_command(backend_command(SPEC, "preprocess-images", ["preprocess-images"], spec.settings, spec.help))

@@ -388,14 +388,18 @@ def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
 
 
 def check_time_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
+    from jax_benchmarks.cli.console import invoked_as
     from jax_benchmarks.report.compare import MIN_ROUNDS, is_regression
 
     compared = [row for row in rows if row.comparison is not None]
     if not compared:
-        raise CannotJudge(
-            "--fail-on-regression: no figure of this report has a baseline to compare with, so nothing was judged; "
-            "give --baseline a run (id, file or 'previous') that recorded these figures"
-        )
+        # A first run (no baseline yet) is not a pass: nothing was judged, so exit 2, with the next step to take.
+        raise CannotJudge(f"--fail-on-regression: no figure of this report has a baseline to compare with, so nothing "
+                          f"was judged. "
+                         f"The runs shown are saved and become the baseline: run the benchmark again, then this "
+                         f"command, to compare; both runs need --rounds {MIN_ROUNDS} or more to be judged (e.g. "
+                         f"`{invoked_as()} xla all --rounds {MIN_ROUNDS}`), or give --baseline a run (id, file or "
+                         f"'previous') that recorded these figures")
     busy = [row for row in compared if row.comparison is not None and row.comparison.busy is not None]
     unjudged = [row for row in compared if row.comparison is not None and row.comparison.log_ratio is None
                 and row.comparison.busy is None]

@@ -3,16 +3,22 @@
 * a path ending in `.jsonl`, or an existing file of JSON lines: a JSON-lines file
   (src/jax_benchmarks/store/jsonl.py), read and appended as is;
 * `postgresql://…` or `postgres://…`: a PostgreSQL database (src/jax_benchmarks/store/postgres.py);
-* any other path: an SQLite file (src/jax_benchmarks/store/sqlite.py), data/results/results.sqlite by default.
+* any other path: an SQLite file (src/jax_benchmarks/store/sqlite.py).
 
-The environment variable JAX_BENCHMARKS_RESULTS, where set, replaces that default (a team points every
-machine at one database with it). A location is shown with its password left out, wherever it is printed.
+Every command (the benchmark groups, report, verdict, smoke) has the same default store (docs/store.md):
+data/results/results.sqlite of the project when run inside a checkout of this project, else results.sqlite in
+the user's data folder (Linux: $XDG_DATA_HOME/jax-benchmarks, by default ~/.local/share/jax-benchmarks; macOS:
+~/Library/Application Support/jax-benchmarks; Windows: %LOCALAPPDATA%/jax-benchmarks). The environment
+variable JAX_BENCHMARKS_RESULTS, where set, replaces that default (a team points every machine at one database
+with it). A location is shown with its password left out, wherever it is printed.
 """
 
 from __future__ import annotations
 
 import os
 import stat
+import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -31,7 +37,9 @@ from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S, SqliteStore, sqlite_prob
 from jax_benchmarks.store.views import ResultsStore
 
 RESULTS_ENV = "JAX_BENCHMARKS_RESULTS"
-DEFAULT_PATH = Path("data/results/results.sqlite")
+# Where a checkout keeps its store, relative to the checkout's root (the folder of its pyproject.toml).
+CHECKOUT_STORE = Path("data/results/results.sqlite")
+APP_FOLDER = "jax-benchmarks"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
 HIDDEN = "***"
 Kind = Literal["jsonl", "sqlite", "postgres"]
@@ -118,11 +126,43 @@ class LocationParam(click.ParamType[ResultsLocation]):
             return as_location(value)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
+def checkout_root(start: Path) -> Path | None:
+    """The checkout of this project that `start` is in (itself or a parent holding this project's
+    pyproject.toml), None outside one."""
+    for folder in (start, *start.parents):
+        manifest = folder / "pyproject.toml"
+        try:
+            if manifest.is_file() and f'name = "{APP_FOLDER}"' in manifest.read_text(encoding="utf-8"):
+                return folder
+        except (OSError, UnicodeDecodeError):  # unreadable: not ours to use
+            continue
+    return None
+
+
+def user_data_folder() -> Path:
+    """The platform's folder for a user's application data, with this project's folder in it."""
+    home = Path.home()
+    if sys.platform == "win32":
+        return Path(os.environ.get("LOCALAPPDATA") or home / "AppData" / "Local") / APP_FOLDER
+    if sys.platform == "darwin":
+        return home / "Library" / "Application Support" / APP_FOLDER
+    # The XDG base directory specification: a relative $XDG_DATA_HOME is invalid and ignored.
+    xdg = os.environ.get("XDG_DATA_HOME", "")
+    return (Path(xdg) if os.path.isabs(xdg) else home / ".local" / "share") / APP_FOLDER
+
+
+def default_path(cwd: Path) -> Path:
+    """The default store's file for a command run in `cwd`: the checkout's data/results/results.sqlite
+    (relative when `cwd` is the checkout's root, as a user there types it), else the user data folder's."""
+    root = checkout_root(cwd)
+    if root is None:
+        return user_data_folder() / "results.sqlite"
+    return CHECKOUT_STORE if root == cwd else root / CHECKOUT_STORE
 
 
 def default_location() -> ResultsLocation:
-    """Where results go when --results is not given: $JAX_BENCHMARKS_RESULTS, else data/results/results.sqlite."""
-    return as_location(os.environ.get(RESULTS_ENV) or DEFAULT_PATH)
+    """Where results go when --results is not given: $JAX_BENCHMARKS_RESULTS, else `default_path`."""
+    return as_location(os.environ.get(RESULTS_ENV) or default_path(Path.cwd()))
 
 
 def legacy_jsonl(path: Path) -> Path:

@@ -10,6 +10,8 @@ from jax_benchmarks.report.page import Chart
 from jax_benchmarks.report.rows import build_table, order_tables
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.against import against_finding, machine_name
+from jax_benchmarks.verdict.answer import answers
+from jax_benchmarks.verdict.chart import summary_chart
 from jax_benchmarks.verdict.findings import TARGET_ACCURACY, Finding, all_findings, latest_runs
 from jax_benchmarks.verdict.page import Machine, render_html, render_markdown
 
@@ -44,7 +46,10 @@ def machine(records: Sequence[Record], run_id: str | None, target: float, draw: 
     shown = [r for rs in chosen.values() for r in rs]
     env = max(shown, key=lambda r: r.timestamp).env if shown else {}
     tables = order_tables([build_table(rs) for rs in chosen.values()], BENCHMARK_GROUPS)
-    return Machine(machine_name(env), findings, env, shown, tables, box_plots(findings) if draw else {}), chosen
+    found = answers(findings)
+    summary = summary_chart(found) if draw else None
+    return Machine(machine_name(env), findings, env, shown, tables, box_plots(findings) if draw else {},
+                   found, summary), chosen
 
 
 def build_page(here_records: Sequence[Record], there_records: Sequence[Record] | None, run_id: str | None,
@@ -57,7 +62,7 @@ def build_page(here_records: Sequence[Record], there_records: Sequence[Record] |
         there, chosen_there = machine(there_records, None, target, draw)
         if there.name == here.name:
             there = Machine(f"{there.name} (the --against records)", there.findings, there.env, there.records,
-                            there.tables, there.charts)
+                            there.tables, there.charts, there.answers, there.summary)
         across = against_finding(chosen_here, chosen_there)
     if output_format == "html":
         return render_html(here, there, across, scale)

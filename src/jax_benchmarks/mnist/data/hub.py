@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 import numpy as np
 
 from jax_benchmarks.errors import DataError
+from jax_benchmarks.frameworks.available import HF_DATASETS, PYARROW, missing_libraries, unavailable_reason
 from jax_benchmarks.mnist.data.arrays import RawSplits, checked_split
 from jax_benchmarks.mnist.data.png import decode_png_array
 
@@ -134,8 +135,16 @@ def decode_dataset_dict(splits: Any, where: str) -> RawSplits:
     return RawSplits(x_train, y_train, x_test, y_test)
 
 
+def require_datasets(what: str) -> None:
+    """DataError (one line, exit 2) naming the extra when `datasets` or pyarrow is not installed."""
+    missing = missing_libraries(HF_DATASETS, PYARROW)
+    if missing:
+        raise DataError(f"{what}: {unavailable_reason(missing)}")
+
+
 def load_hub_splits(dataset: str, data_dir: Path) -> Any:
     """`datasets.load_dataset` of the hub repository (downloads, or its cache in `data_dir`)."""
+    require_datasets(f"hub {HUB_REPOS[dataset]}")
     import datasets  # type: ignore[import-untyped]
 
     return datasets.load_dataset(HUB_REPOS[dataset], cache_dir=str(data_dir))
@@ -159,6 +168,7 @@ def read_parquet(files: ParquetFiles, data_dir: Path) -> RawSplits:
     import datasets
 
     where = f"parquet files in {files.folder}"
+    require_datasets(where)
     data_files = {"train": [str(p) for p in files.train], "test": [str(p) for p in files.test]}
     try:
         splits = datasets.load_dataset("parquet", data_files=data_files, cache_dir=str(data_dir))

@@ -1,0 +1,133 @@
+"""The verdict's plain answer: per topic, is JAX (JAX or Flax) worth it against the fastest other framework?
+
+Built from the findings' records (`Finding.records`: the timed records behind each finding), with the
+regression gate's own test (`jax_benchmarks.report.compare`): for a finding's largest case, JAX's fastest
+label against the fastest other label (NumPy, PyTorch, the project's own engine), the ratio of the rounds'
+fastest samples with its 95 % confidence interval, the topics judged as one family (Benjamini–Hochberg).
+* worth it: JAX is faster and the interval excludes 1;
+* not worth it: the other is faster, or the two are the same within noise;
+* undecided: too few rounds to judge, or an interval wider than `WIDEST_INTERVAL` (the data say nothing).
+A finding without both JAX and another framework (jit against eager within one framework, memory,
+agreement) is not a question this answer asks.
+
+Pure functions of findings: no I/O, no printing, no timing.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from jax_benchmarks.report.compare import round_medians
+from jax_benchmarks.store.record import Record
+from jax_benchmarks.verdict.findings import Contrast, Finding, contrasts
+
+Word = Literal["worth it", "not worth it", "undecided"]
+JAX_BACKENDS = ("jax", "flax")
+# An interval from 0.1× to 1× is 10× wide: it does not tell "much slower" from "the same". Wider: undecided.
+WIDEST_INTERVAL = 10.0
+SCALE_BANNERS = {
+    "quick": "quick scale: a smoke test, not a result",
+    "standard": "standard scale: small sizes, three rounds a figure",
+    "full": "full scale: the groups' default sizes",
+}
+
+
+@dataclass(frozen=True)
+class Answer:
+    """JAX's fastest figure against the fastest other framework's, on one finding's largest case."""
+
+    key: str  # the finding's anchor
+    topic: str
+    case: str
+    contrast: Contrast  # a = JAX's label, b = the other's
+
+    @property
+    def word(self) -> Word:
+        interval = self.contrast.interval
+        if interval is None or interval[1] / interval[0] > WIDEST_INTERVAL:
+            return "undecided"
+        return "worth it" if self.contrast.judged == "faster" else "not worth it"
+
+    @property
+    def reason(self) -> str:
+        """Why, in a few words: '×7.6', 'numpy 1.3× faster', 'the same within noise', 'too few rounds'."""
+        interval, speedup = self.contrast.interval, self.contrast.speedup
+        if interval is None:
+            return "too few rounds to judge"
+        if interval[1] / interval[0] > WIDEST_INTERVAL:
+            return f"95 % CI {interval[0]:.2g}–{interval[1]:.2g}×, too wide to tell"
+        if self.contrast.judged == "faster":
+            return f"×{speedup:.1f}"
+        if self.contrast.judged == "slower":
+            return f"{self.contrast.b} {1 / speedup:.1f}× faster"
+        return "the same within noise"
+
+
+def label(record: Record) -> str:
+    return record.backend + (f" {record.variant}" if record.variant else "")
+
+
+def size_of(case: str) -> int:
+    """The number of elements a case name gives (`matmul_1000x1000_float64` -> 1,000,000); 0 if none."""
+    sizes = [part for part in case.split("_") if part.replace("x", "").isdigit() and part[:1].isdigit()]
+    return math.prod(int(n) for n in sizes[0].split("x")) if sizes else 0
+
+
+def fastest(records: Sequence[Record]) -> tuple[str, list[Record]] | None:
+    """The label whose median of round medians is lowest, with its records."""
+    by_label: dict[str, list[Record]] = {}
+    for record in records:
+        if record.median_s:
+            by_label.setdefault(label(record), []).append(record)
+    if not by_label:
+        return None
+    best = min(by_label, key=lambda name: statistics.median(round_medians(by_label[name])))
+    return best, by_label[best]
+
+
+def pairing(finding: Finding) -> tuple[str, str, list[Record], str, list[Record]] | None:
+    """(case, JAX label, its records, other label, its records) on the finding's largest case with both."""
+    cases = sorted({r.case for r in finding.records if r.median_s}, key=size_of, reverse=True)
+    for case in cases:
+        on_case = [r for r in finding.records if r.case == case]
+        jax = fastest([r for r in on_case if r.backend in JAX_BACKENDS])
+        other = fastest([r for r in on_case if r.backend not in JAX_BACKENDS])
+        if jax is not None and other is not None:
+            return case, jax[0], jax[1], other[0], other[1]
+    return None
+
+
+def answers(findings: Sequence[Finding]) -> list[Answer]:
+    """One answer per finding that sets JAX against another framework, judged together (findings.contrasts)."""
+    paired = [(finding, pairing(finding)) for finding in findings]
+    made = [(finding, found) for finding, found in paired if found is not None]
+    judged = contrasts([(jax_label, jax_records, other_label, other_records)
+                        for _, (_, jax_label, jax_records, other_label, other_records) in made])
+    # Every pair is of timed records (`fastest` keeps no other), so `contrasts` keeps each one, in order.
+    return [Answer(finding.key, finding.topic, found[0], contrast)
+            for (finding, found), contrast in zip(made, judged, strict=True)]
+
+
+def _listed(parts: Sequence[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def plain_answer(found: Sequence[Answer]) -> list[str]:
+    """Three to five lines: where JAX is worth it, where not, what is undecided; then how it was judged."""
+    if not found:
+        return ["No answer yet: the records hold no figure of JAX (or Flax) beside another framework's. "
+                "Run `verdict` with JAX installed."]
+    lines: list[str] = []
+    for word, first, later in (("worth it", "On this machine JAX is worth it for", "JAX is worth it for"),
+                               ("not worth it", "On this machine JAX is not worth it for", "Not for"),
+                               ("undecided", "On this machine it is undecided for", "Undecided for")):
+        topics = [f"{a.topic} ({a.reason})" for a in found if a.word == word]
+        if topics:
+            lines.append(f"{later if lines else first} {_listed(topics)}.")
+    lines.append("Each answer sets JAX's fastest figure against the fastest other framework's on the largest case, "
+                 "claimed only where the rounds' 95 % confidence interval excludes “no difference”.")
+    return lines

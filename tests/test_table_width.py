@@ -1,0 +1,61 @@
+"""Tables at 80 columns, piped (issue 38): a case name is never cut; metric rows carry their unit."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from rich.console import Console
+
+from jax_benchmarks.cli.tables import comparison_table, metric_label
+from jax_benchmarks.store.record import Record
+from tests.report.fixtures import record, samples
+
+RUN = "20250102T100000Z-cccccc"
+TS = "2025-01-02T10:00:00+00:00"
+# The longest names the groups make at their default sizes, and one longer still.
+CASES = ("matmul_300x300_float64", "uniform_2x1000x1000_float64", "f_10000000_float32",
+         "train_epoch_128x28x28_float32", "validation_10000x28x28_float32_and_some_more")
+MIB = 2**20
+
+
+def records(backends: tuple[str, ...]) -> list[Record]:
+    out = []
+    for case_index, case in enumerate(CASES):
+        for backend_index, backend in enumerate(backends):
+            median = 1e-3 * (1 + case_index) * (1 + backend_index)
+            out.append(record(RUN, TS, "xla", backend, case, samples(median), metrics={"gflops": 1.5 * backend_index,
+                                                                                    "loop_overhead": -0.2405},
+                              memory={"memory_method": "untimed pass", "host_status": "measured",
+                                      "host_peak_bytes": 3 * MIB}))
+    return out
+
+
+def piped_80(renderable: object) -> str:
+    out = io.StringIO()
+    Console(file=out, width=80, force_terminal=False, color_system=None).print(renderable)
+    return out.getvalue()
+
+
+@pytest.mark.parametrize("backends", [("numpy",), ("numpy", "pytorch", "jax"),
+                                      ("numpy", "pytorch", "jax", "flax")])
+def test_every_case_name_is_whole_at_80_columns_piped(backends: tuple[str, ...]) -> None:
+    text = piped_80(comparison_table(records(backends), "xla: " + ", ".join(backends), ("gflops", "loop_overhead")))
+    assert max(len(line) for line in text.splitlines()) <= 80
+    for case in CASES:
+        assert case in text, f"{case} cut:\n{text}"
+    for backend in backends:
+        assert backend in text
+    assert "…" not in text
+
+
+def test_metric_rows_say_their_unit() -> None:
+    text = piped_80(comparison_table(records(("numpy", "jax")), "xla", ("gflops", "loop_overhead")))
+    assert "· GFLOP/s" in text and "· loop overhead (epoch ÷ steps' time − 1)" in text
+    assert "median ± IQR" in text  # what a cell (and its ± 0) means
+    assert metric_label("items_per_s") == "items/s"
+
+
+def test_a_table_without_compiled_programs_does_not_explain_them() -> None:
+    text = piped_80(comparison_table(records(("numpy",)), "xla: numpy"))
+    assert "host peak" in text and "XLA" not in text
