@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
 
 import click
@@ -115,7 +115,14 @@ def as_location(value: object) -> ResultsLocation:
     raise ValueError("give a file path (.jsonl: JSON lines, else SQLite) or a postgresql:// URL")
 
 
-class LocationParam(click.ParamType[ResultsLocation]):
+# click 8.3 made ParamType generic; 8.2 (the low end pyproject.toml admits) cannot be subscripted at run time.
+if TYPE_CHECKING:
+    LocationParamBase = click.ParamType[ResultsLocation]
+else:
+    LocationParamBase = click.ParamType
+
+
+class LocationParam(LocationParamBase):
     """A click option that names a results store (a file path or a postgresql:// URL) as a ResultsLocation:
     a URL stays a URL (not a path with its `//` collapsed) and is shown without its password."""
 
@@ -126,6 +133,8 @@ class LocationParam(click.ParamType[ResultsLocation]):
             return as_location(value)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
+
+
 def checkout_root(start: Path) -> Path | None:
     """The checkout of this project that `start` is in (itself or a parent holding this project's
     pyproject.toml), None outside one."""
