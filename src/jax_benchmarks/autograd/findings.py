@@ -7,8 +7,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from jax_benchmarks.store.record import Record
-from jax_benchmarks.verdict.findings import (Finding, contrasts, fastest_findings, figures, label, run_ids, size_of,
-                                             spread_text, status_of, topic_of)
+from jax_benchmarks.verdict.findings import (Finding, contrasts, fastest_findings, figures, images_per_s, label,
+                                             run_ids, size_of, spread_text, status_of, topic_of)
 
 TOPIC = "gradients"
 
@@ -22,13 +22,6 @@ VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
 
 # The mnist CNN's train step (autograd/cnn_cases.py): the engine is the `numpy` backend, PyTorch eager the other.
 CNN_STEP = "cnn_train_step_"
-
-
-def images_per_s(records: Sequence[Record]) -> float | None:
-    """The median over rounds of the recorded images/s (None where no round recorded it)."""
-    values = sorted(float(v) for r in records
-                    if isinstance(v := r.metrics.get("images_per_s"), (int, float)) and not isinstance(v, bool))
-    return values[len(values) // 2] if values else None
 
 
 def cnn_findings(records: Sequence[Record]) -> list[Finding]:

@@ -8,8 +8,8 @@ from collections.abc import Sequence
 
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.store.record import Record
-from jax_benchmarks.verdict.findings import (TARGET_ACCURACY, Finding, Status, case_names, contrasts, label, run_ids,
-                                             spread_text, status_of, typical_s)
+from jax_benchmarks.verdict.findings import (TARGET_ACCURACY, Finding, Status, case_names, contrasts, images_per_s,
+                                             label, run_ids, spread_text, status_of, typical_s)
 
 TOPIC = "CNN training"
 
@@ -60,12 +60,6 @@ def best_accuracy(records: Sequence[Record]) -> float | None:
     values = [float(r.metrics["accuracy"]) for r in records  # type: ignore[arg-type]
               if r.case.startswith("validation_") and isinstance(r.metrics.get("accuracy"), (int, float))]
     return max(values) if values else None
-
-
-def images_per_s(records: Sequence[Record]) -> float | None:
-    values = [float(r.metrics["images_per_s"]) for r in records  # type: ignore[arg-type]
-              if isinstance(r.metrics.get("images_per_s"), (int, float))]
-    return statistics.median(values) if values else None
 
 
 def training_findings(records: Sequence[Record], target: float = TARGET_ACCURACY) -> list[Finding]:

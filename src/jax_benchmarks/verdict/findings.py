@@ -187,6 +187,13 @@ def spread_text(records: Sequence[Record]) -> str:
     return f"{format_seconds(records[-1].median_s or 0.0)} (IQR {format_seconds(records[-1].iqr_s or 0.0)}, 1 round)"
 
 
+def images_per_s(records: Sequence[Record]) -> float | None:
+    """The median of the recorded images/s over `records` (None where none recorded it)."""
+    values = [float(r.metrics["images_per_s"]) for r in records  # type: ignore[arg-type]
+              if isinstance(r.metrics.get("images_per_s"), (int, float))]
+    return statistics.median(values) if values else None
+
+
 def run_ids(records: Iterable[Record]) -> tuple[str, ...]:
     return tuple(dict.fromkeys(r.run_id for r in records))
 
