@@ -4,12 +4,14 @@ CPU: one train step's time, its peak host memory, and test accuracy after traini
 Goals (issue 39): a train step (batch 128) within 5x of PyTorch eager's; peak host memory at most 3x
 PyTorch's; >= 97 % test accuracy on the embedded 5,000-image subset in <= 10 epochs.
 
-* time: both models in this one process, same batch, Adam (lr 1e-3), the steps of the autograd group's
-  `cnn_train_step_128x28x28_float32` cases (the engine's, and PyTorch eager's with mnist's `Net`); each measured by the
-  project's timing core (`jax_benchmarks.measure.timing.measure`: a first call apart, a warm-up, then at
-  least --repeats samples), the two measured in alternation --rounds times; the ratio of medians. Both use
-  the same number of threads (--threads: torch.set_num_threads, and NumPy's OpenBLAS's through
-  threadpoolctl).
+* time: the three models in this one process, same batch, Adam (lr 1e-3), the steps of the autograd group's
+  `cnn_train_step_128x28x28_float32` cases (the engine's; PyTorch eager's with mnist's `Net`; Flax's jitted
+  step with mnist's flax.nnx `CNN`, synced on its outputs); each measured by the project's timing core
+  (`jax_benchmarks.measure.timing.measure`: a first call apart, a warm-up, then at least --repeats samples),
+  measured in alternation --rounds times; the ratios of medians. NumPy and PyTorch use the same number of
+  threads (--threads: torch.set_num_threads, and NumPy's OpenBLAS's through threadpoolctl); XLA:CPU has no
+  thread setting of that kind and uses its own pool. XLA:CPU runs the convolutions on the kernels
+  --xla-cpu-conv names (mnist flax's option and default: XLA_FLAGS set before JAX loads).
 * memory: each framework in a fresh process (python -c, the same model and batch): the peak resident memory
   of the first step (which also allocates the optimizer's state), then of --steps more steps, each above
   what the process held just before, read as the project reads it (`jax_benchmarks.measure.memory.HostPeak`,
@@ -18,7 +20,7 @@ PyTorch's; >= 97 % test accuracy on the embedded 5,000-image subset in <= 10 epo
 * accuracy: the engine trains from scratch, one line per epoch (Adam 1e-3, batch 128, dropout on), and
   evaluates the 1,000 test images after each epoch.
 
-    .venv/bin/python benchmarks/autodiff_cnn.py [--threads 2] [--epochs 10] [--no-training]
+    .venv/bin/python benchmarks/autodiff_cnn.py [--threads 2] [--epochs 10] [--no-training] [--xla-cpu-conv xla]
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 BATCH = 128
+FRAMEWORKS = ("engine", "pytorch", "flax")
 
 # One process measures one framework's memory: model, batch, a warm-up step, then HostPeak around the steps.
 MEMORY_CHILD = """
@@ -70,7 +73,8 @@ def limit_threads(threads: int) -> None:
 
 def make_steppers(threads: int, frameworks: tuple[str, ...] = ("engine", "pytorch")) -> dict[str, Any]:
     """A zero-argument train step per framework on the same batch: the autograd group's own cases' steps
-    (`autograd numpy` / `autograd pytorch`, case cnn_train_step_128x28x28_float32)."""
+    (`autograd numpy` / `autograd pytorch` / `autograd jax`, case cnn_train_step_128x28x28_float32); Flax's
+    waits for its outputs (JAX dispatches asynchronously)."""
     limit_threads(threads)
     from jax_benchmarks.autograd.cnn_cases import load_batch
     from jax_benchmarks.autograd.settings import CnnSettings
@@ -86,11 +90,24 @@ def make_steppers(threads: int, frameworks: tuple[str, ...] = ("engine", "pytorc
         from jax_benchmarks.frameworks.arrays import TorchArrays
 
         steppers["pytorch"] = TorchCnnBench(batch, TorchArrays("cpu")).step
+    if "flax" in frameworks:
+        from jax_benchmarks.autograd.jax_backend import FlaxCnnBench
+        from jax_benchmarks.measure.timing import jax_sync
+
+        flax = FlaxCnnBench(batch, "cpu")
+        steppers["flax"] = lambda: jax_sync(flax.step())
     return steppers
 
 
+def set_xla_cpu_conv(conv: str) -> None:
+    """mnist flax's --xla-cpu-conv, for this process: XLA reads XLA_FLAGS once, when JAX starts."""
+    from jax_benchmarks.mnist import xla_flags
+
+    os.environ["XLA_FLAGS"] = xla_flags.merged(os.environ.get("XLA_FLAGS", ""), xla_flags.cpu_flags(1, conv))
+
+
 def time_steps(threads: int, rounds: int, repeats: int) -> None:
-    steppers = make_steppers(threads)  # first: it sets the thread counts before NumPy loads
+    steppers = make_steppers(threads, FRAMEWORKS)  # first: it sets the thread counts before NumPy loads
     from jax_benchmarks.measure.timing import measure
 
     medians: dict[str, list[float]] = {name: [] for name in steppers}
@@ -103,13 +120,16 @@ def time_steps(threads: int, rounds: int, repeats: int) -> None:
               f"{', '.join(f'{v:.3f}' for v in values)})")
     ratio = statistics.median(medians["engine"]) / statistics.median(medians["pytorch"])
     print(f"  engine / pytorch: {ratio:.2f}x  (goal <= 5x: {'met' if ratio <= 5 else 'MISSED'})")
+    print(f"  engine / flax:    {statistics.median(medians['engine']) / statistics.median(medians['flax']):.2f}x;"
+          f"  pytorch / flax: {statistics.median(medians['pytorch']) / statistics.median(medians['flax']):.2f}x")
 
 
 def memory(threads: int, steps: int) -> None:
     peaks: dict[str, dict[str, Any]] = {}
-    for framework in ("engine", "pytorch"):
+    for framework in FRAMEWORKS:
         code = MEMORY_CHILD.format(src=str(ROOT / "src"), root=str(ROOT), threads=threads, framework=framework,
                                    steps=steps)
+        # the child inherits this process's XLA_FLAGS (the convolution kernels)
         done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
         peaks[framework] = json.loads(done.stdout.strip().splitlines()[-1])
     print(f"peak host memory above what the process held (fresh process each: model and batch built, then "
@@ -130,6 +150,9 @@ def memory(threads: int, steps: int) -> None:
     print(f"  engine / pytorch: {ratios['first']:.2f}x (first step), {ratios['steady']:.2f}x (next steps), "
           f"{total['engine'] / total['pytorch']:.2f}x of the process's total  (goal <= 3x: "
           f"{'met' if worst <= 3 else 'MISSED'})")
+    print(f"  engine / flax: {peaks['engine']['first']['host_peak_bytes'] / peaks['flax']['first']['host_peak_bytes']:.2f}x"
+          f" (first step; flax's includes the step's compilation), "
+          f"{total['engine'] / total['flax']:.2f}x of the process's total")
 
 
 def train(threads: int, epochs: int) -> None:
@@ -167,7 +190,11 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=3, help="train steps under the memory probe")
     parser.add_argument("--epochs", type=int, default=10)
     parser.add_argument("--no-training", action="store_true", help="time and memory only")
+    parser.add_argument("--xla-cpu-conv", choices=("xla", "ynnpack"), default="xla",
+                        help="the kernels XLA:CPU runs Flax's convolutions on (mnist flax's option; default its default)")
     args = parser.parse_args()
+    set_xla_cpu_conv(args.xla_cpu_conv)
+    print(f"XLA_FLAGS={os.environ['XLA_FLAGS']}")
     load = os.getloadavg()
     print(f"load average before: {load[0]:.2f} {load[1]:.2f} {load[2]:.2f} ({os.cpu_count()} cores)")
     time_steps(args.threads, args.rounds, args.repeats)

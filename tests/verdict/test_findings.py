@@ -208,8 +208,30 @@ def test_the_engines_cnn_step_is_judged_against_pytorch_eager_with_its_images_pe
     assert finding.status == "found"
     assert "in plain NumPy (the project's autodiff engine) trains at 64 images/s against PyTorch eager's 128" \
         in finding.sentence
-    assert "pytorch eager is 2.00× faster than the project's engine" in finding.sentence
+    assert "PyTorch eager is 2.00× faster than the project's engine" in finding.sentence
     assert [row[2] for row in finding.rows] == ["64", "128"]
+
+
+def test_the_engines_cnn_step_has_flaxs_jitted_step_beside_it() -> None:
+    case = "cnn_train_step_128x28x28_float32"
+    engine = figure("autograd", "numpy", case, 2.0, variant="train step", metrics={"images_per_s": 64.0})
+    torch = figure("autograd", "pytorch", case, 1.0, variant="train step", metrics={"images_per_s": 128.0})
+    flax = figure("autograd", "jax", case, 0.5, variant="train step", metrics={"images_per_s": 256.0})
+    finding = {f.key: f for f in all_findings({"autograd": [*engine, *torch, *flax]})}[f"autograd-{case}"]
+    assert ("trains at 64 images/s against PyTorch eager's 128 and Flax (jit)'s 256: "
+            "PyTorch eager is 2.00× faster than the project's engine") in finding.sentence
+    assert "Flax (jit) is 4.00× faster than the project's engine" in finding.sentence
+    assert [row[2] for row in finding.rows] == ["64", "128", "256"]
+    assert {r.backend for r in finding.records} == {"numpy", "pytorch", "jax"}
+
+
+def test_the_engines_cnn_step_against_flax_alone_is_compared() -> None:
+    case = "cnn_train_step_128x28x28_float32"
+    engine = figure("autograd", "numpy", case, 2.0, variant="train step", metrics={"images_per_s": 64.0})
+    flax = figure("autograd", "jax", case, 0.5, variant="train step", metrics={"images_per_s": 256.0})
+    finding = {f.key: f for f in all_findings({"autograd": [*engine, *flax]})}[f"autograd-{case}"]
+    assert finding.status == "found"
+    assert "against Flax (jit)'s 256: Flax (jit) is 4.00× faster than the project's engine" in finding.sentence
 
 
 def test_the_engines_cnn_step_alone_is_measured_not_compared() -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jax_benchmarks.autograd.settings import AutogradSettings, CnnSettings, EngineSettings
+from jax_benchmarks.autograd.settings import CnnSettings, EngineSettings
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
 
 
@@ -22,13 +22,14 @@ SPEC = GroupSpec(
     name="autograd",
     help=(
         "Gradients of f(x) = 0.2·x + sin(x) + cos(2x): prints f and f′ at 3.0 and at linspace(0, 4π, 20), "
-        "times f′ at N points (linspace(0, 10π, N)); pytorch and numpy also time the mnist CNN's train step "
-        "(batch --cnn-batch). --device all times on every visible device "
+        "times f′ at N points (linspace(0, 10π, N)); and the mnist CNN's train step (batch --cnn-batch) in "
+        "Flax, PyTorch eager and the project's engine. --device all times on every visible device "
         "(CPU, and the GPU when one is visible). Example: python main.py autograd all --plot-graph"
     ),
     backends={
         "jax": BackendSpec(
-            "jax_benchmarks.autograd.jax_backend", "JAX: typed_grad + vmap, with and without jit.", AutogradSettings
+            "jax_benchmarks.autograd.jax_backend",
+            "JAX: typed_grad + vmap, with and without jit; the mnist CNN's jitted train step in Flax.", CnnSettings,
         ),
         "pytorch": BackendSpec(
             "jax_benchmarks.autograd.pytorch_backend",

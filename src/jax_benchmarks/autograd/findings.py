@@ -1,6 +1,6 @@
 """The autograd group's findings for `verdict`: the fastest gradient implementation at the largest size, against
-the next; and the mnist CNN's train step in the project's own engine (plain NumPy) against PyTorch eager. Pure
-functions of records."""
+the next; and the mnist CNN's train step in the project's own engine (plain NumPy) against PyTorch eager and
+Flax (jit). Pure functions of records."""
 
 from __future__ import annotations
 
@@ -20,12 +20,15 @@ VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
     "full": (("all", (), 10.0),),
 }
 
-# The mnist CNN's train step (autograd/cnn_cases.py): the engine is the `numpy` backend, PyTorch eager the other.
+# The mnist CNN's train step (autograd/cnn_cases.py): the engine is the `numpy` backend, PyTorch eager the
+# `pytorch` one, Flax (jitted, mnist's flax.nnx model) the `jax` one.
 CNN_STEP = "cnn_train_step_"
+CNN_NAMES = {"numpy": "the project's engine", "pytorch": "PyTorch eager", "jax": "Flax (jit)"}
 
 
 def cnn_findings(records: Sequence[Record]) -> list[Finding]:
-    """The same CNN as mnist's in plain NumPy (the engine) against PyTorch eager, at the largest batch measured."""
+    """The same CNN as mnist's in plain NumPy (the engine) against PyTorch eager, with Flax's jitted step beside
+    them, at the largest batch measured."""
     timed = {key: recs for key, recs in figures(records).items() if key[1].startswith(CNN_STEP)}
     if not timed:
         return []
@@ -33,21 +36,26 @@ def cnn_findings(records: Sequence[Record]) -> list[Finding]:
     case = next(key[1] for key in timed if size_of(key[1]) == largest)
     series = {recs[-1].backend: recs for key, recs in timed.items() if key[1] == case}
     evidence = tuple(r for recs in series.values() for r in recs)
-    rows = tuple((label(recs[-1]), spread_text(recs), f"{ips:,.0f}" if (ips := images_per_s(recs)) else "—")
-                 for recs in series.values())
+    rows = tuple((label(recs[-1]), spread_text(recs), speed(recs)) for recs in series.values())
     headers = ("implementation", "median of round medians", "images/s")
     key, topic = f"autograd-{case}", topic_of("autograd")
-    engine, torch = series.get("numpy"), series.get("pytorch")
-    if engine is None or torch is None:
+    engine = series.get("numpy")
+    others = [backend for backend in ("pytorch", "jax") if backend in series]
+    if engine is None or not others:
         only = ", ".join(label(recs[-1]) for recs in series.values())
         return [Finding(key, topic, f"At {case}: only {only} was measured: the same CNN in plain NumPy is not "
                         "compared.", "measured", run_ids(evidence), (case,), headers, rows, evidence)]
-    [judged] = contrasts([("pytorch eager", torch, "the project's engine", engine)])
-    speeds = (f"{ips:,.0f}" if (ips := images_per_s(engine)) else "—",
-              f"{ips:,.0f}" if (ips := images_per_s(torch)) else "—")
+    judged = contrasts([(CNN_NAMES[other], series[other], CNN_NAMES["numpy"], engine) for other in others])
+    against = " and ".join(f"{CNN_NAMES[other]}'s {speed(series[other])}" for other in others)
     sentence = (f"At {case}, the same CNN as mnist's in plain NumPy (the project's autodiff engine) trains at "
-                f"{speeds[0]} images/s against PyTorch eager's {speeds[1]}: {judged.phrase()}.")
-    return [Finding(key, topic, sentence, status_of(judged), run_ids(evidence), (case,), headers, rows, evidence)]
+                f"{speed(engine)} images/s against {against}: {'; '.join(c.phrase() for c in judged)}.")
+    # The finding's status is the comparison with PyTorch eager when there is one (the engine's question is what
+    # a framework's machinery buys over plain NumPy on the same eager work), else with Flax.
+    return [Finding(key, topic, sentence, status_of(judged[0]), run_ids(evidence), (case,), headers, rows, evidence)]
+
+
+def speed(records: Sequence[Record]) -> str:
+    return f"{ips:,.0f}" if (ips := images_per_s(records)) else "—"
 
 
 def findings(records: Sequence[Record], target: float) -> list[Finding]:

@@ -27,7 +27,7 @@ class AutogradSettings(BenchSettings):
 
 
 class CnnSettings(AutogradSettings):
-    """`autograd pytorch`, `autograd numpy` and `all`: they also time the mnist CNN's train step."""
+    """Every autograd backend and `all`: they also time the mnist CNN's train step."""
 
     QUICK: ClassVar[dict[str, Any]] = {**AutogradSettings.QUICK, "cnn_batch": 16}
 

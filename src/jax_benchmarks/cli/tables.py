@@ -6,6 +6,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.segment import Segment
 from rich.table import Table
 
 from jax_benchmarks.cli.console import literal
@@ -182,7 +183,8 @@ class Tables:
     """The timing table of some records, then their memory table: laid out when printed, for the console's
     width. A case name is never cut: the case column is as wide as the longest name, the figures' columns
     wrap instead; where even that does not fit, cases are numbered (#1, #2, ...) and a legend below names
-    them."""
+    them. Where the figures' columns still do not fit (a console crops what is wider, and a whole backend's
+    column would vanish), they are split over several tables, each with the case column, in order."""
 
     layout: Grid
     title: str
@@ -190,21 +192,57 @@ class Tables:
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         names = self.layout.cases
-        widest = max((len(case) for case in names), default=4)
-        headers = [max(len(column), FIGURE_MIN_WIDTH) for column in self.layout.columns]
-        if any(memory_rows(case, [self.layout.cells.get((case, c)) for c in self.layout.columns]) for case in names):
-            headers.append(len("device peak"))  # the memory table's column of kinds
-        # Each column adds its width, two spaces of padding and a border line.
-        needed = widest + sum(headers) + 3 * (len(headers) + 1) + 1
         labels = {case: case for case in names}
-        if needed > options.max_width:
+        if not fits(console, options, self.timing(self.layout, labels)):
             labels = {case: f"#{index}" for index, case in enumerate(names, 1)}
-        yield timing_table(self.layout, self.title, self.metric_rows, labels)
+        parts = self.column_parts(console, options, labels)
+        for index, part in enumerate(parts):
+            table = self.timing(part, labels, part_title(self.title, index, parts, self.layout))
+            if index < len(parts) - 1:
+                table.caption = None  # the notes once, under the last part
+            yield table
         if any(label != case for case, label in labels.items()):
             yield "cases: " + literal("; ".join(f"{label} {case}" for case, label in labels.items()))
-        memory = memory_table(self.layout, self.title, labels)
-        if memory is not None:
-            yield memory
+        for index, part in enumerate(parts):
+            memory = memory_table(part, part_title(self.title, index, parts, self.layout), labels)
+            if memory is not None:
+                if index < len(parts) - 1:
+                    memory.caption = None
+                yield memory
+
+    def timing(self, layout: Grid, labels: Mapping[str, str], title: str | None = None) -> Table:
+        return timing_table(layout, self.title if title is None else title, self.metric_rows, labels)
+
+    def column_parts(self, console: Console, options: ConsoleOptions, labels: Mapping[str, str]) -> list[Grid]:
+        """The layout split into consecutive groups of columns whose timing and memory tables each fit the
+        console, at their narrowest as rich lays them out (one group when all fit; a column too wide even alone
+        gets a group of its own). Each part keeps every cell, so a figure's ratio is still to its row's fastest
+        across all parts."""
+        parts: list[list[str]] = [[]]
+        for column in self.layout.columns:
+            trial = Grid(self.layout.cases, [*parts[-1], column], self.layout.cells)
+            memory = memory_table(trial, self.title, labels)
+            if parts[-1] and not (fits(console, options, self.timing(trial, labels))
+                                  and (memory is None or fits(console, options, memory))):
+                parts.append([])
+            parts[-1].append(column)
+        return [Grid(self.layout.cases, part, self.layout.cells) for part in parts]
+
+
+def fits(console: Console, options: ConsoleOptions, table: Table) -> bool:
+    """Whether `table`, laid out by rich for the console's width (columns shrunk, what wraps wrapped), is no
+    wider than it: a console crops what is wider, and a column beyond the edge would vanish."""
+    lines = Segment.split_lines(console.render(table, options))
+    return all(Segment.get_line_length(line) <= options.max_width for line in lines)
+
+
+def part_title(title: str, index: int, parts: Sequence[Grid], layout: Grid) -> str:
+    """The title, and which of the columns a part holds when the table is split."""
+    if len(parts) == 1:
+        return title
+    first = sum(len(part.columns) for part in parts[:index]) + 1
+    last = first + len(parts[index].columns) - 1
+    return f"{title} (columns {first}–{last} of {len(layout.columns)})"
 
 
 def comparison_table(records: Sequence[Record], title: str, metric_rows: Sequence[str] = ()) -> Tables:

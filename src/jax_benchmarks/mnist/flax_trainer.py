@@ -48,13 +48,15 @@ class CNN(nnx.Module):
     """The CNN of `model_spec`, with unpadded ('VALID') convolutions like PyTorch's nn.Conv2d default
     (Flax's default 'SAME' padding would make a different, larger model)."""
 
-    def __init__(self, *, rngs: nnx.Rngs) -> None:
-        self.conv1 = nnx.Conv(1, spec.CONV1, (spec.KERNEL, spec.KERNEL), padding="VALID", rngs=rngs)
-        self.conv2 = nnx.Conv(spec.CONV1, spec.CONV2, (spec.KERNEL, spec.KERNEL), padding="VALID", rngs=rngs)
+    def __init__(self, *, rngs: nnx.Rngs, param_dtype: Any = jnp.float32) -> None:
+        # param_dtype: float32 for mnist; autograd's CNN case also trains it in float64 (under jax.enable_x64).
+        kernel = (spec.KERNEL, spec.KERNEL)
+        self.conv1 = nnx.Conv(1, spec.CONV1, kernel, padding="VALID", param_dtype=param_dtype, rngs=rngs)
+        self.conv2 = nnx.Conv(spec.CONV1, spec.CONV2, kernel, padding="VALID", param_dtype=param_dtype, rngs=rngs)
         self.dropout1 = nnx.Dropout(spec.DROPOUT_CONV, rngs=rngs)
-        self.dense1 = nnx.Linear(spec.FLAT, spec.HIDDEN, rngs=rngs)
+        self.dense1 = nnx.Linear(spec.FLAT, spec.HIDDEN, param_dtype=param_dtype, rngs=rngs)
         self.dropout2 = nnx.Dropout(spec.DROPOUT_DENSE, rngs=rngs)
-        self.dense2 = nnx.Linear(spec.HIDDEN, spec.CLASSES, rngs=rngs)
+        self.dense2 = nnx.Linear(spec.HIDDEN, spec.CLASSES, param_dtype=param_dtype, rngs=rngs)
 
     def __call__(self, x: jax.Array) -> jax.Array:
         x = nnx.relu(self.conv1(x))
