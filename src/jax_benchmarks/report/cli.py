@@ -311,9 +311,11 @@ class Baselines:
             base = [r for r in self.pool if r.group == group]
             if not base:
                 return None, f"the baseline has no {group} figures"
+        from jax_benchmarks.measure.oversubscription import times_threads_line
+
         ids = ", ".join(dict.fromkeys(r.run_id for r in base))
-        env_note = environment_note(run, base)
-        return base, (env_note + "\n" if env_note else "") + f"change against run {ids}"
+        notes = [note for note in (environment_note(run, base), times_threads_line(run, base)) if note]
+        return base, "".join(note + "\n" for note in notes) + f"change against run {ids}"
 
 
 def export_jsonl(store: ResultsStore, filters: Filters) -> None:
