@@ -37,14 +37,15 @@ SMI_TIMEOUT_S = 10
 class GpuSeen:
     """Other processes on one GPU; `unknown` says why they cannot be told."""
 
-    device: int
-    others: int | None = None
-    other_mib: float | None = None
+    device: int  # the framework's device index
+    others: int | None = None  # other compute processes on it
+    other_mib: float | None = None  # their memory on it, as nvidia-smi reports it
     unknown: str | None = None
 
     @property
     def busy(self) -> bool:
-        return self.others is not None and self.others > 0
+        """Another compute process holds a context on the device (its kernels share the engines with ours)."""
+        return bool(self.others)
 
     def sentence(self) -> str:
         if self.unknown is not None or self.others is None:
