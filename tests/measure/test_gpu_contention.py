@@ -81,3 +81,19 @@ def test_a_gpu_target_watches_its_device_and_a_cpu_target_does_not() -> None:
     assert watched is not None
     seen = watched()  # this machine: no GPU, or one nvidia-smi may or may not show this process on
     assert seen.device == 0 and (seen.unknown is not None or seen.others is not None)
+
+
+def test_the_gpus_ids_are_asked_once_a_suite() -> None:
+    from jax_benchmarks.measure.gpu_contention import ids_asked_once
+
+    asked: list[str] = []
+    outputs = smi(f"{ME}, GPU-aaaa-1111, 1\n")
+
+    def counting(args: list[str]) -> str | None:
+        asked.append(args[0])
+        return outputs[args[0]]
+
+    smi_once = ids_asked_once(counting)
+    for _ in range(3):
+        assert gpu_seen(0, frozenset({ME}), smi_once, None) == GpuSeen(0, 0, 0.0)
+    assert asked.count(IDS_QUERY[0]) == 1 and asked.count(APPS_QUERY[0]) == 3

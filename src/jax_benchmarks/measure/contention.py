@@ -37,7 +37,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-from jax_benchmarks.measure.gpu_contention import GpuSeen, gpu_of_fields, gpu_seen, run_nvidia_smi
+from jax_benchmarks.measure.gpu_contention import GpuSeen, gpu_of_fields, gpu_seen, ids_asked_once, run_nvidia_smi
 from jax_benchmarks.store.record import Scalar
 
 # Other processes took at least this many cores (steal included) during a window: the figure is
@@ -275,8 +275,9 @@ class Sampler:
         if kind == "gpu":
             visible = os.environ.get("CUDA_VISIBLE_DEVICES")
             number = int(index) if index.isdigit() else 0
+            smi = ids_asked_once(run_nvidia_smi)
             gpu = lambda: gpu_seen(number, frozenset({os.getpid(), *_descendants(os.getpid())}),  # noqa: E731
-                                   run_nvidia_smi, visible)
+                                   smi, visible)
         return cls(1.0 / os.sysconf("SC_CLK_TCK"), quota, allowed, gpu)
 
     def read(self) -> Reading:

@@ -11,8 +11,8 @@ cannot be mapped (a MIG instance, an unknown index), or where the listing does n
 although it runs on the GPU (in a container with its own PID namespace nvidia-smi sees no processes, so
 "nobody else" would be invented).
 
-The reading is taken once, after the timed calls (one nvidia-smi call costs tens of milliseconds; it never
-adds to a sample): a process that came and went while the figure was timed is not seen. `gpu_seen` takes the
+The reading is taken once, after the timed calls (one nvidia-smi start a case, the GPUs' ids asked once a
+suite: `ids_asked_once`; it never adds to a sample): a process that came and went while the figure was timed is not seen. `gpu_seen` takes the
 runner as an argument, so tests inject nvidia-smi's output.
 """
 
@@ -81,6 +81,21 @@ def run_nvidia_smi(args: list[str]) -> str | None:
         return subprocess.run([exe, *args], capture_output=True, text=True, timeout=SMI_TIMEOUT_S, check=True).stdout
     except (OSError, subprocess.SubprocessError):
         return None
+
+
+def ids_asked_once(run: Runner) -> Runner:
+    """`run`, with the GPUs' indexes and UUIDs asked of nvidia-smi once (they do not change during a suite):
+    a case then starts it once, for the processes."""
+    answers: dict[str, str | None] = {}
+
+    def ask(args: list[str]) -> str | None:
+        if args != IDS_QUERY:
+            return run(args)
+        if "ids" not in answers or answers["ids"] is None:
+            answers["ids"] = run(args)
+        return answers["ids"]
+
+    return ask
 
 
 def device_uuid(device_index: int, visible: str | None, uuids: Mapping[str, str]) -> str | None:
