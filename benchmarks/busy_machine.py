@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/busy_machine.py mnist [EPOCHS]
     .venv/bin/python benchmarks/busy_machine.py xla
+    .venv/bin/python benchmarks/busy_machine.py runs [N]
 
 `mnist`: two CPU-bound processes (`python -c 'while True: pass'`) run while `mnist flax` starts (the
 attainable matmul rate, the train step) and are stopped when the first epoch starts; prints the lines
@@ -10,6 +11,10 @@ flagged busy. Goals: no share of peak above 100 %, no loop overhead below -5 %, 
 
 `xla`: the same two processes through all of `xla all --matrix-size 256`: prints how many figures were
 flagged busy (goal: every one).
+
+`runs N`: N runs of `xla numpy --matrix-size 64 --no-memory` with nothing started beside them; prints, per
+run, how many figures were flagged busy and the most other processes took, then how many of the N runs
+flagged anything (goal on a quiet machine: at most 1 in 20; on a shared one it counts the others' load).
 """
 
 from __future__ import annotations
@@ -88,6 +93,24 @@ def xla(results: Path) -> None:
             print(f"  not flagged: {record['backend']} {record['case']}: {busy_of(record)}")
 
 
+def runs(count: int, folder: Path) -> None:
+    flagging = 0
+    for index in range(count):
+        results = folder / f"run{index}.jsonl"
+        load = os.getloadavg()[0]
+        code = subprocess.run([sys.executable, "main.py", "xla", "numpy", "--matrix-size", "64", "--no-memory",
+                               "--results", str(results)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                              check=False).returncode
+        timed = [r for r in records(results) if r.get("median_s")] if results.exists() else []
+        seen = [r["contention"] for r in timed if isinstance(r.get("contention"), dict)]
+        flagged = [c for c in seen if c.get("busy")]  # type: ignore[union-attr]
+        taken = [c["others_cores"] for c in seen if isinstance(c.get("others_cores"), (int, float))]  # type: ignore[index, union-attr]
+        flagging += bool(flagged)
+        print(f"run {index + 1:2d}/{count}: exit {code}; {len(flagged)} of {len(timed)} figures flagged busy; "
+              f"others took at most {max(taken, default=float('nan')):.2f} cores; load average before {load:.2f}")
+    print(f"{flagging} of {count} runs flagged a figure busy")
+
+
 def main() -> None:
     what = sys.argv[1] if len(sys.argv) > 1 else "mnist"
     print(f"# load average before: {os.getloadavg()[0]:.2f}, {len(os.sched_getaffinity(0))} cores")
@@ -95,6 +118,8 @@ def main() -> None:
         results = Path(tmp) / "results.jsonl"
         if what == "xla":
             xla(results)
+        elif what == "runs":
+            runs(int(sys.argv[2]) if len(sys.argv) > 2 else 20, Path(tmp))
         else:
             mnist(int(sys.argv[2]) if len(sys.argv) > 2 else 2, results)
     print(f"# load average after: {os.getloadavg()[0]:.2f}")

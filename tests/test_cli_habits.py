@@ -65,7 +65,7 @@ def test_every_benchmark_group_has_smoke_commands_that_exist() -> None:
     for group in BENCHMARK_GROUPS:
         commands = importlib.import_module(GROUPS[group].module).cli.commands
         assert GROUPS[group].smoke and set(GROUPS[group].smoke) <= set(commands), group
-    assert set(TOOLS) == {"smoke", "verdict"}
+    assert set(TOOLS) == {"smoke", "verdict", "calibrate"}
 
 
 # -------------------------------------------------------------------- --list ---

@@ -12,6 +12,7 @@ from rich.table import Table
 from jax_benchmarks.cli.console import literal
 from jax_benchmarks.measure.contention import busy_line, of_fields, unknown_line
 from jax_benchmarks.measure.memory import format_bytes
+from jax_benchmarks.measure.oversubscription import contention_threads_line
 from jax_benchmarks.store.record import Record, Scalar
 
 
@@ -40,7 +41,8 @@ def contention_notes(records: Sequence[Record]) -> list[str]:
     worst how busy, and those whose contention could not be told (and why); none on a quiet machine."""
     seen = [c for r in records if r.median_s and (c := of_fields(r.contention)) is not None]
     busy = busy_line(seen)
-    return [line for line in (busy and f"{BUSY_MARK} {busy}", unknown_line(seen)) if line]
+    return [line for line in (busy and f"{BUSY_MARK} {busy}", contention_threads_line(records), unknown_line(seen))
+            if line]
 
 
 def timing_cell(record: Record, ratio: float | None, *, markup: bool) -> str:

@@ -34,9 +34,10 @@ from __future__ import annotations
 import os
 import resource
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+from jax_benchmarks.measure.gpu_contention import GpuSeen, gpu_of_fields, gpu_seen, ids_asked_once, run_nvidia_smi
 from jax_benchmarks.store.record import Scalar
 
 # Other processes took at least this many cores (steal included) during a window: the figure is
@@ -117,6 +118,8 @@ class Contention:
     others_cores: float | None = None
     steal_cores: float | None = None
     unknown: str | None = None
+    # Other processes on the GPU the figure ran on (measure/gpu_contention.py); None: a CPU figure.
+    gpu: GpuSeen | None = None
 
     @property
     def taken_cores(self) -> float | None:
@@ -126,28 +129,34 @@ class Contention:
         return self.others_cores + (self.steal_cores or 0.0)
 
     @property
-    def busy(self) -> bool:
+    def cpu_busy(self) -> bool:
         taken = self.taken_cores
         return taken is not None and taken >= BUSY_CORES
 
+    @property
+    def busy(self) -> bool:
+        """Others took BUSY_CORES or more of the CPUs, or ran on the figure's GPU."""
+        return self.cpu_busy or (self.gpu is not None and self.gpu.busy)
+
     def sentence(self) -> str:
         """'other processes took 1.6 of 2 cores (0.2 of it stolen by the hypervisor)', or why unknown."""
+        gpu = f"; {self.gpu.sentence()}" if self.gpu is not None else ""
         if self.unknown is not None or self.taken_cores is None:
-            return f"contention unknown: {self.unknown}"
+            return f"contention unknown: {self.unknown}{gpu}"
         text = f"other processes took {self.taken_cores:.1f} of {self.cores} cores"
         if self.steal_cores and self.steal_cores >= 0.05:
             text += f" ({self.steal_cores:.1f} of it stolen by the hypervisor)"
-        return text
+        return text + gpu
 
     def as_fields(self) -> dict[str, Scalar]:
         """The record's `contention` (store/record.py)."""
         fields: dict[str, Scalar] = {"window_s": round(self.window_s, 6), "busy": self.busy}
         if self.unknown is not None:
             fields["unknown"] = self.unknown
-            return fields
-        fields.update(cores=self.cores, others_cores=_rounded(self.others_cores),
-                      steal_cores=_rounded(self.steal_cores))
-        return fields
+        else:
+            fields.update(cores=self.cores, others_cores=_rounded(self.others_cores),
+                          steal_cores=_rounded(self.steal_cores))
+        return fields | (self.gpu.as_fields() if self.gpu is not None else {})
 
 
 def _rounded(value: float | None) -> float | None:
@@ -251,13 +260,25 @@ class Sampler:
     tick_s: float
     quota_cores: float | None
     allowed: frozenset[int] | None
+    # Reads the other processes on the figure's GPU (once a case, after its timed calls); None on a CPU.
+    gpu: Callable[[], GpuSeen] | None = None
 
     @classmethod
-    def of_this_machine(cls) -> Sampler:
+    def of_this_machine(cls, device: str = "cpu") -> Sampler:
+        """`device`: the target's ("cpu", "gpu" or "gpu:N"); on a GPU the framework's device N (0 for "gpu")
+        is watched with nvidia-smi."""
         quota = quota_of(_text(f"{CGROUP}/cpu.max"), _text(f"{CGROUP}/cpu/cpu.cfs_quota_us"),
                          _text(f"{CGROUP}/cpu/cpu.cfs_period_us"))
         allowed = frozenset(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-        return cls(1.0 / os.sysconf("SC_CLK_TCK"), quota, allowed)
+        kind, _, index = device.partition(":")
+        gpu = None
+        if kind == "gpu":
+            visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+            number = int(index) if index.isdigit() else 0
+            smi = ids_asked_once(run_nvidia_smi)
+            gpu = lambda: gpu_seen(number, frozenset({os.getpid(), *_descendants(os.getpid())}),  # noqa: E731
+                                   smi, visible)
+        return cls(1.0 / os.sysconf("SC_CLK_TCK"), quota, allowed, gpu)
 
     def read(self) -> Reading:
         """This instant's reading (see the module's docstring)."""
@@ -275,12 +296,14 @@ def of_fields(fields: Mapping[str, Scalar]) -> Contention | None:
     if not isinstance(window, (int, float)) or isinstance(window, bool):
         return None
     unknown = fields.get("unknown")
+    gpu = gpu_of_fields(fields)
     if isinstance(unknown, str):
-        return Contention(float(window), unknown=unknown)
+        return Contention(float(window), unknown=unknown, gpu=gpu)
     cores, others, steal = fields.get("cores"), fields.get("others_cores"), fields.get("steal_cores")
     if type(cores) is not int or not isinstance(others, (int, float)):
-        return Contention(float(window), unknown="the record's contention fields are incomplete")
-    return Contention(float(window), cores, float(others), float(steal) if isinstance(steal, (int, float)) else None)
+        return Contention(float(window), unknown="the record's contention fields are incomplete", gpu=gpu)
+    return Contention(float(window), cores, float(others), float(steal) if isinstance(steal, (int, float)) else None,
+                      gpu=gpu)
 
 
 def fitting_threads(seen: Contention) -> int | None:
@@ -298,14 +321,17 @@ def busy_line(seen: Sequence[Contention]) -> str | None:
     if not busy:
         return None
     worst = max(busy, key=lambda c: c.taken_cores or 0.0)
+    gpu = ", or ran on the figure's GPU" if any(c.gpu is not None and c.gpu.busy for c in busy) else ""
     return (f"{len(busy)} of {len(seen)} figures taken on a busy machine (other processes took "
-            f"{BUSY_CORES} cores or more); at worst {worst.sentence()}: threads beyond what is left wait for "
+            f"{BUSY_CORES} cores or more{gpu}); at worst {worst.sentence()}: threads beyond what is left wait for "
             f"cores, --threads {fitting_threads(worst)} fits")
 
 
 def unknown_line(seen: Sequence[Contention]) -> str | None:
     """One line for the figures whose contention could not be told, with the first reason."""
     unknown = [c for c in seen if c.unknown is not None]
-    if not unknown:
-        return None
-    return f"contention unknown for {len(unknown)} of {len(seen)} figures: {unknown[0].unknown}"
+    gpu_unknown = [c.gpu for c in seen if c.gpu is not None and c.gpu.unknown is not None]
+    lines = [f"contention unknown for {len(unknown)} of {len(seen)} figures: {unknown[0].unknown}"] if unknown else []
+    if gpu_unknown:
+        lines.append(f"GPU contention unknown for {len(gpu_unknown)} of {len(seen)} figures: {gpu_unknown[0].unknown}")
+    return "; ".join(lines) or None

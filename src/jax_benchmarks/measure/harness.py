@@ -431,6 +431,8 @@ def sampled_case(timed: Timed[R], repeats: int, sampler: Sampler) -> tuple[R, Me
     before = sampler.read()
     result, measurement = time_case(timed, repeats)
     seen = contention_between(before, sampler.read())
+    if sampler.gpu is not None:  # after the CPU's reading: nvidia-smi's tens of ms are not in its window
+        seen = replace(seen, gpu=sampler.gpu())
     return result, replace(measurement, contention=seen.as_fields())
 
 
@@ -501,7 +503,7 @@ def run_live(
         return live.needed_by(uses)
 
     failures: list[str] = []
-    sampler = Sampler.of_this_machine()
+    sampler = Sampler.of_this_machine(target.device)
     progress.start(f"{target.backend} @{target.device}", len(chosen))
     try:
         for index, case in enumerate(chosen):

@@ -224,6 +224,8 @@ def report_from(store: ResultsStore, settings: ReportSettings) -> None:
             if path is not None:
                 click.echo(f"chart: {visible(str(path))}", err=not to_stdout)
     if settings.fail_on_regression is not None:
+        for line in calibration_warnings(store, tables, settings.fail_on_regression, same_machine):
+            click.echo(line, err=True)
         check_regressions([row for t in tables for row in t.rows], settings.fail_on_regression)
 
 
@@ -309,9 +311,11 @@ class Baselines:
             base = [r for r in self.pool if r.group == group]
             if not base:
                 return None, f"the baseline has no {group} figures"
+        from jax_benchmarks.measure.oversubscription import times_threads_line
+
         ids = ", ".join(dict.fromkeys(r.run_id for r in base))
-        env_note = environment_note(run, base)
-        return base, (env_note + "\n" if env_note else "") + f"change against run {ids}"
+        notes = [note for note in (environment_note(run, base), times_threads_line(run, base)) if note]
+        return base, "".join(note + "\n" for note in notes) + f"change against run {ids}"
 
 
 def export_jsonl(store: ResultsStore, filters: Filters) -> None:
@@ -435,7 +439,7 @@ def check_time_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> N
 
 def emit_calibration(tables: Sequence[ReportTable], threshold_pct: float, fmt: Format) -> None:
     """`--calibrate`: per figure, the gate's A/A false-alarm rate and detectable change on this machine's rounds."""
-    from jax_benchmarks.report.compare import ALPHA, MIN_ROUNDS, POWER, calibrate
+    from jax_benchmarks.report.compare import ALPHA, MIN_ROUNDS, POWER, calibrate, quiet_rounds, round_medians
 
     from jax_benchmarks.cli.console import visible
     from jax_benchmarks.report.select import figure_key
@@ -448,7 +452,9 @@ def emit_calibration(tables: Sequence[ReportTable], threshold_pct: float, fmt: F
         by_figure = {(row.case, row.column): rounds[figure_key(row.record)] for row in table.rows if row.record.median_s}
         for (case, column), records in by_figure.items():
             found = calibrate(records, threshold_pct)
+            busy_rounds = len(round_medians(records)) - len(round_medians(quiet_rounds(records)))
             rows.append({"group": table.group, "run_id": table.run_id, "case": case, "column": column,
+                         "busy_rounds": busy_rounds,
                          "rounds": found.rounds if found else None, "splits": found.splits if found else None,
                          "false_alarms": found.false_alarms if found else None,
                          "false_alarm_rate": found.false_alarm_rate if found else None,
@@ -461,11 +467,25 @@ def emit_calibration(tables: Sequence[ReportTable], threshold_pct: float, fmt: F
     for row in rows:
         name = f"{row['group']} {row['case']} {row['column']}"
         if row["rounds"] is None:
-            click.echo(f"{visible(name)}: fewer than {2 * MIN_ROUNDS} quiet rounds, nothing to split (--rounds 6 or more)")
+            busy = f" ({row['busy_rounds']} taken on a busy machine, left out)" if row["busy_rounds"] else ""
+            click.echo(f"{visible(name)}: fewer than {2 * MIN_ROUNDS} quiet rounds{busy}, nothing to split "
+                       f"(--rounds 6 or more)")
             continue
         click.echo(f"{visible(name)}: false alarms {row['false_alarms']} of {row['splits']} A/A splits "
                    f"({row['false_alarm_rate']:.1%}); {row['rounds'] // 2} rounds a side detect a slowdown of "
                    f"{row['detectable_pct']:.3g} % or more")
+
+
+def calibration_warnings(store: ResultsStore, tables: Sequence[ReportTable], threshold_pct: float,
+                         same_machine: Callable[[Mapping[str, Scalar], Mapping[str, Scalar]], bool]) -> list[str]:
+    """The gate's warnings from this machine's A/A calibration in the store (report/calibration.py)."""
+    from jax_benchmarks.report.calibration import latest_calibrations, limit_lines, machine_limits
+
+    histories = {group: store.history(group, None, samples=False) for group in {t.group for t in tables}}
+    limits = [limit for table in tables
+              for limit in machine_limits(table.compared, latest_calibrations(histories[table.group], table.env,
+                                                                              same_machine), threshold_pct)]
+    return limit_lines(limits, threshold_pct)
 
 
 def resolution_lines(compared: Sequence[FigureRow], threshold_pct: float) -> list[str]:

@@ -335,6 +335,7 @@ class Calibration:
     splits: int
     false_alarms: int  # splits the gate called slower or faster at the threshold
     detectable_pct: float  # the smallest slowdown half the rounds detect (α, power), at the threshold
+    spread: float = 0.0  # the standard deviation of the logs of the rounds' fastest samples (`pooled_spread`)
 
     @property
     def false_alarm_rate(self) -> float:
@@ -360,4 +361,11 @@ def calibrate(records: Sequence[Record], threshold_pct: float, seed: int = 0) ->
             alarms += 1
     spread = pooled_spread(values[:half], values[half:2 * half])
     margin = detectable_log(spread * math.sqrt(2 / half), 2 * half - 2)
-    return Calibration(len(values), len(chosen), alarms, math.expm1(math.log1p(threshold_pct / 100) + margin) * 100)
+    return Calibration(len(values), len(chosen), alarms, math.expm1(math.log1p(threshold_pct / 100) + margin) * 100,
+                       spread)
+
+
+def resolvable_pct(spread: float, rounds: int) -> float:
+    """The smallest change (in %) the gate resolves, at ALPHA two-sided with POWER, with `rounds` rounds a side of
+    a figure whose logs spread by `spread` between rounds (at a 0 % threshold; `rounds` ≥ 2)."""
+    return math.expm1(detectable_log(spread * math.sqrt(2 / rounds), 2 * rounds - 2)) * 100

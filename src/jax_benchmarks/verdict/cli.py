@@ -193,6 +193,14 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_path: Resul
             writable_file(as_location(results))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="'--results'") from None
+        # On a busy machine every framework measures with the threads that fit what others left (or as asked,
+        # with a warning); the same count for all, fixed for every round (measure/oversubscription.py).
+        from jax_benchmarks.measure.oversubscription import choose_threads, probe
+
+        choice = choose_threads(threads, probe())
+        if choice.line is not None:
+            click.echo(choice.line, err=True)
+        threads = choice.threads
         run_id = new_run_id()
         log = round_log(results, run_id)
         log.parent.mkdir(parents=True, exist_ok=True)  # checked writable above; made now that work starts

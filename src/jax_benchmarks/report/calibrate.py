@@ -1,0 +1,125 @@
+"""`python main.py calibrate GROUP[:COMMAND]...`: A/A rounds of unchanged code on this machine, then what
+the regression gate does with them.
+
+Each round of each chosen group command is a fresh process, as `--rounds` and `verdict` start them
+(`verdict.cli.measure`: `--rounds N --round-index i --run-id ID`), all under one run id that marks them as
+a calibration (report/calibration.py). Then, per figure, the rounds are split into two halves many ways
+and judged as the gate judges two runs (`report --calibrate --run ID`): how often it calls a change in
+code that did not change (its false-alarm rate here) and the smallest slowdown it detects. The rounds stay
+in the results store; `report --fail-on-regression PCT` later reads them back and warns where PCT is below
+what this machine resolves with the rounds it compares.
+"""
+
+from __future__ import annotations
+
+import shlex
+from pathlib import Path
+from typing import Literal
+
+import click
+
+from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
+from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
+from jax_benchmarks.report.compare import MIN_ROUNDS
+from jax_benchmarks.settings import option_text
+from jax_benchmarks.store.location import LocationParam, ResultsLocation, as_location, default_location, saved_count
+
+DEFAULT_ROUNDS = 10  # the issue's goal: a 1.5× slowdown caught in 19 of 20 trials at 10 rounds
+ALL = "all"
+
+
+class CalibrationFailed(Failed):
+    """A round failed: the calibration of the figures that were measured is still printed; exit 1."""
+
+
+def parse_step(text: str) -> tuple[str, str]:
+    """'xla' -> ('xla', 'all'); 'xla:numpy' -> ('xla', 'numpy'); click.BadParameter for an unknown group."""
+    group, _, command = text.partition(":")
+    if group not in BENCHMARK_GROUPS:
+        raise click.BadParameter(f"{text!r}: the group must be one of {', '.join(BENCHMARK_GROUPS)}, optionally "
+                                 "followed by :COMMAND (e.g. xla:numpy)", param_hint="'GROUP[:COMMAND]'")
+    return group, command or ALL
+
+
+def check_command(group: str, command: str) -> None:
+    """The command must exist in the group (loads the group's command list, not its frameworks)."""
+    import importlib
+
+    commands = importlib.import_module(GROUPS[group].module).cli.commands
+    if command not in commands:
+        raise click.BadParameter(f"{group}:{command}: {group} has the commands {', '.join(sorted(commands))}",
+                                 param_hint="'GROUP[:COMMAND]'")
+
+
+@click.command("calibrate", context_settings={"help_option_names": ["-h", "--help"]})
+@click.argument("steps", nargs=-1, required=True, metavar="GROUP[:COMMAND]...")
+@click.option("--rounds", type=click.IntRange(2 * MIN_ROUNDS, 100), default=DEFAULT_ROUNDS, show_default=True,
+              help=f"Rounds of each group command, each a fresh process (the A/A splits need {2 * MIN_ROUNDS} or more).")
+@click.option("--fail-on-regression", "threshold_pct", type=click.FloatRange(0, 10_000), default=0.0,
+              show_default=True, metavar="PCT",
+              help="The gate's threshold to calibrate: how often it calls a change of more than PCT % in unchanged code.")
+@click.option("--options", "group_options", default="", metavar="TEXT",
+              help="Options given to every group command, e.g. '--matrix-size 256' (shell quoting).")
+@click.option("--threads", type=click.IntRange(1, 1024), default=None,
+              help="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike (default: each library's own).")
+@click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
+              help="table: one line per figure; json: the same as data.")
+@click.option("--results", type=LocationParam(), default=lambda: option_text(default_location()),
+              show_default=str(default_location()), help="The store the rounds are appended to.")
+def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options: str, threads: int | None,
+        output_format: Literal["table", "json"], results: ResultsLocation) -> None:
+    """A/A calibration of the regression gate on this machine: run each GROUP[:COMMAND] (COMMAND
+    defaults to all) --rounds times in fresh processes, unchanged, then print per figure the gate's
+    false-alarm rate at --fail-on-regression and the smallest slowdown it detects. The rounds stay in
+    the results store; `report --fail-on-regression PCT` warns where PCT is below what they resolve.
+
+    Example: python main.py calibrate xla:numpy --options '--matrix-size 256' --rounds 10
+    """
+    from jax_benchmarks.report.calibration import calibration_run_id
+    from jax_benchmarks.settings import writable_file
+    from jax_benchmarks.verdict.cli import duration_text, measure
+    from jax_benchmarks.verdict.scale import Scale, Step
+
+    chosen = [parse_step(text) for text in steps]
+    for group, command in chosen:
+        check_command(group, command)
+    try:
+        extra = tuple(shlex.split(group_options))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--options'") from None
+    if threads is not None:
+        from jax_benchmarks.hardware.devices import cpu_count
+
+        if threads > cpu_count():
+            raise click.BadParameter(f"{threads} threads requested but this process may use {cpu_count()} core(s); "
+                                     f"allowed: 1–{cpu_count()}", param_hint="'--threads'")
+    try:
+        writable_file(as_location(results))
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="'--results'") from None
+    run_id = calibration_run_id()
+    folder = Path.cwd() if results.kind == "postgres" else results.path.parent
+    log = folder / f"calibrate-{run_id}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    # `measure` runs a scale's steps; the name is only its label (this one is none of verdict's scales).
+    plan = Scale("quick", rounds, tuple(Step(group, command, extra, 0.0) for group, command in chosen),
+                 "A/A calibration")
+    click.echo(f"calibration run {run_id}: {len(chosen)} group command(s) × {rounds} rounds, unchanged; "
+               f"output of the groups in {log}", err=True)
+    try:
+        done = measure(plan, results, run_id, log, lambda label, finished, _left: click.echo(
+            f"[{finished + 1}/{rounds * len(chosen)}] {label}", err=True), threads)
+    except KeyboardInterrupt as exc:
+        raise interrupted(f"Interrupted: {saved_count(results, run_id)} records of calibration run {run_id} are "
+                          f"saved in {results}", interrupt_signal(exc)) from None
+    click.echo(f"calibration run {run_id}: {len(done)} rounds in {duration_text(sum(d.seconds for d in done))}; "
+               f"records in {results}", err=True)
+    failed = [d for d in done if d.code != 0]
+    if len(failed) < len(done):
+        from jax_benchmarks.report.cli import ReportSettings, report
+
+        report(ReportSettings.model_validate({"run": run_id, "calibrate": True, "fail_on_regression": threshold_pct,
+                                              "results": results, "output_format": output_format}))
+    if failed:
+        raise CalibrationFailed(f"{len(failed)} round(s) failed: "
+                                f"{', '.join(f'{d.label} (exit {d.code})' for d in failed[:5])}; see {log}")
