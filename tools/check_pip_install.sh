@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# tools/check_pip_install.sh [PYTHON]
+# tools/check_pip_install.sh [PYTHON] [base]      (base: step 0 only)
 #
 # The "into an existing environment" install path, as a user with their own frameworks takes it:
+#   0. the base install's weight: the wheel `pip install`ed into an environment that has NumPy only brings
+#      at most 25 packages and 150 MB (printed; pyproject.toml's extras hold what only some commands need);
 #   1. an environment that already has NumPy and PyTorch (torch from the local CPU wheel, the only CPU
 #      build this machine has; Python 3.11) and no JAX;
 #   2. the project built into a wheel (poetry-core) and `pip install`ed there: the `jax-benchmarks`
@@ -16,6 +18,7 @@
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 PYTHON="${1:-python3}"
+ONLY="${2:-}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
 VENV="$WORK/venv"
@@ -24,15 +27,35 @@ fail() { echo "check_pip_install: FAILED: $*" >&2; exit 1; }
 step() { echo "== $*"; }
 frameworks() { "$BIN/python" -m pip list --format freeze 2>/dev/null | grep -iE '^(numpy|torch|jax|jaxlib|flax)==' | sort; }
 
+step "0. the base install into a $("$PYTHON" --version) environment with NumPy only"
+"$PYTHON" -m venv "$WORK/lean"
+"$WORK/lean/bin/pip" install -q "numpy==2.3.5"
+"$WORK/lean/bin/pip" wheel -q --no-deps -w "$WORK/dist" "$ROOT"
+wheel="$(ls "$WORK/dist"/jax_benchmarks-*.whl)"
+packages() { "$1/bin/python" -m pip list --format freeze 2>/dev/null | sort; }
+megabytes() { du -sm "$1" | cut -f1; }
+before_packages="$(packages "$WORK/lean")"
+before_mb="$(megabytes "$WORK/lean")"
+began=$SECONDS
+"$WORK/lean/bin/pip" install -q "$wheel"
+added="$(comm -13 <(echo "$before_packages") <(packages "$WORK/lean") | wc -l)"
+added_mb=$(( $(megabytes "$WORK/lean") - before_mb ))
+echo "pip install <wheel> into NumPy $("$WORK/lean/bin/python" -c 'import numpy; print(numpy.__version__)'): $added packages added" \
+     "(jax-benchmarks included), $added_mb MB, $(( SECONDS - began )) s"
+[ "$added" -le 25 ] || fail "the base install brought $added packages (at most 25)"
+[ "$added_mb" -le 150 ] || fail "the base install added $added_mb MB (at most 150)"
+(cd "$WORK" && "$WORK/lean/bin/jax-benchmarks" xla numpy --quick --results "$WORK/lean.jsonl" > /dev/null) \
+    || fail "xla numpy failed in the base install"
+rm -rf "$WORK/lean"
+if [ "$ONLY" = base ]; then echo "check_pip_install: step 0 passed"; exit 0; fi
+
 step "1. a $("$PYTHON" --version) environment with NumPy and PyTorch only"
 "$PYTHON" -m venv "$VENV"
 "$BIN/pip" install -q "$("$PYTHON" "$ROOT/tools/lock_requirements.py" pin torch)" "numpy==2.3.5"
 before="$(frameworks)"
 echo "$before"
 
-step "2. build the wheel and pip install it"
-"$BIN/pip" wheel -q --no-deps -w "$WORK/dist" "$ROOT"
-wheel="$(ls "$WORK/dist"/jax_benchmarks-*.whl)"
+step "2. pip install the wheel"
 "$BIN/pip" install -q "$wheel"
 [ "$(frameworks)" = "$before" ] || fail "pip install replaced a framework: $(frameworks | tr '\n' ' ')"
 cd "$WORK"  # away from the checkout: what runs is the installed package
@@ -68,4 +91,4 @@ before="$(frameworks)"
 [ "$(frameworks)" = "$before" ] || fail "pip install '[jax]' replaced a framework: $(frameworks | tr '\n' ' ')"
 "$BIN/jax-benchmarks" xla jax --quick --results "$WORK/results.jsonl" > /dev/null || fail "xla jax on jax 0.9.2 failed"
 echo "frameworks unchanged ($(frameworks | tr '\n' ' ')); xla jax ran on them"
-echo "check_pip_install: 4 steps passed"
+echo "check_pip_install: 5 steps passed"

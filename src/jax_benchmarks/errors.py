@@ -52,6 +52,31 @@ class StoreError(DataError):
     exit 2, the same line from every command (report, verdict, smoke, every group)."""
 
 
+# The command named in hints when the program's name as invoked is not known (the installed script's).
+DEFAULT_PROGRAM = "jax-benchmarks"
+
+
+class NoResultsYet(StoreError, ValueError):
+    """A store or file to read holds no records yet: exit 2, with a hint naming a command that makes some.
+    The hint names the program as the user invoked it (`python main.py`, `jax-benchmarks`), which only the CLI
+    layer knows: it prints `hint(program)` (`run_cli`). A ValueError too, so that a settings validator that
+    meets it keeps it (pydantic hands it on as the error's cause), with the option it was given for."""
+
+    FIRST_RUN = "xla all"
+
+    def __init__(self, what: str, option: str | None = None) -> None:
+        self.what = what
+        self.option = option
+        super().__init__(self.hint(DEFAULT_PROGRAM))
+
+    def hint(self, program: str) -> str:
+        prefix = f"Invalid value for '{self.option}': " if self.option else ""
+        return f"{prefix}{self.what}: run a benchmark first (e.g. `{program} {self.FIRST_RUN}`)"
+
+    def for_option(self, option: str) -> NoResultsYet:
+        return NoResultsYet(self.what, option)
+
+
 class SettingsError(click.UsageError):
     """Options that cannot work together, found once a command's cases are declared: exit 2, one line naming
     the option."""
@@ -135,16 +160,17 @@ def raise_terminated(signum: int, _frame: object) -> None:
     raise Terminated()
 
 
-def run_cli(command: click.Command, argv: Sequence[str] | None = None) -> int:
-    """Invoke `command`; print any usage error as a single line; return the exit code."""
+def run_cli(command: click.Command, argv: Sequence[str] | None = None, program: str = DEFAULT_PROGRAM) -> int:
+    """Invoke `command` as `program` (the command as the user invoked it: the root context's name, which usage
+    lines and hints show); print any usage error as a single line; return the exit code."""
     # SIGTERM ends like Ctrl-C (exit 143 instead of 130): the run says what it saved, no traceback.
     with handling(signal.SIGTERM, raise_terminated):
-        return _run(command, argv)
+        return _run(command, argv, program)
 
 
-def _run(command: click.Command, argv: Sequence[str] | None) -> int:
+def _run(command: click.Command, argv: Sequence[str] | None, program: str) -> int:
     try:
-        command.main(args=list(argv) if argv is not None else None, standalone_mode=False)
+        command.main(args=list(argv) if argv is not None else None, prog_name=program, standalone_mode=False)
     except click.exceptions.Exit as exc:
         return exc.exit_code
     except click.exceptions.NoArgsIsHelpError as exc:
@@ -161,7 +187,8 @@ def _run(command: click.Command, argv: Sequence[str] | None) -> int:
         return exc.exit_code
     except click.ClickException as exc:
         # One line; text the user or a file gave (a -k pattern, a path) shows its control characters as escapes.
-        message = visible(" ".join(exc.format_message().split()))
+        text = exc.hint(program) if isinstance(exc, NoResultsYet) else exc.format_message()
+        message = visible(" ".join(text.split()))
         click.echo(f"Error: {message}", err=True)
         return exc.exit_code
     except KeyboardInterrupt as exc:

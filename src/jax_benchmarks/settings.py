@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 
 from jax_benchmarks.hardware.devices import ONE_DEVICE, DeviceKind, DeviceRequest, cpu_count, devices_to_time, resolve_device
-from jax_benchmarks.errors import DataError
+from jax_benchmarks.errors import DataError, NoResultsYet
 from jax_benchmarks.hardware.gpu_policy import MatmulPrecision
 from jax_benchmarks.store.jsonl import regular_file_problem
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
@@ -444,12 +444,14 @@ def given_explicitly(model: type[BaseModel], name: str, value: Any, used_aliases
 
 
 def _to_click_error(model: type[BaseModel], exc: ValidationError,
-                    used_aliases: Mapping[str, str] | None = None) -> click.BadParameter:
+                    used_aliases: Mapping[str, str] | None = None) -> click.UsageError:
     error = exc.errors()[0]
     cause = (error.get("ctx") or {}).get("error")
+    field = str(error["loc"][0]) if error["loc"] else ""
+    if isinstance(cause, NoResultsYet) and field in model.model_fields:
+        return cause.for_option((used_aliases or {}).get(field) or option_name(model, field))
     if isinstance(cause, OptionError):
         return click.BadParameter(str(cause), param_hint=f"'{cause.option}'")
-    field = str(error["loc"][0]) if error["loc"] else ""
     info = model.model_fields.get(field)
     message = str(error["msg"]).removeprefix("Value error, ")
     if info is not None:

@@ -22,10 +22,8 @@ def test_a_first_run_is_exit_2_with_the_next_step(ci: str | None, monkeypatch: p
     assert "--rounds 3" in raised.value.message
 
 
-@pytest.mark.parametrize(("argv0", "command"), [("/usr/bin/jax-benchmarks", "jax-benchmarks xla all --rounds 3"),
-                                                 ("main.py", "python main.py xla all --rounds 3")])
-def test_the_gate_names_the_command_as_invoked(argv0: str, command: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("sys.argv", [argv0])
+@pytest.mark.parametrize("program", ["jax-benchmarks", "python main.py"])
+def test_the_gate_names_the_command_as_invoked(program: str) -> None:
     with pytest.raises(CannotJudge) as raised:
-        report_cli.check_time_regressions([], 10.0)
-    assert command in raised.value.message
+        report_cli.check_time_regressions([], 10.0, program)
+    assert f"`{program} xla all --rounds 3`" in raised.value.message

@@ -17,10 +17,12 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+import click
 from rich.console import Console
 from rich.markup import escape
 
 # Defined with the error lines (they show it too); imported from here by the printing code.
+from jax_benchmarks.errors import DEFAULT_PROGRAM
 from jax_benchmarks.errors import visible as visible
 
 if TYPE_CHECKING:  # the root command imports this module for `encodable_streams`: `--help` loads no store
@@ -33,15 +35,21 @@ def make_console(json_output: bool = False) -> Console:
     return Console(stderr=json_output, highlight=False, emoji=False)
 
 
-def invoked_as() -> str:
-    """The command as the user typed it, for hints: `jax-benchmarks` (the installed script), `python main.py`
-    (a checkout) or `python -m jax_benchmarks`."""
-    name = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+def invoked_as(argv0: str) -> str:
+    """The command as the user typed it, from the path Python was started with (sys.argv[0]): `python main.py`
+    (a checkout), `python -m jax_benchmarks`, else `jax-benchmarks` (the installed script). `main` gives it to
+    click as the program's name, so every command reads it from its context (`program_name`)."""
+    name = os.path.basename(argv0)
     if name == "main.py":
         return "python main.py"
     if name == "__main__.py":
         return "python -m jax_benchmarks"
-    return "jax-benchmarks"
+    return DEFAULT_PROGRAM
+
+
+def program_name(ctx: click.Context) -> str:
+    """The command as the user invoked it, for hints: the root context's name (`invoked_as`, through `main`)."""
+    return ctx.find_root().info_name or DEFAULT_PROGRAM
 
 
 def literal(text: object) -> str:

@@ -101,7 +101,7 @@ def make_mesh(kind: str, count: int) -> Mesh:
         raise SettingsError("--devices",
             f"{count}: JAX sees {len(devices)} {platform} device(s). On CPU the host is split into "
             "devices by XLA_FLAGS=--xla_force_host_platform_device_count=N, which must be set before JAX is "
-            "imported (python main.py mnist flax --devices N does it)"
+            "imported (`mnist flax --devices N` does it)"
         )
     return Mesh(np.array(devices[:count]), ("data",))
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
-from jax_benchmarks.errors import DataError, Failed, interrupt_signal, interrupted
+from jax_benchmarks.errors import DEFAULT_PROGRAM, DataError, Failed, interrupt_signal, interrupted
 from jax_benchmarks.cli.plots import PLOTS_DIR
 from jax_benchmarks.settings import (
     OptionError, Results, lock_timeout_field, parse_settings, readable_path, readable_store, results_field,
@@ -149,20 +149,21 @@ def note(message: str) -> None:
     click.echo(message, err=True)
 
 
-def report(settings: ReportSettings) -> None:
-    """Select the runs, compare them with the baseline, print, plot, and fail on regressions."""
+def report(settings: ReportSettings, program: str = DEFAULT_PROGRAM) -> None:
+    """Select the runs, compare them with the baseline, print, plot, and fail on regressions. `program`: the
+    command as the user invoked it, for hints (`python main.py`, `jax-benchmarks`)."""
     from jax_benchmarks.store.location import open_store, store_errors
 
     # A StoreError is a DataError: one line, exit 2, as from every command.
     store = open_store(settings.results, create=False, log=note)
     try:
         with store_errors(store):
-            report_from(store, settings)
+            report_from(store, settings, program)
     finally:
         store.close()
 
 
-def report_from(store: ResultsStore, settings: ReportSettings) -> None:
+def report_from(store: ResultsStore, settings: ReportSettings, program: str = DEFAULT_PROGRAM) -> None:
     from jax_benchmarks.report import select
     from jax_benchmarks.report.envdiff import same_machine
     from jax_benchmarks.report.history import build_histories
@@ -177,7 +178,7 @@ def report_from(store: ResultsStore, settings: ReportSettings) -> None:
         if settings.scaling:  # a view of its own: images/s by process count (the bad-record summary follows it)
             scaling = Filters(group="mnist", backend=settings.backend)
             select.check_filters(store, scaling)
-            report_scaling(store.history("mnist", settings.backend), settings.format)
+            report_scaling(store.history("mnist", settings.backend), settings.format, program)
             return
         runs = select.chosen_runs(store, filters)
         baselines = Baselines(settings, store, filters, same_machine)
@@ -226,7 +227,7 @@ def report_from(store: ResultsStore, settings: ReportSettings) -> None:
     if settings.fail_on_regression is not None:
         for line in calibration_warnings(store, tables, settings.fail_on_regression, same_machine):
             click.echo(line, err=True)
-        check_regressions([row for t in tables for row in t.rows], settings.fail_on_regression)
+        check_regressions([row for t in tables for row in t.rows], settings.fail_on_regression, program)
 
 
 # ------------------------------------------------------- baseline environment ---
@@ -255,13 +256,13 @@ def environment_note(run: Sequence[Record], base: Sequence[Record]) -> str | Non
     return "\n".join(lines) if lines else None
 
 
-def report_scaling(records: Sequence[Record], fmt: Format) -> None:
+def report_scaling(records: Sequence[Record], fmt: Format, program: str = DEFAULT_PROGRAM) -> None:
     from jax_benchmarks.report.scaling import HEADER, cells, render_text, scaling_rows
 
     rows = scaling_rows(records)
     if not rows:
         raise click.UsageError("no mnist training epochs in the results file: run e.g. "
-                               "`python main.py mnist pytorch` and `... --launch-local 2` first")
+                               f"`{program} mnist pytorch` and `... --launch-local 2` first")
     if fmt != "table":
         click.echo(render_text(rows, fmt))
         return
@@ -364,7 +365,7 @@ def emit_history(histories: Sequence[GroupHistory], fmt: Format) -> None:
 
 # ------------------------------------------------------------------------------------------
 
-def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
+def check_regressions(rows: Sequence[FigureRow], threshold_pct: float, program: str = DEFAULT_PROGRAM) -> None:
     """The gate: time (`check_time_regressions`) and memory (report/memory_gate.py), each by its own rule. Exit 1
     on a regression in either; never pass what it could not judge (exit 2, saying what to change): a time figure
     without a baseline or with fewer than MIN_ROUNDS rounds on a side is not a figure that passed. Memory figures
@@ -380,7 +381,7 @@ def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
         click.echo(f"no memory regression: {memory.judged} figure(s) judged, none larger than the baseline by more "
                    f"than {threshold_pct:g} %", err=True)
     try:
-        check_time_regressions(rows, threshold_pct)
+        check_time_regressions(rows, threshold_pct, program)
     except RegressionFound as slower:
         raise RegressionFound(slower.message + (f"; {memory_failure}" if memory_failure else "")) from None
     except CannotJudge as cannot:
@@ -391,8 +392,7 @@ def check_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
         raise RegressionFound(f"regression: {memory_failure}")
 
 
-def check_time_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> None:
-    from jax_benchmarks.cli.console import invoked_as
+def check_time_regressions(rows: Sequence[FigureRow], threshold_pct: float, program: str = DEFAULT_PROGRAM) -> None:
     from jax_benchmarks.report.compare import MIN_ROUNDS, is_regression
 
     compared = [row for row in rows if row.comparison is not None]
@@ -402,7 +402,7 @@ def check_time_regressions(rows: Sequence[FigureRow], threshold_pct: float) -> N
                           f"was judged. "
                          f"The runs shown are saved and become the baseline: run the benchmark again, then this "
                          f"command, to compare; both runs need --rounds {MIN_ROUNDS} or more to be judged (e.g. "
-                         f"`{invoked_as()} xla all --rounds {MIN_ROUNDS}`), or give --baseline a run (id, file or "
+                         f"`{program} xla all --rounds {MIN_ROUNDS}`), or give --baseline a run (id, file or "
                          f"'previous') that recorded these figures")
     busy = [row for row in compared if row.comparison is not None and row.comparison.busy is not None]
     unjudged = [row for row in compared if row.comparison is not None and row.comparison.log_ratio is None
@@ -526,9 +526,11 @@ def resolution_lines(compared: Sequence[FigureRow], threshold_pct: float) -> lis
 
 @settings_options(ReportSettings)
 def _report(**values: Any) -> None:
+    from jax_benchmarks.cli.console import program_name
+
     settings = parse_settings(ReportSettings, values)
     try:
-        report(settings)
+        report(settings, program_name(click.get_current_context()))
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: one line, not Click's "Aborted."
         raise interrupted("Interrupted: the report was not finished.", interrupt_signal(exc)) from None
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from jax_benchmarks.errors import DataError
+from jax_benchmarks.errors import DataError, NoResultsYet
 from jax_benchmarks.store.location import POSTGRES_SCHEMES, open_store
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.store.sql import StoreError
@@ -43,9 +43,7 @@ def figure_key(record: Record) -> FigureKey:
 def require_records(store: ResultsStore) -> None:
     """No record at all is a data error (exit 2)."""
     if store.is_empty():
-        raise DataError(
-            f"no benchmark records in {store.location}: run a benchmark first, e.g. `python main.py xla all`"
-        )
+        raise NoResultsYet(f"no benchmark records in {store.location}")
 
 
 def resolve_run(store: ResultsStore, wanted: str, option: str) -> str:

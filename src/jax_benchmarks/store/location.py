@@ -32,6 +32,7 @@ from jax_benchmarks.store.jsonl import (
     SNIFF_BYTES, JsonlStore, check_folder_writable, check_results_path, file_kind, regular_file_problem,
     require_free_space,
 )
+from jax_benchmarks.errors import NoResultsYet
 from jax_benchmarks.store.sql import StoreError
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S, SqliteStore, sqlite_problem
 from jax_benchmarks.store.views import ResultsStore
@@ -195,8 +196,7 @@ def open_store(location: ResultsLocation | Path | str, *, create: bool = True,
         raise StoreError(problem)
     if where.kind == "jsonl":
         if not create and not where.path.exists():
-            raise StoreError(f"{where.path} does not exist: no results yet, run a benchmark first "
-                             "(e.g. `python main.py xla all`)")
+            raise NoResultsYet(f"{where.path} does not exist: no results yet")
         return JsonlStore(where.path)
     legacy = legacy_jsonl(where.path)
     if not legacy.is_file():
@@ -253,8 +253,7 @@ def check_readable(location: ResultsLocation) -> ResultsLocation:
         raise ValueError(f"{location.path} is {file_kind(stat.S_IFDIR)}, not a results file")
     exists = location.path.exists() or (location.kind == "sqlite" and legacy_jsonl(location.path).is_file())
     if not exists:
-        raise ValueError(f"{location.path} does not exist: no results yet, run a benchmark first "
-                         "(e.g. `python main.py xla all`)")
+        raise NoResultsYet(f"{location.path} does not exist: no results yet")
     if location.kind == "sqlite":
         _check_sqlite_file(location.path)
         if not legacy_jsonl(location.path).is_file():
@@ -279,6 +278,8 @@ def _open_and_close(location: ResultsLocation, *, create: bool,
                     log: Callable[[str], None] = lambda _msg: None) -> ResultsLocation:
     try:
         open_store(location, create=create, log=log).close()
+    except NoResultsYet:
+        raise  # a ValueError already, keeping its hint
     except StoreError as exc:
         raise ValueError(str(exc)) from None
     return location

@@ -27,7 +27,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from jax_benchmarks.errors import ResultsWriteError, first_line
+from jax_benchmarks.errors import NoResultsYet, ResultsWriteError, first_line
 # Raised by every store; imported from here by their users too (re-exported).
 from jax_benchmarks.errors import StoreError as StoreError
 from jax_benchmarks.store.jsonl import BadLines, records_with_text
@@ -183,8 +183,7 @@ class SqlStore:
         reads. One with none of the store's tables has no records yet: a StoreError, as an empty store is."""
         version = self.stored_schema(cur)
         if version is None:
-            raise StoreError(f"no benchmark records in {self.location}: run a benchmark first, "
-                             "e.g. `python main.py xla all`")
+            raise NoResultsYet(f"no benchmark records in {self.location}")
         self.samples_column = "samples" if version >= 2 else "NULL"  # schema 1 has no samples column
 
     def create_schema(self, cur: Cursor) -> bool:

@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import quote
 
+from jax_benchmarks.errors import NoResultsYet
 from jax_benchmarks.store.sql import Cursor, SqlStore, StoreError
 
 LOCK_TIMEOUT_S = 60.0
@@ -60,8 +61,7 @@ class SqliteStore(SqlStore):
         self.log = log
         try:
             if not path.exists() and not create:
-                raise StoreError(f"{path} does not exist: no results yet, run a benchmark first "
-                                 "(e.g. `python main.py xla all`)")
+                raise NoResultsYet(f"{path} does not exist: no results yet")
             if path.exists() and (problem := sqlite_problem(path)):
                 raise StoreError(f"{path} is {problem}; give another --results file")
             if create:
@@ -76,8 +76,7 @@ class SqliteStore(SqlStore):
         """Connect for reading (`self.conn`): nothing is written, no lock is waited for (a WAL reader needs
         none), and the file must hold a results store this code reads."""
         if path.stat().st_size == 0:
-            raise StoreError(f"{path} is an empty file, not a results store: no results yet, run a benchmark "
-                             "first (e.g. `python main.py xla all`)")
+            raise NoResultsYet(f"{path} is an empty file, not a results store: no results yet")
         try:
             conn = self._connect_read_only(path, immutable=False)
         except sqlite3.OperationalError as exc:

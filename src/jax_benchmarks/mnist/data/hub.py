@@ -165,10 +165,10 @@ def read_hub(dataset: str, data_dir: Path) -> RawSplits:
 
 def read_parquet(files: ParquetFiles, data_dir: Path) -> RawSplits:
     """Local parquet files through `load_dataset("parquet")`, then the hub's decoding path."""
-    import datasets
-
     where = f"parquet files in {files.folder}"
     require_datasets(where)
+    import datasets
+
     data_files = {"train": [str(p) for p in files.train], "test": [str(p) for p in files.test]}
     try:
         splits = datasets.load_dataset("parquet", data_files=data_files, cache_dir=str(data_dir))

@@ -30,6 +30,7 @@ from jax_benchmarks.mnist.data.hub import (
     probe_hub,
     read_hub,
     read_parquet,
+    require_datasets,
     set_offline_flags,
 )
 from jax_benchmarks.mnist.data.idx import IdxFiles, find_idx_files, read_idx_files
@@ -119,6 +120,8 @@ def _load_hub(dataset: str, data_dir: Path, log: Log) -> MnistData:
     entry = read_cache(folder, repo)
     if entry is not None:
         return to_mnist_data(entry.raw, f"cache {folder} (of {entry.source})", (entry.mean, entry.std))
+    # Without the mnist extra the hub cannot be read at all: say so before probing the network.
+    require_datasets(f"hub {repo}")
     reason = hub_unavailable()
     if reason is not None and not hub_cache_present(dataset, data_dir):
         raise DataError(f"hub {repo}: unavailable ({reason}) and not cached in {data_dir}")
