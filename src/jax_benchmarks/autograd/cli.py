@@ -9,6 +9,8 @@ from typing import Any
 
 from jax_benchmarks.autograd.settings import AutogradSettings, CnnSettings, EngineSettings
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
+from jax_benchmarks.frameworks.available import JAX, TORCH
+from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
 
 
 def check_agreement(run: Any, _console: Any) -> None:
@@ -28,12 +30,15 @@ SPEC = GroupSpec(
     ),
     backends={
         "jax": BackendSpec(
-            "jax_benchmarks.autograd.jax_backend", "JAX: typed_grad + vmap, with and without jit.", AutogradSettings
+            "jax_benchmarks.autograd.jax_backend", "JAX: typed_grad + vmap, with and without jit.", AutogradSettings,
+            needs=(JAX,), device_memory=jax_device_memory,
         ),
         "pytorch": BackendSpec(
             "jax_benchmarks.autograd.pytorch_backend",
             "PyTorch: backward() loop; func.vmap(func.grad); the mnist CNN's eager train step.",
             CnnSettings,
+            needs=(TORCH,),
+            device_memory=torch_device_memory,
         ),
         "numpy": BackendSpec(
             "jax_benchmarks.autograd.numpy_backend",

@@ -13,7 +13,6 @@ import importlib
 import json
 import os
 import signal
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,21 +21,34 @@ import click
 
 from jax_benchmarks.cli.choice import NamedSubcommands
 from jax_benchmarks.frameworks.available import (
-    Framework, FrameworkMissing, install_command, missing_for, unavailable_reason,
+    Framework, FrameworkMissing, install_command, missing_libraries, unavailable_reason,
 )
 from jax_benchmarks.hardware.devices import gpu_names
 from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted, is_out_of_memory
 from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
 from jax_benchmarks.measure.harness import BackendModule, run_suite
+from jax_benchmarks.measure.memory import DeviceMemory
 from jax_benchmarks.settings import BenchSettings, parse_settings, settings_options
 
 
 @dataclass(frozen=True)
 class BackendSpec:
-    module: str
+    """One backend of a group: everything the rest of the program knows about it is declared here."""
+
+    module: str  # imported only when the backend runs (it imports its framework at the top)
     help: str
     settings: type[BenchSettings]
     in_all: bool = True
+    # The optional libraries it imports: missing ones list it as unavailable, with what to install; the GPU
+    # policy (matmul precision) is applied to those of them it knows (JAX, PyTorch).
+    needs: tuple[Framework, ...] = ()
+    # How a case's device peak is read on a GPU (measure/memory.py); None: the record says none is read.
+    device_memory: DeviceMemory | None = None
+
+    @property
+    def missing(self) -> tuple[Framework, ...]:
+        """What it needs that is not installed (empty: it can run)."""
+        return missing_libraries(*self.needs)
 
 
 @dataclass(frozen=True)
@@ -74,14 +86,13 @@ def gpu_policy_for(settings: BenchSettings) -> GpuPolicy:
     return GpuPolicy(precision=settings.precision, jax_gpu_memory=memory)
 
 
-def run_backend(module: BackendModule, settings: BenchSettings, run: Any) -> None:
+def run_backend(module: BackendModule, spec: BackendSpec, settings: BenchSettings, run: Any) -> None:
     """One backend's run under the GPU policy, with a GPU out-of-memory error turned into one line."""
-    # What the backend imported (None in sys.modules: an import that is blocked, not a loaded framework).
-    frameworks = [name for name in ("jax", "torch") if sys.modules.get(name) is not None]
     try:
-        with applied(settings.precision, frameworks):
+        with applied(settings.precision, [framework.module for framework in spec.needs]):
             for suite in module.suites(settings):
-                run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns, memory=settings.memory)
+                run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns, memory=settings.memory,
+                          device_memory=spec.device_memory)
     except Exception as exc:
         if is_out_of_memory(exc):
             raise OutOfMemory(exc) from None
@@ -129,11 +140,12 @@ def execute(
                 handling(signal.SIGTERM, lambda signum, _: run.stop(signum)):
             for name in names:
                 console.rule(f"{group.name} {name}")
-                backend = load_backend(group.backends[name])
+                spec = group.backends[name]
+                backend = load_backend(spec)
                 if settings.threads is not None:  # after the import: the backend's framework is loaded now
                     for note in pin_loaded(settings.threads):
                         console.print(f"--threads: {note}")
-                run_backend(backend, settings, run)
+                run_backend(backend, spec, settings, run)
             run.raise_if_stopped()
             if group.after is not None and run.records:
                 group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
@@ -209,7 +221,7 @@ def backend_command(group: GroupSpec, name: str, names: list[str], model: type[B
 
 def build_group(group: GroupSpec) -> BackendGroup:
     cli = BackendGroup(group.name, help=group.help, context_settings={"help_option_names": ["-h", "--help"]})
-    missing = {name: missing_for(name, group.name) for name in group.backends}
+    missing = {name: spec.missing for name, spec in group.backends.items()}
     for name, spec in group.backends.items():
         if missing[name]:
             cli.add_command(unavailable_command(f"{group.name} {name}", missing[name], spec.help))
@@ -224,7 +236,7 @@ def refuse_missing(group: GroupSpec, names: Sequence[str]) -> None:
     """Any backend of `names` whose framework is not installed: refused in one line (also when asked for
     by a command other than the backend's own, e.g. `mnist evaluate flax`)."""
     for name in names:
-        missing = missing_for(name, group.name)
+        missing = group.backends[name].missing
         if missing:
             raise FrameworkMissing(f"{group.name} {name}", missing)
 

@@ -73,7 +73,7 @@ from rich.markup import escape
 from jax_benchmarks.cli.console import literal
 from jax_benchmarks.errors import CheckFailed, first_line
 from jax_benchmarks.measure.contention import Sampler, contention_between
-from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, SEPARATE_PASS, Probe, compiled_figures,
+from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, SEPARATE_PASS, DeviceMemory, Probe, compiled_figures,
                                            release_freed_memory)
 from jax_benchmarks.measure.progress import Progress
 from jax_benchmarks.store.record import Output, Record, Scalar
@@ -468,20 +468,22 @@ def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
 def run_cases(
     run: Run, target: Target, cases: Sequence[Case[Any]], *, repeats: int, patterns: Sequence[str] = (),
     progress: Progress | None = None, fixtures: Sequence[Fixture[Any]] = (), memory: bool = True,
+    device_memory: DeviceMemory | None = None,
 ) -> dict[str, Measurement]:
     """Time, judge and record every selected case in order; raise `CheckFailed` at the end if any check
     failed. Returns the measurements by case label (for a backend that reports across cases). The
     `fixtures` the cases use live until the last case that needs them (see the module's docstring).
-    `memory=False` (`--no-memory`) takes no memory figures and makes no extra call."""
+    `memory=False` (`--no-memory`) takes no memory figures and makes no extra call; `device_memory` reads the
+    device peak of a case on a GPU (the backend's spec declares it; None: the record says none is read)."""
     with LiveFixtures(fixtures) as live:
         return run_live(run, target, cases, live, repeats=repeats, patterns=patterns, progress=progress,
-                        memory=memory)
+                        memory=memory, device_memory=device_memory)
 
 
 def run_live(
     run: Run, target: Target, cases: Sequence[Case[Any]], live: LiveFixtures, *, repeats: int,
     patterns: Sequence[str] = (), progress: Progress | None = None, kept_for_after: Sequence[Fixture[Any]] = (),
-    memory: bool = True,
+    memory: bool = True, device_memory: DeviceMemory | None = None,
 ) -> dict[str, Measurement]:
     """`run_cases` with the suite's live fixtures, keeping `kept_for_after` alive for `Suite.after`."""
     progress = progress or run.progress
@@ -515,7 +517,7 @@ def run_live(
                     live.value(fixture)
                     live.keep_only(still_needed(index + 1, case))
                 values = [live.value(fixture) for fixture in case.uses]
-                probe = Probe.of(target.backend, target.device) if memory else None
+                probe = Probe.of(device_memory, target.backend, target.device) if memory else None
                 result, measurement = measure_case(case.prepare(*values), repeats, probe, sampler)
             except case.cannot_run as exc:
                 dead[case.variant] = f"{type(exc).__name__}: {first_line(exc)}"
@@ -546,7 +548,7 @@ def run_live(
 
 
 def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] = (),
-              memory: bool = True) -> dict[str, Measurement]:
+              memory: bool = True, device_memory: DeviceMemory | None = None) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
     selected; all of it inside the suite's `context`, the fixtures torn down before it is left."""
     with suite.context(), LiveFixtures(suite.fixtures, SuiteRecords(run)) as live:
@@ -554,7 +556,8 @@ def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] =
         if suite.before is not None:
             suite.before(run)
         measured = run_live(run, suite.target, suite.cases, live, repeats=repeats, patterns=patterns,
-                            kept_for_after=suite.after_uses if suite.after is not None else (), memory=memory)
+                            kept_for_after=suite.after_uses if suite.after is not None else (), memory=memory,
+                            device_memory=device_memory)
         if suite.after is not None and measured:
             suite.after(run, *(live.value(fixture) for fixture in suite.after_uses))
         return measured

@@ -19,7 +19,8 @@ import click
 from jax_benchmarks.cli.commands import (
     BackendGroup, BackendSpec, GroupSpec, backend_command, execute, unavailable_command,
 )
-from jax_benchmarks.frameworks.available import missing_for
+from jax_benchmarks.frameworks.available import FLAX_STACK, TORCH
+from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
 from jax_benchmarks.settings import BenchSettings, command_line, parse_settings, settings_options
 from jax_benchmarks.cli.relaunch import self_command
 from jax_benchmarks.hardware.network import free_port
@@ -77,7 +78,7 @@ def training(name: str, names: list[str], model: type[MnistSettings]) -> Callabl
             raise click.BadParameter(
                 "PyTorch runs one device per process in a multi-process job; leave it at 1", param_hint="'--devices'"
             )
-        if isinstance(settings, FlaxSettings) and "flax" in names and not missing_for("flax", SPEC.name):
+        if isinstance(settings, FlaxSettings) and "flax" in names and not SPEC.backends["flax"].missing:
             settings = set_xla_flags(settings)  # for JAX only: nothing is said about it where JAX does not run
         if not settings.multi_process:
             execute(SPEC, names, settings, command=name)
@@ -96,8 +97,10 @@ SPEC = GroupSpec(
     help="Train the same CNN on MNIST in Flax and PyTorch; report accuracy and speed.\n\n"
     "Example: python main.py mnist flax --epochs 3",
     backends={
-        "flax": BackendSpec("jax_benchmarks.mnist.flax_backend", "Train the CNN with flax.nnx (one jitted step).", FlaxSettings),
-        "pytorch": BackendSpec("jax_benchmarks.mnist.pytorch_backend", "Train the CNN with PyTorch.", MnistSettings),
+        "flax": BackendSpec("jax_benchmarks.mnist.flax_backend", "Train the CNN with flax.nnx (one jitted step).", FlaxSettings,
+                            needs=FLAX_STACK, device_memory=jax_device_memory),
+        "pytorch": BackendSpec("jax_benchmarks.mnist.pytorch_backend", "Train the CNN with PyTorch.", MnistSettings,
+                               needs=(TORCH,), device_memory=torch_device_memory),
         # The data pipeline alone (NumPy); its records keep the column "data".
         "preprocess-images": BackendSpec(
             "jax_benchmarks.mnist.preprocess",
@@ -137,7 +140,7 @@ def launch_local(name: str, settings: MnistSettings) -> None:
 def build_cli() -> click.Group:
     """flax, pytorch and all train (`training`); evaluate and preprocess-images parse their options and run."""
     group = BackendGroup(SPEC.name, help=SPEC.help, context_settings={"help_option_names": ["-h", "--help"]})
-    missing = {name: missing_for(name, SPEC.name) for name in TRAINED}
+    missing = {name: SPEC.backends[name].missing for name in TRAINED}
     for name in TRAINED:
         spec = SPEC.backends[name]
         if missing[name]:  # listed as the other groups list it: unavailable, saying what to install
