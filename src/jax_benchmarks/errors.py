@@ -21,6 +21,13 @@ def visible(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
+def literal(text: object) -> str:
+    """Data for rich: control characters visible, markup escaped (printed exactly as it reads)."""
+    from rich.markup import escape
+
+    return escape(visible(str(text)))
+
+
 def first_line(exc: BaseException, limit: int = 300) -> str:
     """An exception's message as one line of at most `limit` characters (its first non-blank line), or its
     type's name when it has no message: for one-line reports of what went wrong."""

@@ -32,13 +32,14 @@ from jax_benchmarks.settings import BenchSettings, parse_settings, settings_opti
 
 
 @dataclass(frozen=True)
-class BackendSpec:
-    """One backend of a group: everything the rest of the program knows about it is declared here."""
+class CommandSpec:
+    """A command of a group that runs declared suites: a backend (`BackendSpec`), or one of the group's other
+    commands (`GroupSpec.commands`, e.g. `mnist preprocess-images`, whose records name their own column).
+    Everything the rest of the program knows about it is declared here."""
 
-    module: str  # imported only when the backend runs (it imports its framework at the top)
+    module: str  # its `suites(settings)`; imported only when it runs (a backend imports its framework at the top)
     help: str
     settings: type[BenchSettings]
-    in_all: bool = True
     # The optional libraries it imports: missing ones list it as unavailable, with what to install; the GPU
     # policy (matmul precision) is applied to those of them it knows (JAX, PyTorch).
     needs: tuple[Framework, ...] = ()
@@ -52,6 +53,13 @@ class BackendSpec:
 
 
 @dataclass(frozen=True)
+class BackendSpec(CommandSpec):
+    """One backend of a group: a framework's implementation of the group's cases; `all` runs those `in_all`."""
+
+    in_all: bool = True
+
+
+@dataclass(frozen=True)
 class GroupSpec:
     name: str
     help: str
@@ -60,6 +68,12 @@ class GroupSpec:
     metric_rows: Sequence[str] = ()
     # Called after the table, e.g. to print a cross-backend parity summary.
     after: Callable[[Any, Any], None] | None = field(default=None)
+    # The group's other commands that run suites, listed after `all` (not backends: `all` never runs them).
+    commands: dict[str, CommandSpec] = field(default_factory=dict)
+
+    def spec(self, name: str) -> CommandSpec:
+        """The backend or other command `name`."""
+        return self.backends[name] if name in self.backends else self.commands[name]
 
 
 class BackendGroup(NamedSubcommands):
@@ -71,7 +85,7 @@ class BackendGroup(NamedSubcommands):
         return list(self.commands)  # keep declaration order: backends, all, extras
 
 
-def load_backend(spec: BackendSpec) -> BackendModule:
+def load_backend(spec: CommandSpec) -> BackendModule:
     module: BackendModule = importlib.import_module(spec.module)
     return module
 
@@ -86,7 +100,7 @@ def gpu_policy_for(settings: BenchSettings) -> GpuPolicy:
     return GpuPolicy(precision=settings.precision, jax_gpu_memory=memory)
 
 
-def run_backend(module: BackendModule, spec: BackendSpec, settings: BenchSettings, run: Any) -> None:
+def run_backend(module: BackendModule, spec: CommandSpec, settings: BenchSettings, run: Any) -> None:
     """One backend's run under the GPU policy, with a GPU out-of-memory error turned into one line."""
     try:
         with applied(settings.precision, [framework.module for framework in spec.needs]):
@@ -140,7 +154,7 @@ def execute(
                 handling(signal.SIGTERM, lambda signum, _: run.stop(signum)):
             for name in names:
                 console.rule(f"{group.name} {name}")
-                spec = group.backends[name]
+                spec = group.spec(name)
                 backend = load_backend(spec)
                 if settings.threads is not None:  # after the import: the backend's framework is loaded now
                     for note in pin_loaded(settings.threads):
@@ -169,7 +183,7 @@ def list_cases(group: GroupSpec, names: Sequence[str], settings: BenchSettings) 
     """--list: the cases each backend declares for these settings (its suites), without running any."""
     from jax_benchmarks.cli.listing import case_lines, declared_cases
 
-    listed = declared_cases(group.name, [(name, load_backend(group.backends[name])) for name in names], settings)
+    listed = declared_cases(group.name, [(name, load_backend(group.spec(name))) for name in names], settings)
     if settings.json_output:
         click.echo(json.dumps([case.as_json() for backend in listed for case in backend.cases if case.selected]))
         return
@@ -183,7 +197,8 @@ def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> N
 
     from jax_benchmarks.cli.console import literal, make_console
     from jax_benchmarks.store.record import new_run_id
-    from jax_benchmarks.measure.rounds import run_rounds, spreads
+    from jax_benchmarks.cli.rounds import run_rounds
+    from jax_benchmarks.measure.rounds import spreads
     from jax_benchmarks.cli.tables import format_seconds
 
     console = make_console(settings.json_output)
@@ -229,14 +244,23 @@ def build_group(group: GroupSpec) -> BackendGroup:
             cli.add_command(backend_command(group, name, [name], spec.settings, spec.help))
     if group.all_settings is not None:
         cli.add_command(_all_command(group, group.all_settings, missing))
+    for name, command in group.commands.items():
+        cli.add_command(suite_command(group, name, command))
     return cli
+
+
+def suite_command(group: GroupSpec, name: str, spec: CommandSpec) -> click.Command:
+    """The command `name` of `group` that runs `spec`'s suites; listed as unavailable where it needs what is missing."""
+    if spec.missing:
+        return unavailable_command(f"{group.name} {name}", spec.missing, spec.help)
+    return backend_command(group, name, [name], spec.settings, spec.help)
 
 
 def refuse_missing(group: GroupSpec, names: Sequence[str]) -> None:
     """Any backend of `names` whose framework is not installed: refused in one line (also when asked for
     by a command other than the backend's own, e.g. `mnist evaluate flax`)."""
     for name in names:
-        missing = group.backends[name].missing
+        missing = group.spec(name).missing
         if missing:
             raise FrameworkMissing(f"{group.name} {name}", missing)
 

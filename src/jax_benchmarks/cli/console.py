@@ -18,10 +18,9 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
-from rich.markup import escape
 
 # Defined with the error lines (they show it too); imported from here by the printing code.
-from jax_benchmarks.errors import visible as visible
+from jax_benchmarks.errors import literal as literal, visible as visible
 
 if TYPE_CHECKING:  # the root command imports this module for `encodable_streams`: `--help` loads no store
     from jax_benchmarks.run import Run
@@ -42,11 +41,6 @@ def invoked_as() -> str:
     if name == "__main__.py":
         return "python -m jax_benchmarks"
     return "jax-benchmarks"
-
-
-def literal(text: object) -> str:
-    """Data for rich: control characters visible, markup escaped (printed exactly as it reads)."""
-    return escape(visible(str(text)))
 
 
 # What the program's own text uses beyond ASCII, as ASCII; anything else becomes a \\x.. / \\u.... escape.

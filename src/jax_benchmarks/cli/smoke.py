@@ -8,7 +8,6 @@ The commands and their order come from `jax_benchmarks.groups.GROUPS` (`smoke`).
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 
@@ -17,7 +16,7 @@ import click
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.frameworks.available import MLXTEND, Framework, missing_libraries, unavailable_reason
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
-from jax_benchmarks.cli.relaunch import self_command
+from jax_benchmarks.cli.relaunch import run_fresh, self_command
 from jax_benchmarks.settings import option_text
 from jax_benchmarks.store.location import LocationParam, ResultsLocation, default_location, saved_count
 
@@ -97,6 +96,5 @@ def run_commands(groups: tuple[str, ...], results: ResultsLocation, walls: list[
             continue
         click.echo(f"== smoke: {line}", err=True)
         began = time.perf_counter()
-        done = subprocess.run([*self_command(), group, command, "--quick", "--results", results.value],
-                              check=False)
+        done = run_fresh([*self_command(), group, command, "--quick", "--results", results.value])
         walls.append((line, time.perf_counter() - began, done.returncode))

@@ -70,18 +70,34 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from rich.markup import escape
 
-from jax_benchmarks.cli.console import literal
-from jax_benchmarks.errors import CheckFailed, first_line
+from jax_benchmarks.errors import CheckFailed, first_line, literal
 from jax_benchmarks.measure.contention import Sampler, contention_between
 from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, SEPARATE_PASS, DeviceMemory, Probe, compiled_figures,
                                            release_freed_memory)
 from jax_benchmarks.measure.progress import Progress
 from jax_benchmarks.store.record import Output, Record, Scalar
-from jax_benchmarks.run import Run
 from jax_benchmarks.measure.timing import Measurement, Sync, measure, no_sync, single, time_call, time_runs
 
 R = TypeVar("R")
 T = TypeVar("T")
+
+
+class Recorder(Protocol):
+    """What the harness needs of the run it records into (`jax_benchmarks.run.Run` is the one the program
+    makes): its id, the records so far, where they are written, the outputs the judgements kept, the log and the
+    progress sinks. Declared here so that the core imports nothing above it."""
+
+    run_id: str
+    records: list[Record]
+    outputs: list[Output]
+    progress: Progress
+
+    def log(self, line: str) -> None: ...
+
+    def record(self, *, backend: str, case: str, device: str, measurement: Measurement | None = None,
+               variant: str | None = None, dtype: str | None = None, params: dict[str, Any] | None = None,
+               compile_s: float | None = None, metrics: dict[str, Scalar] | None = None,
+               checks: dict[str, Scalar] | None = None, memory: dict[str, Scalar] | None = None) -> Record: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -154,7 +170,7 @@ class SuiteRecords:
     so far and the outputs their judgements kept (read-only), and the run's log. A subscriber is called with each
     new record of the suite and its judgement's output (None when it kept none), once it is written."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Recorder) -> None:
         self._run = run
         self._first = len(run.records)
         self._subscribers: list[Subscriber] = []
@@ -263,7 +279,7 @@ class Suite:
 
     target: Target
     cases: Sequence[Case[Any]]
-    before: Callable[[Run], None] | None = None
+    before: Callable[[Recorder], None] | None = None
     after: Callable[..., None] | None = None
     context: Callable[[], AbstractContextManager[object]] = nullcontext
     fixtures: Sequence[Fixture[Any]] = ()
@@ -466,7 +482,7 @@ def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
 
 
 def run_cases(
-    run: Run, target: Target, cases: Sequence[Case[Any]], *, repeats: int, patterns: Sequence[str] = (),
+    run: Recorder, target: Target, cases: Sequence[Case[Any]], *, repeats: int, patterns: Sequence[str] = (),
     progress: Progress | None = None, fixtures: Sequence[Fixture[Any]] = (), memory: bool = True,
     device_memory: DeviceMemory | None = None,
 ) -> dict[str, Measurement]:
@@ -481,7 +497,7 @@ def run_cases(
 
 
 def run_live(
-    run: Run, target: Target, cases: Sequence[Case[Any]], live: LiveFixtures, *, repeats: int,
+    run: Recorder, target: Target, cases: Sequence[Case[Any]], live: LiveFixtures, *, repeats: int,
     patterns: Sequence[str] = (), progress: Progress | None = None, kept_for_after: Sequence[Fixture[Any]] = (),
     memory: bool = True, device_memory: DeviceMemory | None = None,
 ) -> dict[str, Measurement]:
@@ -547,7 +563,7 @@ def run_live(
     return measured
 
 
-def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] = (),
+def run_suite(run: Recorder, suite: Suite, *, repeats: int, patterns: Sequence[str] = (),
               memory: bool = True, device_memory: DeviceMemory | None = None) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
     selected; all of it inside the suite's `context`, the fixtures torn down before it is left."""
@@ -563,7 +579,7 @@ def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] =
         return measured
 
 
-def record_case(run: Run, target: Target, case: Case[Any], measurement: Measurement, judgement: Judgement,
+def record_case(run: Recorder, target: Target, case: Case[Any], measurement: Measurement, judgement: Judgement,
                 measured: Mapping[str, Measurement]) -> Record:
     metrics = dict(judgement.metrics)
     if case.speedup_over is not None:

@@ -36,8 +36,8 @@ import numpy as np
 from jax_benchmarks.errors import DataError, SettingsError, TrainingDiverged
 from jax_benchmarks.hardware.peaks import cpu_facts, cpu_peak
 from jax_benchmarks.measure.derived import cpu_rate_errors, loop_overhead, peak_share
-from jax_benchmarks.measure.harness import (RECORDS, Case, Fixture, Judgement, Suite, SuiteRecords, Target, Timed,
-                                            matches)
+from jax_benchmarks.measure.harness import (RECORDS, Case, Fixture, Judgement, Recorder, Suite, SuiteRecords,
+                                            Target, Timed, matches)
 from jax_benchmarks.measure.memory import memory_text
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.mnist.checkpoints import (checkpoint_path, metadata_path, save_atomically, unique_job_sibling,
@@ -48,7 +48,6 @@ from jax_benchmarks.mnist.settings import (
 )
 from jax_benchmarks.mnist.throughput import PEAK_SIZE, gpu_peak, peak_matmul_flops, share_text, throughput
 from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, Trainer
-from jax_benchmarks.run import Run
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.tracking import Tracker, start_tracking
 
@@ -121,7 +120,7 @@ def data_suite(settings: DataSettings, backend: str) -> Suite:
     """`mnist preprocess-images`: the load case, then what training will see."""
     data = data_fixture(settings)
 
-    def after(run: Run, loaded: MnistData) -> None:
+    def after(run: Recorder, loaded: MnistData) -> None:
         counts = np.bincount(np.asarray(loaded.y_train), minlength=10)
         run.log(
             f"source: {loaded.source}\n"
@@ -375,7 +374,7 @@ def training_suite(settings: MnistSettings, backend: str, variant: str | None, b
     cases, fixtures = training_cases(settings, build, backend, variant, compiled=compiled, data_given=data)
     loaded_data, trainer = fixtures[:2]
 
-    def after(run: Run, t: AnyTrainer, loaded: MnistData, records: SuiteRecords) -> None:
+    def after(run: Recorder, t: AnyTrainer, loaded: MnistData, records: SuiteRecords) -> None:
         try:
             save_outputs(settings, backend, variant, run, t, loaded, records)
         finally:
@@ -386,7 +385,7 @@ def training_suite(settings: MnistSettings, backend: str, variant: str | None, b
                  after_uses=(trainer, loaded_data, RECORDS))
 
 
-def save_outputs(settings: MnistSettings, backend: str, variant: str | None, run: Run, trainer: AnyTrainer,
+def save_outputs(settings: MnistSettings, backend: str, variant: str | None, run: Recorder, trainer: AnyTrainer,
                  data: MnistData, records: SuiteRecords) -> None:
     """The checkpoint and its metadata, the prediction plot and the run's last line, once every epoch trained."""
     from jax_benchmarks.mnist.plots import prediction_grid
@@ -461,7 +460,7 @@ def evaluation_suite(settings: EvaluateSettings, backend: str, build: BuildTrain
     trainer = trainer_fixture(build, data)
     checkpoint = Fixture("checkpoint", reload, needs=(trainer,))
 
-    def before(run: Run) -> None:
+    def before(run: Recorder) -> None:
         if not metadata_path(path).exists():
             raise DataError(
                 f"no {backend} checkpoint for {settings.dataset} under {CHECKPOINTS_DIR}/: "
