@@ -17,7 +17,7 @@ from typing import Any, cast
 import click
 
 from jax_benchmarks.cli.commands import (
-    BackendGroup, BackendSpec, GroupSpec, backend_command, execute, unavailable_command,
+    BackendGroup, BackendSpec, CommandSpec, GroupSpec, backend_command, execute, suite_command, unavailable_command,
 )
 from jax_benchmarks.frameworks.available import FLAX_STACK, TORCH
 from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
@@ -101,13 +101,15 @@ SPEC = GroupSpec(
                             needs=FLAX_STACK, device_memory=jax_device_memory),
         "pytorch": BackendSpec("jax_benchmarks.mnist.pytorch_backend", "Train the CNN with PyTorch.", MnistSettings,
                                needs=(TORCH,), device_memory=torch_device_memory),
-        # The data pipeline alone (NumPy); its records keep the column "data".
-        "preprocess-images": BackendSpec(
-            "jax_benchmarks.mnist.preprocess",
-            "Load the data set, print its source, sizes and normalization (mean/std).", DataSettings, in_all=False),
     },
     all_settings=FlaxSettings,
     metric_rows=METRIC_ROWS,
+    commands={
+        # The data pipeline alone (NumPy); its records name the column "data".
+        "preprocess-images": CommandSpec(
+            "jax_benchmarks.mnist.preprocess",
+            "Load the data set, print its source, sizes and normalization (mean/std).", DataSettings),
+    },
 )
 
 
@@ -158,8 +160,8 @@ def build_cli() -> click.Group:
         every = tuple(dict.fromkeys(framework for name in TRAINED for framework in missing[name]))
         group.add_command(unavailable_command(f"{SPEC.name} all", every, f"Run {', '.join(TRAINED)} side by side."))
     group.add_command(evaluate_command())
-    spec = SPEC.backends["preprocess-images"]
-    group.add_command(backend_command(SPEC, "preprocess-images", ["preprocess-images"], spec.settings, spec.help))
+    for name, command in SPEC.commands.items():
+        group.add_command(suite_command(SPEC, name, command))
     return group
 
 
