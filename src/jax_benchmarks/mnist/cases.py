@@ -52,6 +52,11 @@ from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.tracking import Tracker, start_tracking
 
 Log = Callable[[str], None]
+# What other packages may use (jit flax trains the same model on the same data): declared, so that a test can
+# check that nothing else of this module is reached from outside mnist.
+__all__ = ["CaseNames", "Log", "data_fixture", "data_suite", "eval_metrics", "evaluating", "mnist_suites",
+           "trainer_fixture", "training_cases"]
+
 IMAGE = "28x28"
 AnyTrainer = Trainer[Any, Any]
 BuildTrainer = Callable[[MnistData, Log], AnyTrainer]
