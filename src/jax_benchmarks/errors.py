@@ -67,10 +67,6 @@ class SettingsError(click.UsageError):
         super().__init__(f"Invalid value for '{option}': {message}")
 
 
-class TrainingDiverged(Failed):
-    """The training loss became NaN or infinite: exit 1; nothing is saved as if it were a model."""
-
-
 class OutOfMemory(click.UsageError):
     """The device ran out of memory mid-run (the up-front estimate could not tell): exit 2, one line."""
 

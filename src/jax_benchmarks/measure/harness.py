@@ -160,6 +160,9 @@ class Judgement:
     params: Mapping[str, Scalar] = field(default_factory=dict)
     notes: Sequence[str] = ()
     output: object = None
+    # The result makes every later case of the suite meaningless (e.g. a training whose loss diverged): it is
+    # recorded with its failed checks, then its failures end the suite at once (no later case, no `after`).
+    ends_suite: bool = False
 
 
 Subscriber = Callable[[Record, object], object]
@@ -554,8 +557,13 @@ def run_live(
             for note in judgement.notes:
                 run.log(note)
             failures += [f"{label}: {failure}" for failure in judgement.failures]
-            live.keep_only(still_needed(index + 1))
             progress.advance(case.label)
+            if judgement.ends_suite and judgement.failures:
+                if chosen[index + 1:]:
+                    run.log(f"skipped: {target.backend}: the {len(chosen) - index - 1} later case(s), after "
+                            f"{escape(case.label)}'s failed check")
+                break
+            live.keep_only(still_needed(index + 1))
     finally:
         progress.stop()
     if failures:

@@ -33,7 +33,7 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from jax_benchmarks.errors import DataError, SettingsError, TrainingDiverged
+from jax_benchmarks.errors import DataError, SettingsError
 from jax_benchmarks.hardware.peaks import cpu_facts, cpu_peak
 from jax_benchmarks.measure.derived import cpu_rate_errors, loop_overhead, peak_share
 from jax_benchmarks.measure.harness import (RECORDS, Case, Fixture, Judgement, Recorder, Suite, SuiteRecords,
@@ -302,9 +302,11 @@ def training_cases(settings: MnistSettings, build: BuildTrainer, backend: str, v
         def judge(output: object, measurement: Measurement, t: AnyTrainer, loaded: MnistData,
                   peak_gflops: float | None, _compiled: object, step: Record | None, _tracked: object) -> Judgement:
             result, seconds = t.read_epoch(output), measurement.median_s
-            diverged(result, n, settings)
+            if not math.isfinite(result.loss):
+                return diverged(result, n, settings, data_params(loaded, t.plan))
             figures = throughput(result.images, seconds, peak_gflops)
             metrics: dict[str, Scalar] = {**figures, "loss": result.loss, "accuracy": result.accuracy}
+            checks: dict[str, Scalar] = {"loss_finite": True}
             explained: list[str] = []
             if step is not None and step.median_s is not None:  # the step case ran
                 overhead = loop_overhead(seconds, measurement.contention, step.median_s, step.contention,
@@ -313,7 +315,8 @@ def training_cases(settings: MnistSettings, build: BuildTrainer, backend: str, v
                 explained = [] if overhead.why_not is None else [overhead.why_not]
             # With validation, its case logs this line completed by the test figures.
             line = epoch_line(n, settings.num_epochs, seconds, metrics, measurement.memory)
-            return Judgement(metrics=metrics, params=data_params(loaded, t.plan), output=TrainedEpoch(result, line),
+            return Judgement(checks=checks, metrics=metrics, params=data_params(loaded, t.plan),
+                             output=TrainedEpoch(result, line),
                              failures=peak_share(figures["gflops"], peak_gflops)[1],
                              notes=[*explained, *([] if validated else [line])])
 
@@ -362,14 +365,12 @@ def no_step() -> None:
     """An epoch reports nothing per step: the harness's progress advances per case, outside the timed call."""
 
 
-def diverged(result: EpochResult, epoch: int, settings: TrainingSettings) -> None:
-    """Stop the run on a NaN or infinite loss: nothing after it is recorded or saved as if it were a model."""
-    if not math.isfinite(result.loss):
-        raise TrainingDiverged(
-            f"training diverged: the loss of epoch {epoch} is {result.loss} ({settings.optimizer}, learning "
-            f"rate {settings.lr:g}, momentum {settings.momentum:g}); no checkpoint was saved and the epoch "
-            "was not recorded; try a smaller --learning-rate"
-        )
+def diverged(result: EpochResult, epoch: int, settings: TrainingSettings, params: Mapping[str, Scalar]) -> Judgement:
+    """An epoch whose loss is NaN or infinite: its check fails and ends the suite (no later epoch, validation,
+    or checkpoint: nothing after it is recorded or saved as if it were a model). Its figures are left out."""
+    return Judgement(checks={"loss_finite": False}, params=params, ends_suite=True, failures=[
+        f"training diverged: the loss of epoch {epoch} is {result.loss} ({settings.optimizer}, learning rate "
+        f"{settings.lr:g}, momentum {settings.momentum:g}); no checkpoint was saved; try a smaller --learning-rate"])
 
 
 def training_suite(settings: MnistSettings, backend: str, variant: str | None, build: BuildTrainer, *,
