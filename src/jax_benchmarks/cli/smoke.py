@@ -32,15 +32,14 @@ class SmokeFailed(Failed):
 
 
 def command_missing(group: str, command: str) -> tuple[Framework, ...]:
-    """What the backend `command` of `group` needs that is not installed, from its spec (the group's cli
-    module imports no framework); `all` and the other commands run whatever is installed."""
+    """What the backend or other declared command `command` of `group` needs that is not installed, from its spec
+    (the group's cli module imports no framework); `all` runs whatever is installed."""
     import importlib
 
     from jax_benchmarks.cli.commands import GroupSpec
 
     spec: GroupSpec = getattr(importlib.import_module(GROUPS[group].module), "SPEC")
-    backend = spec.backends.get(command)
-    return backend.missing if backend is not None else ()
+    return spec.spec(command).missing if command in spec.backends or command in spec.commands else ()
 
 
 def smoke_commands(groups: tuple[str, ...]) -> list[tuple[str, str]]:
