@@ -109,12 +109,14 @@ def device_peak_of(backend: str, call: object, tmp_path: object) -> dict[str, ob
     from pathlib import Path
 
     from jax_benchmarks.measure.harness import Case, Target, Timed, run_cases
+    from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
     from jax_benchmarks.measure.timing import jax_sync, torch_sync
     from jax_benchmarks.run import Run
 
     sync = jax_sync if backend == "jax" else torch_sync("cuda")
     run = Run("test", Path(str(tmp_path)) / "results.jsonl")
-    run_cases(run, Target(backend, "gpu"), [Case("alloc_256MiB", lambda: Timed(call, sync))], repeats=2)  # type: ignore[arg-type]
+    run_cases(run, Target(backend, "gpu"), [Case("alloc_256MiB", lambda: Timed(call, sync))], repeats=2,  # type: ignore[arg-type]
+              device_memory=jax_device_memory if backend == "jax" else torch_device_memory)
     return dict(run.records[0].memory)
 
 

@@ -116,3 +116,54 @@ def test_verdict_and_report_have_no_branch_on_a_group_name(path: str) -> None:
     keyed = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Dict)
              for key in node.keys if isinstance(key, ast.Constant) and key.value in BENCHMARK_GROUPS]
     assert keyed == [], f"{path} keeps a table by group name on lines {keyed}"
+
+
+def test_the_measurement_core_imports_nothing_above_it() -> None:
+    """measure/ is below the CLI and the run: it declares what it needs of a run (`harness.Recorder`) and
+    never imports cli/ or run.py back, lazily neither."""
+    above = (f"{PACKAGE}.cli", f"{PACKAGE}.run")
+    graph = import_graph(lazy=True)
+    found = {module: sorted(t for t in targets if t.startswith(above)) for module, targets in graph.items()
+             if module.startswith(f"{PACKAGE}.measure")}
+    assert len(found) > 5
+    assert {module: targets for module, targets in found.items() if targets} == {}
+    assert any(t.startswith(f"{PACKAGE}.measure") for t in graph[f"{PACKAGE}.run"])  # the one direction
+
+
+LAUNCHER = "cli/relaunch.py"
+
+
+def calls(tree: ast.Module) -> list[tuple[str, int]]:
+    """Every call of an attribute or a name: ("subprocess.Popen", line), ("run_fresh", line)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Attribute) and isinstance(node.func.value, ast.Name):
+                found.append((f"{node.func.value.id}.{node.func.attr}", node.lineno))
+            elif isinstance(node.func, ast.Name):
+                found.append((node.func.id, node.lineno))
+    return found
+
+
+def test_one_launcher_starts_every_fresh_process_of_the_program() -> None:
+    """--rounds, smoke, verdict and --launch-local start the program through cli/relaunch.py alone: one
+    round_argv, one place that calls Popen; a module that builds this program's argv starts no process itself."""
+    launcher_names = {"self_command", "round_argv"}
+    starters = {"subprocess.Popen", "subprocess.run", "subprocess.call", "subprocess.check_call",
+                "subprocess.check_output", "os.fork", "os.execv", "os.spawnv"}
+    users = []
+    for path in sorted((SRC / PACKAGE).rglob("*.py")):
+        relative = path.relative_to(SRC / PACKAGE).as_posix()
+        tree = ast.parse(path.read_text(), str(path))
+        defined = {node.name for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)}
+        called = calls(tree)
+        if relative == LAUNCHER:
+            assert launcher_names <= defined and "subprocess.Popen" in {name for name, _ in called}
+            continue
+        assert not defined & launcher_names, f"{relative} defines its own {defined & launcher_names}"
+        assert "subprocess.Popen" not in {name for name, _ in called}, f"{relative} starts a process itself"
+        if launcher_names & {name for name, _ in called}:
+            users.append(relative)
+            started = [f"{name} (line {line})" for name, line in called if name in starters]
+            assert started == [], f"{relative} builds the program's argv but starts it itself: {started}"
+    assert set(users) >= {"cli/rounds.py", "cli/smoke.py", "verdict/cli.py", "mnist/cli.py"}

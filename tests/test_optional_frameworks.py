@@ -9,6 +9,7 @@ has only NumPy, PyTorch and the core dependencies (.ci/run, tools/check_pip_inst
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
@@ -16,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from jax_benchmarks.frameworks.available import install_command, missing_for, unavailable_reason, JAX, TORCH
+from jax_benchmarks.frameworks.available import install_command, unavailable_reason, JAX, TORCH
+from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 
 ROOT = Path(__file__).resolve().parents[1]
 JAX_STACK = ("jax", "jaxlib", "flax", "optax", "orbax", "orbax.checkpoint")
@@ -38,8 +40,10 @@ def run_without(missing: tuple[str, ...], *args: str) -> subprocess.CompletedPro
 
 
 def test_every_framework_of_this_environment_is_found() -> None:
-    for backend in ("numpy", "pytorch", "jax", "flax", "data"):
-        assert missing_for(backend) == ()
+    for group in BENCHMARK_GROUPS:
+        spec = importlib.import_module(GROUPS[group].module).SPEC
+        for name, backend in spec.backends.items():
+            assert backend.missing == (), name
 
 
 def test_the_install_command_names_each_extra_once() -> None:

@@ -21,6 +21,13 @@ def visible(text: str) -> str:
     return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
 
 
+def literal(text: object) -> str:
+    """Data for rich: control characters visible, markup escaped (printed exactly as it reads)."""
+    from rich.markup import escape
+
+    return escape(visible(str(text)))
+
+
 def first_line(exc: BaseException, limit: int = 300) -> str:
     """An exception's message as one line of at most `limit` characters (its first non-blank line), or its
     type's name when it has no message: for one-line reports of what went wrong."""
@@ -83,10 +90,6 @@ class SettingsError(click.UsageError):
 
     def __init__(self, option: str, message: str) -> None:
         super().__init__(f"Invalid value for '{option}': {message}")
-
-
-class TrainingDiverged(Failed):
-    """The training loss became NaN or infinite: exit 1; nothing is saved as if it were a model."""
 
 
 class OutOfMemory(click.UsageError):

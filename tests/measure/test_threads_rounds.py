@@ -13,7 +13,8 @@ import pytest
 from jax_benchmarks.cli.root import GROUPS
 from jax_benchmarks.hardware.devices import cpu_count
 from jax_benchmarks.hardware.environment import environment
-from jax_benchmarks.measure.rounds import ROUND_FIELDS, spreads
+from jax_benchmarks.cli.rounds import ROUND_FIELDS
+from jax_benchmarks.measure.rounds import spreads
 from jax_benchmarks.settings import command_line, parse_settings
 from jax_benchmarks.hardware.threads import framework_environment, merged_xla_flags
 from jax_benchmarks.store.location import open_store

@@ -15,7 +15,7 @@ from numpy.typing import NDArray
 
 from jax_benchmarks.measure.harness import Case, Judgement, Target, Timed, run_cases
 from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, MEASURED, SEPARATE_PASS, HostPeak, format_bytes,
-                                           memory_text, read_status, status_bytes)
+                                           memory_text, read_status, status_bytes, torch_device_memory)
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.run import Run
 
@@ -204,7 +204,16 @@ def test_a_gpu_case_without_a_visible_gpu_says_why(tmp_path: Path) -> None:
     if torch.cuda.is_available():
         pytest.skip("a CUDA device is visible: the device figures are tested in tests/test_installation.py")
     run = Run("test", tmp_path / "results.jsonl")
-    run_cases(run, Target("pytorch", "gpu"), [Case("c", lambda: Timed(lambda: 1))], repeats=1)
+    run_cases(run, Target("pytorch", "gpu"), [Case("c", lambda: Timed(lambda: 1))], repeats=1,
+              device_memory=torch_device_memory)
     memory = run.records[0].memory
     assert memory["device_status"] == "unavailable: PyTorch sees no CUDA device"
+    assert "device_peak_bytes" not in memory
+
+
+def test_a_gpu_case_of_a_backend_that_declares_no_device_memory_says_so(tmp_path: Path) -> None:
+    run = Run("test", tmp_path / "results.jsonl")
+    run_cases(run, Target("cupy", "gpu"), [Case("c", lambda: Timed(lambda: 1))], repeats=1)
+    memory = run.records[0].memory
+    assert memory["device_status"] == "unavailable: no allocator statistics are read for the cupy backend"
     assert "device_peak_bytes" not in memory

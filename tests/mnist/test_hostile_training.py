@@ -68,10 +68,15 @@ def test_nan_loss_stops_training_exit_1_and_saves_nothing(results_path: Path,
     monkeypatch.setattr(TorchTrainer, "read_epoch", diverged)
     result = invoke("mnist", "pytorch", *TINY, "--results", str(results_path))
     assert result.exit_code == 1
-    assert "Error: training diverged: the loss of epoch 1 is nan" in result.stderr
+    # Divergence is the epoch's check: recorded failed, with no figure of the diverged model, and it ends the suite.
+    assert "Error: check failed: pytorch train_epoch_" in result.stderr
+    assert "training diverged: the loss of epoch 1 is nan" in result.stderr
     assert "Traceback" not in result.stderr
-    cases = [r["case"] for r in read_jsonl(results_path)]
-    assert EPOCH not in cases and VALIDATION not in cases
+    records = read_jsonl(results_path)
+    epochs = [r for r in records if r["case"] == EPOCH]
+    assert [r["checks"] for r in epochs] == [{"loss_finite": False}]
+    assert "loss" not in epochs[0]["metrics"] and "accuracy" not in epochs[0]["metrics"]
+    assert VALIDATION not in [r["case"] for r in records]
     assert not Path("data/checkpoints/pytorch_mnist.pt").exists()
     assert not Path("data/checkpoints/pytorch_mnist.json").exists()
 

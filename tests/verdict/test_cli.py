@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from jax_benchmarks.store.record import Record
-from jax_benchmarks.verdict.scale import SCALES, Step, round_argv, seconds_left
+from jax_benchmarks.cli.relaunch import round_argv, self_command
+from jax_benchmarks.verdict.cli import step_options
+from jax_benchmarks.verdict.scale import SCALES, Step, seconds_left
 from tests.conftest import invoke
 from tests.help_probe import probe
 from tests.verdict.fixtures import matmul
@@ -66,9 +68,10 @@ def test_bad_input_is_one_line_naming_the_option(tmp_path: Path, args: list[str]
 
 def test_every_round_joins_the_one_run_with_its_index() -> None:
     step = Step("xla", "all", ("--quick", "-k", "matmul"), 4.0)
-    argv = round_argv(step, 3, 1, "20261124T120000Z-aaaaaa", Path("r.jsonl"))
-    assert argv == ["xla", "all", "--quick", "-k", "matmul", "--rounds", "3", "--round-index", "1",
-                    "--run-id", "20261124T120000Z-aaaaaa", "--results", "r.jsonl"]
+    argv = round_argv(step.group, step.command, step_options(step, Path("r.jsonl"), None), rounds=3, index=1,
+                      run_id="20261124T120000Z-aaaaaa")
+    assert argv == [*self_command(), "xla", "all", "--quick", "-k", "matmul", "--results", "r.jsonl", "--rounds", "3",
+                    "--round-index", "1", "--run-id", "20261124T120000Z-aaaaaa"]
     # Every scale gives the regression gate the rounds it needs, for every group.
     for scale in SCALES.values():
         assert scale.rounds >= 3

@@ -9,6 +9,8 @@ from typing import Any
 
 from jax_benchmarks.autograd.settings import CnnSettings, EngineSettings
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
+from jax_benchmarks.frameworks.available import JAX, TORCH
+from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
 
 
 def check_agreement(run: Any, _console: Any) -> None:
@@ -30,11 +32,14 @@ SPEC = GroupSpec(
         "jax": BackendSpec(
             "jax_benchmarks.autograd.jax_backend",
             "JAX: typed_grad + vmap, with and without jit; the mnist CNN's jitted train step in Flax.", CnnSettings,
+            needs=(JAX,), device_memory=jax_device_memory,
         ),
         "pytorch": BackendSpec(
             "jax_benchmarks.autograd.pytorch_backend",
             "PyTorch: backward() loop; func.vmap(func.grad); the mnist CNN's eager train step.",
             CnnSettings,
+            needs=(TORCH,),
+            device_memory=torch_device_memory,
         ),
         "numpy": BackendSpec(
             "jax_benchmarks.autograd.numpy_backend",

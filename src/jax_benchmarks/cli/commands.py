@@ -13,7 +13,6 @@ import importlib
 import json
 import os
 import signal
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,20 +21,41 @@ import click
 
 from jax_benchmarks.cli.choice import NamedSubcommands
 from jax_benchmarks.frameworks.available import (
-    Framework, FrameworkMissing, install_command, missing_for, unavailable_reason,
+    Framework, FrameworkMissing, install_command, missing_libraries, unavailable_reason,
 )
 from jax_benchmarks.hardware.devices import gpu_names
 from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted, is_out_of_memory
 from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
 from jax_benchmarks.measure.harness import BackendModule, run_suite
+from jax_benchmarks.measure.memory import DeviceMemory
 from jax_benchmarks.settings import BenchSettings, parse_settings, settings_options
 
 
 @dataclass(frozen=True)
-class BackendSpec:
-    module: str
+class CommandSpec:
+    """A command of a group that runs declared suites: a backend (`BackendSpec`), or one of the group's other
+    commands (`GroupSpec.commands`, e.g. `mnist preprocess-images`, whose records name their own column).
+    Everything the rest of the program knows about it is declared here."""
+
+    module: str  # its `suites(settings)`; imported only when it runs (a backend imports its framework at the top)
     help: str
     settings: type[BenchSettings]
+    # The optional libraries it imports: missing ones list it as unavailable, with what to install; the GPU
+    # policy (matmul precision) is applied to those of them it knows (JAX, PyTorch).
+    needs: tuple[Framework, ...] = ()
+    # How a case's device peak is read on a GPU (measure/memory.py); None: the record says none is read.
+    device_memory: DeviceMemory | None = None
+
+    @property
+    def missing(self) -> tuple[Framework, ...]:
+        """What it needs that is not installed (empty: it can run)."""
+        return missing_libraries(*self.needs)
+
+
+@dataclass(frozen=True)
+class BackendSpec(CommandSpec):
+    """One backend of a group: a framework's implementation of the group's cases; `all` runs those `in_all`."""
+
     in_all: bool = True
 
 
@@ -48,6 +68,12 @@ class GroupSpec:
     metric_rows: Sequence[str] = ()
     # Called after the table, e.g. to print a cross-backend parity summary.
     after: Callable[[Any, Any], None] | None = field(default=None)
+    # The group's other commands that run suites, listed after `all` (not backends: `all` never runs them).
+    commands: dict[str, CommandSpec] = field(default_factory=dict)
+
+    def spec(self, name: str) -> CommandSpec:
+        """The backend or other command `name`."""
+        return self.backends[name] if name in self.backends else self.commands[name]
 
 
 class BackendGroup(NamedSubcommands):
@@ -59,7 +85,7 @@ class BackendGroup(NamedSubcommands):
         return list(self.commands)  # keep declaration order: backends, all, extras
 
 
-def load_backend(spec: BackendSpec) -> BackendModule:
+def load_backend(spec: CommandSpec) -> BackendModule:
     module: BackendModule = importlib.import_module(spec.module)
     return module
 
@@ -74,14 +100,13 @@ def gpu_policy_for(settings: BenchSettings) -> GpuPolicy:
     return GpuPolicy(precision=settings.precision, jax_gpu_memory=memory)
 
 
-def run_backend(module: BackendModule, settings: BenchSettings, run: Any) -> None:
+def run_backend(module: BackendModule, spec: CommandSpec, settings: BenchSettings, run: Any) -> None:
     """One backend's run under the GPU policy, with a GPU out-of-memory error turned into one line."""
-    # What the backend imported (None in sys.modules: an import that is blocked, not a loaded framework).
-    frameworks = [name for name in ("jax", "torch") if sys.modules.get(name) is not None]
     try:
-        with applied(settings.precision, frameworks):
+        with applied(settings.precision, [framework.module for framework in spec.needs]):
             for suite in module.suites(settings):
-                run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns, memory=settings.memory)
+                run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns, memory=settings.memory,
+                          device_memory=spec.device_memory)
     except Exception as exc:
         if is_out_of_memory(exc):
             raise OutOfMemory(exc) from None
@@ -129,11 +154,12 @@ def execute(
                 handling(signal.SIGTERM, lambda signum, _: run.stop(signum)):
             for name in names:
                 console.rule(f"{group.name} {name}")
-                backend = load_backend(group.backends[name])
+                spec = group.spec(name)
+                backend = load_backend(spec)
                 if settings.threads is not None:  # after the import: the backend's framework is loaded now
                     for note in pin_loaded(settings.threads):
                         console.print(f"--threads: {note}")
-                run_backend(backend, settings, run)
+                run_backend(backend, spec, settings, run)
             run.raise_if_stopped()
             if group.after is not None and run.records:
                 group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
@@ -157,7 +183,7 @@ def list_cases(group: GroupSpec, names: Sequence[str], settings: BenchSettings) 
     """--list: the cases each backend declares for these settings (its suites), without running any."""
     from jax_benchmarks.cli.listing import case_lines, declared_cases
 
-    listed = declared_cases(group.name, [(name, load_backend(group.backends[name])) for name in names], settings)
+    listed = declared_cases(group.name, [(name, load_backend(group.spec(name))) for name in names], settings)
     if settings.json_output:
         click.echo(json.dumps([case.as_json() for backend in listed for case in backend.cases if case.selected]))
         return
@@ -171,7 +197,8 @@ def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> N
 
     from jax_benchmarks.cli.console import literal, make_console
     from jax_benchmarks.store.record import new_run_id
-    from jax_benchmarks.measure.rounds import run_rounds, spreads
+    from jax_benchmarks.cli.rounds import run_rounds
+    from jax_benchmarks.measure.rounds import spreads
     from jax_benchmarks.cli.tables import format_seconds
 
     console = make_console(settings.json_output)
@@ -209,7 +236,7 @@ def backend_command(group: GroupSpec, name: str, names: list[str], model: type[B
 
 def build_group(group: GroupSpec) -> BackendGroup:
     cli = BackendGroup(group.name, help=group.help, context_settings={"help_option_names": ["-h", "--help"]})
-    missing = {name: missing_for(name, group.name) for name in group.backends}
+    missing = {name: spec.missing for name, spec in group.backends.items()}
     for name, spec in group.backends.items():
         if missing[name]:
             cli.add_command(unavailable_command(f"{group.name} {name}", missing[name], spec.help))
@@ -217,14 +244,23 @@ def build_group(group: GroupSpec) -> BackendGroup:
             cli.add_command(backend_command(group, name, [name], spec.settings, spec.help))
     if group.all_settings is not None:
         cli.add_command(_all_command(group, group.all_settings, missing))
+    for name, command in group.commands.items():
+        cli.add_command(suite_command(group, name, command))
     return cli
+
+
+def suite_command(group: GroupSpec, name: str, spec: CommandSpec) -> click.Command:
+    """The command `name` of `group` that runs `spec`'s suites; listed as unavailable where it needs what is missing."""
+    if spec.missing:
+        return unavailable_command(f"{group.name} {name}", spec.missing, spec.help)
+    return backend_command(group, name, [name], spec.settings, spec.help)
 
 
 def refuse_missing(group: GroupSpec, names: Sequence[str]) -> None:
     """Any backend of `names` whose framework is not installed: refused in one line (also when asked for
     by a command other than the backend's own, e.g. `mnist evaluate flax`)."""
     for name in names:
-        missing = missing_for(name, group.name)
+        missing = group.spec(name).missing
         if missing:
             raise FrameworkMissing(f"{group.name} {name}", missing)
 

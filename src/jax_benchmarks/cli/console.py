@@ -19,11 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 from rich.console import Console
-from rich.markup import escape
 
 # Defined with the error lines (they show it too); imported from here by the printing code.
 from jax_benchmarks.errors import DEFAULT_PROGRAM
-from jax_benchmarks.errors import visible as visible
+from jax_benchmarks.errors import literal as literal, visible as visible
 
 if TYPE_CHECKING:  # the root command imports this module for `encodable_streams`: `--help` loads no store
     from jax_benchmarks.run import Run
@@ -50,11 +49,6 @@ def invoked_as(argv0: str) -> str:
 def program_name(ctx: click.Context) -> str:
     """The command as the user invoked it, for hints: the root context's name (`invoked_as`, through `main`)."""
     return ctx.find_root().info_name or DEFAULT_PROGRAM
-
-
-def literal(text: object) -> str:
-    """Data for rich: control characters visible, markup escaped (printed exactly as it reads)."""
-    return escape(visible(str(text)))
 
 
 # What the program's own text uses beyond ASCII, as ASCII; anything else becomes a \\x.. / \\u.... escape.

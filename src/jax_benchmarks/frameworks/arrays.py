@@ -21,9 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from jax_benchmarks.hardware.devices import DeviceKind, DeviceRequest, cpu_library_runs, devices_to_time
-from jax_benchmarks.measure.harness import Suite, Target
+from jax_benchmarks.measure.harness import Recorder, Suite, Target
 from jax_benchmarks.measure.timing import Sync, jax_sync, no_sync, torch_sync
-from jax_benchmarks.run import Run
 
 if TYPE_CHECKING:
     import jax
@@ -118,7 +117,7 @@ def cpu_only_suites(backend: str, library: str, request: DeviceRequest, suites: 
     backend is skipped with the reason; otherwise it runs on the CPU (its records say device cpu), and when
     the other backends time a GPU the log says so. `suites()` declares the CPU suites."""
     if not cpu_library_runs(request):
-        def skipped(run: Run) -> None:
+        def skipped(run: Recorder) -> None:
             run.log(f"{backend}: skipped: {library} runs on the CPU only (--device gpu; use --device cpu or auto)")
 
         return [Suite(Target(backend, "gpu"), [], before=skipped)]
@@ -126,7 +125,7 @@ def cpu_only_suites(backend: str, library: str, request: DeviceRequest, suites: 
     if declared and "gpu" in devices_to_time(request):
         first = declared[0]
 
-        def on_the_cpu(run: Run) -> None:
+        def on_the_cpu(run: Recorder) -> None:
             run.log(f"{backend}: {library} runs on the CPU only: its figures are CPU figures (device cpu)")
             if first.before is not None:
                 first.before(run)

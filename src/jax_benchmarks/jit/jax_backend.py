@@ -14,8 +14,7 @@ from jax_benchmarks.frameworks.typed import typed_jit
 from jax_benchmarks.hardware.devices import devices_to_time
 from jax_benchmarks.jit.settings import SweepSettings
 from jax_benchmarks.jit.sweep import SweepVariant, X1Check, log_skipped_lengths, sweep_suite, x1
-from jax_benchmarks.measure.harness import Suite
-from jax_benchmarks.run import Run
+from jax_benchmarks.measure.harness import Recorder, Suite
 
 BACKEND = "jax"
 
@@ -33,7 +32,7 @@ def x1_rows() -> dict[str, NDArray[np.floating]]:
 def suites(settings: SweepSettings) -> list[Suite]:
     x1_check = X1Check(x1_rows)
 
-    def before(run: Run) -> None:
+    def before(run: Recorder) -> None:
         run.log("f(x) = 0.2·x + sin(x) + cos(2x) in JAX, float32:")
         x1_check.check(run)
         log_skipped_lengths(run, BACKEND, settings)

@@ -18,8 +18,7 @@ from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.hardware.devices import devices_to_time
 from jax_benchmarks.jit.settings import SweepSettings
 from jax_benchmarks.jit.sweep import SweepVariant, X1Check, log_skipped_lengths, sweep_suite, x1
-from jax_benchmarks.measure.harness import Suite
-from jax_benchmarks.run import Run
+from jax_benchmarks.measure.harness import Recorder, Suite
 
 BACKEND = "pytorch"
 
@@ -55,7 +54,7 @@ def suites(settings: SweepSettings) -> list[Suite]:
     kinds = devices_to_time(settings.device)
     x1_check = X1Check(lambda: {"f(x1)": f(torch.from_numpy(x1())).numpy()})
 
-    def before(run: Run) -> None:
+    def before(run: Recorder) -> None:
         RNG_Provider(settings.seed).seed_torch()
         # Start cold: compilations cached in this process by an earlier run (tests) would
         # otherwise be counted as free. Inductor's on-disk cache still applies.

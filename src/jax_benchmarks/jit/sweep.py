@@ -22,8 +22,7 @@ from rich.markup import escape
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.frameworks.arrays import DeviceArrays, Floats
 from jax_benchmarks.measure.agreement import Agreement, compare
-from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed
-from jax_benchmarks.run import Run
+from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Recorder, Suite, Target, Timed
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.example_function.in_numpy import f as numpy_f
@@ -126,7 +125,7 @@ class X1Check:
         return compare({label: {"f(x1)": values} for label, values in implementations.items()}, TOLERANCE, "abs",
                        reference=REFERENCE)
 
-    def check(self, run: Run) -> None:
+    def check(self, run: Recorder) -> None:
         """Print f(x1) per implementation; fail unless each agrees with NumPy float64. Nothing has been
         measured yet, so failing here loses no figure."""
         run.log(escape(format_row("x1", x1())))
@@ -138,14 +137,14 @@ class X1Check:
         run.log(f"  agree with NumPy float64: max |Δ| = {worst:.2g} (tolerance {TOLERANCE:g})")
 
 
-def log_skipped_lengths(run: Run, backend: str, settings: SweepSettings) -> None:
+def log_skipped_lengths(run: Recorder, backend: str, settings: SweepSettings) -> None:
     for reason in sweep_points(settings.items)[1]:
         run.log(f"{backend}: skipped: {reason}")
 
 
 def sweep_suite(
     backend: str, arrays: DeviceArrays[A], settings: SweepSettings, variants: Sequence[SweepVariant[A]],
-    x1_check: X1Check, *, before: Callable[[Run], None] | None = None,
+    x1_check: X1Check, *, before: Callable[[Recorder], None] | None = None,
     params: Mapping[str, int | str] | None = None,
     call_context: Callable[[], AbstractContextManager[object]] = nullcontext,
 ) -> Suite:

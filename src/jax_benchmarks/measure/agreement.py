@@ -21,10 +21,10 @@ from typing import Any, Literal, NamedTuple
 import numpy as np
 import numpy.typing as npt
 
+from jax_benchmarks.measure.harness import Recorder
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.measure.relative import relative_difference
 from jax_benchmarks.store.record import Record, Scalar
-from jax_benchmarks.run import Run
 
 BACKEND = "all"
 Difference = Literal["abs", "rel"]  # |a − b|, or |a − b| relative to the larger magnitude
@@ -110,7 +110,7 @@ def compare(implementations: Mapping[str, Values], tolerance: float, difference:
     return Agreement(tuple(implementations), gaps, tolerance, difference)
 
 
-def computed(run: Run, kind: str) -> list[tuple[Record, Values]]:
+def computed(run: Recorder, kind: str) -> list[tuple[Record, Values]]:
     """What this run's cases handed on for the `kind` comparison, in the order they were recorded."""
     return [(o.record, o.value.values) for o in run.outputs if isinstance(o.value, Computed) and o.value.kind == kind]
 
@@ -120,7 +120,7 @@ def implementation(record: Record) -> str:
     return " ".join(part for part in (record.backend, record.variant, f"@{record.device}") if part)
 
 
-def record_agreement(run: Run, kind: str, *, tolerance: float, difference: Difference,
+def record_agreement(run: Recorder, kind: str, *, tolerance: float, difference: Difference,
                      params: Mapping[str, Any] | None = None, hint: str = "", case: str | None = None,
                      ) -> Agreement | None:
     """Compare the run's `kind` values across its backends: record `agreement_{case}` (by default the

@@ -70,18 +70,34 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from rich.markup import escape
 
-from jax_benchmarks.cli.console import literal
-from jax_benchmarks.errors import CheckFailed, first_line
+from jax_benchmarks.errors import CheckFailed, first_line, literal
 from jax_benchmarks.measure.contention import Sampler, contention_between
-from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, SEPARATE_PASS, Probe, compiled_figures,
+from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, SEPARATE_PASS, DeviceMemory, Probe, compiled_figures,
                                            release_freed_memory)
 from jax_benchmarks.measure.progress import Progress
 from jax_benchmarks.store.record import Output, Record, Scalar
-from jax_benchmarks.run import Run
 from jax_benchmarks.measure.timing import Measurement, Sync, measure, no_sync, single, time_call, time_runs
 
 R = TypeVar("R")
 T = TypeVar("T")
+
+
+class Recorder(Protocol):
+    """What the harness needs of the run it records into (`jax_benchmarks.run.Run` is the one the program
+    makes): its id, the records so far, where they are written, the outputs the judgements kept, the log and the
+    progress sinks. Declared here so that the core imports nothing above it."""
+
+    run_id: str
+    records: list[Record]
+    outputs: list[Output]
+    progress: Progress
+
+    def log(self, line: str) -> None: ...
+
+    def record(self, *, backend: str, case: str, device: str, measurement: Measurement | None = None,
+               variant: str | None = None, dtype: str | None = None, params: dict[str, Any] | None = None,
+               compile_s: float | None = None, metrics: dict[str, Scalar] | None = None,
+               checks: dict[str, Scalar] | None = None, memory: dict[str, Scalar] | None = None) -> Record: ...
 
 
 @dataclass(frozen=True, eq=False)
@@ -144,6 +160,9 @@ class Judgement:
     params: Mapping[str, Scalar] = field(default_factory=dict)
     notes: Sequence[str] = ()
     output: object = None
+    # The result makes every later case of the suite meaningless (e.g. a training whose loss diverged): it is
+    # recorded with its failed checks, then its failures end the suite at once (no later case, no `after`).
+    ends_suite: bool = False
 
 
 Subscriber = Callable[[Record, object], object]
@@ -154,7 +173,7 @@ class SuiteRecords:
     so far and the outputs their judgements kept (read-only), and the run's log. A subscriber is called with each
     new record of the suite and its judgement's output (None when it kept none), once it is written."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: Recorder) -> None:
         self._run = run
         self._first = len(run.records)
         self._subscribers: list[Subscriber] = []
@@ -263,7 +282,7 @@ class Suite:
 
     target: Target
     cases: Sequence[Case[Any]]
-    before: Callable[[Run], None] | None = None
+    before: Callable[[Recorder], None] | None = None
     after: Callable[..., None] | None = None
     context: Callable[[], AbstractContextManager[object]] = nullcontext
     fixtures: Sequence[Fixture[Any]] = ()
@@ -468,22 +487,24 @@ def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
 
 
 def run_cases(
-    run: Run, target: Target, cases: Sequence[Case[Any]], *, repeats: int, patterns: Sequence[str] = (),
+    run: Recorder, target: Target, cases: Sequence[Case[Any]], *, repeats: int, patterns: Sequence[str] = (),
     progress: Progress | None = None, fixtures: Sequence[Fixture[Any]] = (), memory: bool = True,
+    device_memory: DeviceMemory | None = None,
 ) -> dict[str, Measurement]:
     """Time, judge and record every selected case in order; raise `CheckFailed` at the end if any check
     failed. Returns the measurements by case label (for a backend that reports across cases). The
     `fixtures` the cases use live until the last case that needs them (see the module's docstring).
-    `memory=False` (`--no-memory`) takes no memory figures and makes no extra call."""
+    `memory=False` (`--no-memory`) takes no memory figures and makes no extra call; `device_memory` reads the
+    device peak of a case on a GPU (the backend's spec declares it; None: the record says none is read)."""
     with LiveFixtures(fixtures) as live:
         return run_live(run, target, cases, live, repeats=repeats, patterns=patterns, progress=progress,
-                        memory=memory)
+                        memory=memory, device_memory=device_memory)
 
 
 def run_live(
-    run: Run, target: Target, cases: Sequence[Case[Any]], live: LiveFixtures, *, repeats: int,
+    run: Recorder, target: Target, cases: Sequence[Case[Any]], live: LiveFixtures, *, repeats: int,
     patterns: Sequence[str] = (), progress: Progress | None = None, kept_for_after: Sequence[Fixture[Any]] = (),
-    memory: bool = True,
+    memory: bool = True, device_memory: DeviceMemory | None = None,
 ) -> dict[str, Measurement]:
     """`run_cases` with the suite's live fixtures, keeping `kept_for_after` alive for `Suite.after`."""
     progress = progress or run.progress
@@ -517,7 +538,7 @@ def run_live(
                     live.value(fixture)
                     live.keep_only(still_needed(index + 1, case))
                 values = [live.value(fixture) for fixture in case.uses]
-                probe = Probe.of(target.backend, target.device) if memory else None
+                probe = Probe.of(device_memory, target.backend, target.device) if memory else None
                 result, measurement = measure_case(case.prepare(*values), repeats, probe, sampler)
             except case.cannot_run as exc:
                 dead[case.variant] = f"{type(exc).__name__}: {first_line(exc)}"
@@ -538,8 +559,13 @@ def run_live(
             for note in judgement.notes:
                 run.log(note)
             failures += [f"{label}: {failure}" for failure in judgement.failures]
-            live.keep_only(still_needed(index + 1))
             progress.advance(case.label)
+            if judgement.ends_suite and judgement.failures:
+                if chosen[index + 1:]:
+                    run.log(f"skipped: {target.backend}: the {len(chosen) - index - 1} later case(s), after "
+                            f"{escape(case.label)}'s failed check")
+                break
+            live.keep_only(still_needed(index + 1))
     finally:
         progress.stop()
     if failures:
@@ -547,8 +573,8 @@ def run_live(
     return measured
 
 
-def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] = (),
-              memory: bool = True) -> dict[str, Measurement]:
+def run_suite(run: Recorder, suite: Suite, *, repeats: int, patterns: Sequence[str] = (),
+              memory: bool = True, device_memory: DeviceMemory | None = None) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
     selected; all of it inside the suite's `context`, the fixtures torn down before it is left."""
     with suite.context(), LiveFixtures(suite.fixtures, SuiteRecords(run)) as live:
@@ -556,13 +582,14 @@ def run_suite(run: Run, suite: Suite, *, repeats: int, patterns: Sequence[str] =
         if suite.before is not None:
             suite.before(run)
         measured = run_live(run, suite.target, suite.cases, live, repeats=repeats, patterns=patterns,
-                            kept_for_after=suite.after_uses if suite.after is not None else (), memory=memory)
+                            kept_for_after=suite.after_uses if suite.after is not None else (), memory=memory,
+                            device_memory=device_memory)
         if suite.after is not None and measured:
             suite.after(run, *(live.value(fixture) for fixture in suite.after_uses))
         return measured
 
 
-def record_case(run: Run, target: Target, case: Case[Any], measurement: Measurement, judgement: Judgement,
+def record_case(run: Recorder, target: Target, case: Case[Any], measurement: Measurement, judgement: Judgement,
                 measured: Mapping[str, Measurement]) -> Record:
     metrics = dict(judgement.metrics)
     if case.speedup_over is not None:

@@ -46,9 +46,6 @@ MEASURED = "measured"
 SEPARATE_PASS = "untimed pass"
 AROUND_TIMED_RUN = "around the timed run"
 
-# Backends whose device memory is read through which framework's allocator statistics.
-DEVICE_FRAMEWORKS = {"pytorch": "torch", "jax": "jax", "flax": "jax"}
-
 # Keys of a record's `memory`, in the order tables show them; every one is a byte count.
 SHOWN_BYTES = ("host_peak_bytes", "device_peak_bytes", "device_reserved_bytes", "compiled_argument_bytes",
                "compiled_output_bytes", "compiled_temp_bytes", "compiled_code_bytes")
@@ -221,24 +218,36 @@ class JaxPeak(DevicePeak):
                                   "case, and JAX cannot reset peak_bytes_in_use"), **figures}
 
 
-def device_peak(backend: str, device: str) -> DevicePeak | None:
+# How a backend's device memory is read: its framework's allocator statistics, opened for one case. A backend
+# declares it on its spec (`cli.commands.BackendSpec.device_memory`); the framework is imported only then.
+DeviceMemory = Callable[[], DevicePeak]
+
+
+def torch_device_memory() -> DevicePeak:
+    """PyTorch's caching allocator on the current CUDA device."""
+    import torch
+
+    return TorchPeak() if torch.cuda.is_available() else NoDevicePeak("PyTorch sees no CUDA device")
+
+
+def jax_device_memory() -> DevicePeak:
+    """XLA's allocator on JAX's first GPU."""
+    import jax
+
+    try:
+        gpus = jax.local_devices(backend="gpu")
+    except RuntimeError:  # no GPU backend in this jaxlib (no CUDA plugin)
+        gpus = []
+    return JaxPeak(gpus[0]) if gpus else NoDevicePeak("JAX sees no GPU")
+
+
+def device_peak(device_memory: DeviceMemory | None, backend: str, device: str) -> DevicePeak | None:
     """The allocator statistics of a case on a GPU; None for a case on the CPU (no device figure)."""
     if device != "gpu":
         return None
-    framework = DEVICE_FRAMEWORKS.get(backend)
-    if framework == "torch":
-        import torch
-
-        return TorchPeak() if torch.cuda.is_available() else NoDevicePeak("PyTorch sees no CUDA device")
-    if framework == "jax":
-        import jax
-
-        try:
-            gpus = jax.local_devices(backend="gpu")
-        except RuntimeError:  # no GPU backend in this jaxlib (no CUDA plugin)
-            gpus = []
-        return JaxPeak(gpus[0]) if gpus else NoDevicePeak("JAX sees no GPU")
-    return NoDevicePeak(f"no allocator statistics are read for the {backend} backend")
+    if device_memory is None:
+        return NoDevicePeak(f"no allocator statistics are read for the {backend} backend")
+    return device_memory()
 
 
 # -------------------------------------------------------------- compiled ---
@@ -291,8 +300,8 @@ class Probe:
     host: HostPeak
 
     @classmethod
-    def of(cls, backend: str, device: str) -> Probe:
-        return cls(device_peak(backend, device), HostPeak())
+    def of(cls, device_memory: DeviceMemory | None, backend: str, device: str) -> Probe:
+        return cls(device_peak(device_memory, backend, device), HostPeak())
 
     def before_timing(self) -> None:
         if self.device is not None:

@@ -33,11 +33,11 @@ from typing import Any, TypeVar
 
 import numpy as np
 
-from jax_benchmarks.errors import DataError, SettingsError, TrainingDiverged
+from jax_benchmarks.errors import DataError, SettingsError
 from jax_benchmarks.hardware.peaks import cpu_facts, cpu_peak
 from jax_benchmarks.measure.derived import cpu_rate_errors, loop_overhead, peak_share
-from jax_benchmarks.measure.harness import (RECORDS, Case, Fixture, Judgement, Suite, SuiteRecords, Target, Timed,
-                                            matches)
+from jax_benchmarks.measure.harness import (RECORDS, Case, Fixture, Judgement, Recorder, Suite, SuiteRecords,
+                                            Target, Timed, matches)
 from jax_benchmarks.measure.memory import memory_text
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.mnist.checkpoints import (checkpoint_path, metadata_path, save_atomically, unique_job_sibling,
@@ -48,11 +48,15 @@ from jax_benchmarks.mnist.settings import (
 )
 from jax_benchmarks.mnist.throughput import PEAK_SIZE, gpu_peak, peak_matmul_flops, share_text, throughput
 from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, Trainer
-from jax_benchmarks.run import Run
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.tracking import Tracker, start_tracking
 
 Log = Callable[[str], None]
+# What other packages may use (jit flax trains the same model on the same data): declared, so that a test can
+# check that nothing else of this module is reached from outside mnist.
+__all__ = ["CaseNames", "Log", "data_fixture", "data_suite", "eval_metrics", "evaluating", "mnist_suites",
+           "trainer_fixture", "training_cases"]
+
 IMAGE = "28x28"
 AnyTrainer = Trainer[Any, Any]
 BuildTrainer = Callable[[MnistData, Log], AnyTrainer]
@@ -121,7 +125,7 @@ def data_suite(settings: DataSettings, backend: str) -> Suite:
     """`mnist preprocess-images`: the load case, then what training will see."""
     data = data_fixture(settings)
 
-    def after(run: Run, loaded: MnistData) -> None:
+    def after(run: Recorder, loaded: MnistData) -> None:
         counts = np.bincount(np.asarray(loaded.y_train), minlength=10)
         run.log(
             f"source: {loaded.source}\n"
@@ -298,9 +302,11 @@ def training_cases(settings: MnistSettings, build: BuildTrainer, backend: str, v
         def judge(output: object, measurement: Measurement, t: AnyTrainer, loaded: MnistData,
                   peak_gflops: float | None, _compiled: object, step: Record | None, _tracked: object) -> Judgement:
             result, seconds = t.read_epoch(output), measurement.median_s
-            diverged(result, n, settings)
+            if not math.isfinite(result.loss):
+                return diverged(result, n, settings, data_params(loaded, t.plan))
             figures = throughput(result.images, seconds, peak_gflops)
             metrics: dict[str, Scalar] = {**figures, "loss": result.loss, "accuracy": result.accuracy}
+            checks: dict[str, Scalar] = {"loss_finite": True}
             explained: list[str] = []
             if step is not None and step.median_s is not None:  # the step case ran
                 overhead = loop_overhead(seconds, measurement.contention, step.median_s, step.contention,
@@ -309,7 +315,8 @@ def training_cases(settings: MnistSettings, build: BuildTrainer, backend: str, v
                 explained = [] if overhead.why_not is None else [overhead.why_not]
             # With validation, its case logs this line completed by the test figures.
             line = epoch_line(n, settings.num_epochs, seconds, metrics, measurement.memory)
-            return Judgement(metrics=metrics, params=data_params(loaded, t.plan), output=TrainedEpoch(result, line),
+            return Judgement(checks=checks, metrics=metrics, params=data_params(loaded, t.plan),
+                             output=TrainedEpoch(result, line),
                              failures=peak_share(figures["gflops"], peak_gflops)[1],
                              notes=[*explained, *([] if validated else [line])])
 
@@ -358,14 +365,12 @@ def no_step() -> None:
     """An epoch reports nothing per step: the harness's progress advances per case, outside the timed call."""
 
 
-def diverged(result: EpochResult, epoch: int, settings: TrainingSettings) -> None:
-    """Stop the run on a NaN or infinite loss: nothing after it is recorded or saved as if it were a model."""
-    if not math.isfinite(result.loss):
-        raise TrainingDiverged(
-            f"training diverged: the loss of epoch {epoch} is {result.loss} ({settings.optimizer}, learning "
-            f"rate {settings.lr:g}, momentum {settings.momentum:g}); no checkpoint was saved and the epoch "
-            "was not recorded; try a smaller --learning-rate"
-        )
+def diverged(result: EpochResult, epoch: int, settings: TrainingSettings, params: Mapping[str, Scalar]) -> Judgement:
+    """An epoch whose loss is NaN or infinite: its check fails and ends the suite (no later epoch, validation,
+    or checkpoint: nothing after it is recorded or saved as if it were a model). Its figures are left out."""
+    return Judgement(checks={"loss_finite": False}, params=params, ends_suite=True, failures=[
+        f"training diverged: the loss of epoch {epoch} is {result.loss} ({settings.optimizer}, learning rate "
+        f"{settings.lr:g}, momentum {settings.momentum:g}); no checkpoint was saved; try a smaller --learning-rate"])
 
 
 def training_suite(settings: MnistSettings, backend: str, variant: str | None, build: BuildTrainer, *,
@@ -375,7 +380,7 @@ def training_suite(settings: MnistSettings, backend: str, variant: str | None, b
     cases, fixtures = training_cases(settings, build, backend, variant, compiled=compiled, data_given=data)
     loaded_data, trainer = fixtures[:2]
 
-    def after(run: Run, t: AnyTrainer, loaded: MnistData, records: SuiteRecords) -> None:
+    def after(run: Recorder, t: AnyTrainer, loaded: MnistData, records: SuiteRecords) -> None:
         try:
             save_outputs(settings, backend, variant, run, t, loaded, records)
         finally:
@@ -386,7 +391,7 @@ def training_suite(settings: MnistSettings, backend: str, variant: str | None, b
                  after_uses=(trainer, loaded_data, RECORDS))
 
 
-def save_outputs(settings: MnistSettings, backend: str, variant: str | None, run: Run, trainer: AnyTrainer,
+def save_outputs(settings: MnistSettings, backend: str, variant: str | None, run: Recorder, trainer: AnyTrainer,
                  data: MnistData, records: SuiteRecords) -> None:
     """The checkpoint and its metadata, the prediction plot and the run's last line, once every epoch trained."""
     from jax_benchmarks.mnist.plots import prediction_grid
@@ -461,7 +466,7 @@ def evaluation_suite(settings: EvaluateSettings, backend: str, build: BuildTrain
     trainer = trainer_fixture(build, data)
     checkpoint = Fixture("checkpoint", reload, needs=(trainer,))
 
-    def before(run: Run) -> None:
+    def before(run: Recorder) -> None:
         if not metadata_path(path).exists():
             raise DataError(
                 f"no {backend} checkpoint for {settings.dataset} under {CHECKPOINTS_DIR}/: "

@@ -17,9 +17,10 @@ from typing import Any, cast
 import click
 
 from jax_benchmarks.cli.commands import (
-    BackendGroup, BackendSpec, GroupSpec, backend_command, execute, unavailable_command,
+    BackendGroup, BackendSpec, CommandSpec, GroupSpec, backend_command, execute, suite_command, unavailable_command,
 )
-from jax_benchmarks.frameworks.available import missing_for
+from jax_benchmarks.frameworks.available import FLAX_STACK, TORCH
+from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
 from jax_benchmarks.settings import BenchSettings, command_line, parse_settings, settings_options
 from jax_benchmarks.cli.relaunch import self_command
 from jax_benchmarks.hardware.network import free_port
@@ -77,7 +78,7 @@ def training(name: str, names: list[str], model: type[MnistSettings]) -> Callabl
             raise click.BadParameter(
                 "PyTorch runs one device per process in a multi-process job; leave it at 1", param_hint="'--devices'"
             )
-        if isinstance(settings, FlaxSettings) and "flax" in names and not missing_for("flax", SPEC.name):
+        if isinstance(settings, FlaxSettings) and "flax" in names and not SPEC.backends["flax"].missing:
             settings = set_xla_flags(settings)  # for JAX only: nothing is said about it where JAX does not run
         if not settings.multi_process:
             execute(SPEC, names, settings, command=name)
@@ -96,15 +97,19 @@ SPEC = GroupSpec(
     help="Train the same CNN on MNIST in Flax and PyTorch; report accuracy and speed.\n\n"
     "Example: python main.py mnist flax --epochs 3",
     backends={
-        "flax": BackendSpec("jax_benchmarks.mnist.flax_backend", "Train the CNN with flax.nnx (one jitted step).", FlaxSettings),
-        "pytorch": BackendSpec("jax_benchmarks.mnist.pytorch_backend", "Train the CNN with PyTorch.", MnistSettings),
-        # The data pipeline alone (NumPy); its records keep the column "data".
-        "preprocess-images": BackendSpec(
-            "jax_benchmarks.mnist.preprocess",
-            "Load the data set, print its source, sizes and normalization (mean/std).", DataSettings, in_all=False),
+        "flax": BackendSpec("jax_benchmarks.mnist.flax_backend", "Train the CNN with flax.nnx (one jitted step).", FlaxSettings,
+                            needs=FLAX_STACK, device_memory=jax_device_memory),
+        "pytorch": BackendSpec("jax_benchmarks.mnist.pytorch_backend", "Train the CNN with PyTorch.", MnistSettings,
+                               needs=(TORCH,), device_memory=torch_device_memory),
     },
     all_settings=FlaxSettings,
     metric_rows=METRIC_ROWS,
+    commands={
+        # The data pipeline alone (NumPy); its records name the column "data".
+        "preprocess-images": CommandSpec(
+            "jax_benchmarks.mnist.preprocess",
+            "Load the data set, print its source, sizes and normalization (mean/std).", DataSettings),
+    },
 )
 
 
@@ -137,7 +142,7 @@ def launch_local(name: str, settings: MnistSettings) -> None:
 def build_cli() -> click.Group:
     """flax, pytorch and all train (`training`); evaluate and preprocess-images parse their options and run."""
     group = BackendGroup(SPEC.name, help=SPEC.help, context_settings={"help_option_names": ["-h", "--help"]})
-    missing = {name: missing_for(name, SPEC.name) for name in TRAINED}
+    missing = {name: SPEC.backends[name].missing for name in TRAINED}
     for name in TRAINED:
         spec = SPEC.backends[name]
         if missing[name]:  # listed as the other groups list it: unavailable, saying what to install
@@ -155,8 +160,8 @@ def build_cli() -> click.Group:
         every = tuple(dict.fromkeys(framework for name in TRAINED for framework in missing[name]))
         group.add_command(unavailable_command(f"{SPEC.name} all", every, f"Run {', '.join(TRAINED)} side by side."))
     group.add_command(evaluate_command())
-    spec = SPEC.backends["preprocess-images"]
-    group.add_command(backend_command(SPEC, "preprocess-images", ["preprocess-images"], spec.settings, spec.help))
+    for name, command in SPEC.commands.items():
+        group.add_command(suite_command(SPEC, name, command))
     return group
 
 

@@ -16,17 +16,16 @@ themselves are joined in `src/jax_benchmarks/mnist/distributed.py`.
 
 from __future__ import annotations
 
-import os
 import re
 import signal
 import socket
-import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
+from jax_benchmarks.cli.relaunch import Child, start, stop
 from jax_benchmarks.store.location import ResultsLocation
 
 POLL_S = 0.2
@@ -120,64 +119,36 @@ def supervise(commands: Sequence[Sequence[str]], env: Mapping[str, str], cwd: st
     Process 0 writes to this terminal; the others' output is kept in temporary files, and the failing
     process's last error line goes into the message. A stopped process gets SIGTERM, then SIGKILL."""
     logs = [tempfile.TemporaryFile() for _ in commands]
-    procs: list[subprocess.Popen[bytes]] = []
+    children: list[Child] = []
     try:
         for i, (command, log) in enumerate(zip(commands, logs, strict=True)):
-            stdout = None if i == 0 else log
             # Each process leads its own process group: a terminal's Ctrl-C reaches the supervisor alone, which
             # stops them, and stopping a group also ends what a process started (a runtime's helpers).
-            procs.append(subprocess.Popen(list(command), env=dict(env), cwd=cwd, stdout=stdout, stderr=log,
-                                          start_new_session=True))
+            children.append(start(command, env=env, cwd=cwd, stdout=None if i == 0 else log, stderr=log,
+                                  own_group=True))
         while True:
-            codes = [proc.poll() for proc in procs]
+            codes = [child.poll() for child in children]
             failed = [(i, code) for i, code in enumerate(codes) if code not in (None, 0)]
             if failed:
                 i, code = failed[0]
-                stopped = stop(procs)
+                stopped = stop(children, grace_s=STOP_GRACE_S)
                 detail = last_error_line(logs[i])
                 others = f"; stopped process(es) {', '.join(map(str, stopped))}" if stopped else ""
                 return JobResult(
                     False,
-                    f"process {i} of {len(procs)} {describe_exit(code)}{others}"
+                    f"process {i} of {len(children)} {describe_exit(code)}{others}"
                     + (f" ({detail})" if detail else ""),
                 )
             if all(code == 0 for code in codes):
-                stop(procs)  # nothing they started stays behind
-                return JobResult(True, f"{len(procs)} processes finished")
+                stop(children)  # nothing they started stays behind
+                return JobResult(True, f"{len(children)} processes finished")
             time.sleep(POLL_S)
     except KeyboardInterrupt:
-        stop(procs)
+        stop(children, grace_s=STOP_GRACE_S)
         raise
     finally:
         for log in logs:
             log.close()
-
-
-def stop(procs: Sequence[subprocess.Popen[bytes]]) -> list[int]:
-    """SIGTERM every process group still running, SIGKILL those alive after the grace period; the indices
-    of the processes that were running. Groups of processes that already ended are killed too: nothing a
-    process of the job started outlives it."""
-    running = [i for i, proc in enumerate(procs) if proc.poll() is None]
-    for i in running:
-        signal_group(procs[i], signal.SIGTERM)
-    deadline = time.monotonic() + STOP_GRACE_S
-    for i in running:
-        try:
-            procs[i].wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            pass
-    for proc in procs:
-        signal_group(proc, signal.SIGKILL)
-        proc.wait()
-    return running
-
-
-def signal_group(proc: subprocess.Popen[bytes], signum: int) -> None:
-    """Send `signum` to the process group `proc` leads (started with start_new_session); gone: nothing."""
-    try:
-        os.killpg(proc.pid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def saved_records(results: ResultsLocation, run_id: str) -> str:

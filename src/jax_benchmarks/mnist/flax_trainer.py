@@ -40,6 +40,9 @@ from jax_benchmarks.mnist.data import MnistData
 from jax_benchmarks.mnist.settings import TrainingSettings
 from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, parameter_table
 
+# What other packages may use (jit flax trains with this trainer, its step jitted or not).
+__all__ = ["BACKEND", "CNN", "EpochOutput", "EvalOutput", "FlaxTrainer"]
+
 BACKEND = "flax"
 T = TypeVar("T")
 

@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from jax_benchmarks.measure.agreement import Computed
-from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, no_judgement
-from jax_benchmarks.run import Run
+from jax_benchmarks.measure.harness import Case, Fixture, Judgement, no_judgement, Recorder, Suite, Target, Timed
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.scipy.data import DTYPE, SensorData, case_name, exact_minimiser, make_sensor_data
 from jax_benchmarks.scipy.fit import Fit, solve_judgement
@@ -47,7 +46,7 @@ class Calibration(Generic[InputsT]):
     judge_new_shape_loss: Callable[[Any, Measurement, InputsT], Judgement] = no_judgement
     compiled: bool = False  # JAX: the first solve and the first loss call trace and compile
     first_solve: str = ""  # what the first solve includes besides the work, e.g. " (trace + compile)"
-    before: Callable[[Run], None] | None = None
+    before: Callable[[Recorder], None] | None = None
     context: Callable[[], AbstractContextManager[object]] = field(default=nullcontext)
 
 

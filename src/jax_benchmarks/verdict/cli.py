@@ -26,7 +26,7 @@ from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.settings import option_text
 from jax_benchmarks.store.location import (LocationParam, ResultsLocation, as_location, default_location, default_path,
                                            saved_count)
-from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, round_argv, seconds_left
+from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, Step, seconds_left
 
 Format = Literal["html", "markdown"]
 
@@ -46,11 +46,18 @@ def duration_text(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
+def step_options(step: Step, results: ResultsLocation | Path, threads: int | None) -> list[str]:
+    """A step's options in each of its rounds: its own, the store (`results` as given: a database URL with its
+    password is the text to connect to, never shown) and `--threads`."""
+    return [*step.options, "--results", as_location(results).value,
+            *(["--threads", str(threads)] if threads is not None else [])]
+
+
 def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Path,
             show: Callable[[str, int, float], None], threads: int | None = None) -> list[RoundDone]:
     """Run every round of every step, one fresh process each; `show(label, rounds done, seconds left)`
     is called before each round. A failed round is noted and the rest still run."""
-    from jax_benchmarks.cli.relaunch import self_command
+    from jax_benchmarks.cli.relaunch import round_argv, run_fresh
 
     done: list[RoundDone] = []
     for step in scale.steps:
@@ -61,10 +68,9 @@ def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Pat
             with log.open("a", encoding="utf-8") as out:
                 out.write(f"\n== verdict {run_id}: {step.label} (round {index + 1}/{scale.rounds})\n")
                 out.flush()
-                code = subprocess.run([*self_command(), *round_argv(step, scale.rounds, index, run_id, as_location(results).value),
-                                       *(["--threads", str(threads)] if threads is not None else [])],
-                                      stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                      check=False).returncode
+                code = run_fresh(round_argv(step.group, step.command, step_options(step, results, threads),
+                                            rounds=scale.rounds, index=index, run_id=run_id),
+                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
             done.append(RoundDone(label, time.perf_counter() - began, code))
     return done
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Literal, get_args
 
 from jax_benchmarks.groups import BENCHMARK_GROUPS
@@ -67,13 +66,6 @@ SCALES: dict[ScaleName, Scale] = {
     "full": Scale("full", 5, group_steps("full"),
                   "the groups' default sizes and full MNIST for three epochs: hours on a CPU, minutes on a GPU"),
 }
-
-
-def round_argv(step: Step, rounds: int, index: int, run_id: str, results: Path | str) -> list[str]:
-    """The group command's arguments for round `index` (prefix them with `self_command()`); `results` as given
-    (a database URL with its password: the text to connect to, never shown)."""
-    return [step.group, step.command, *step.options, "--rounds", str(rounds), "--round-index", str(index),
-            "--run-id", run_id, "--results", str(results)]
 
 
 def seconds_left(scale: Scale, done: Sequence[float]) -> float:

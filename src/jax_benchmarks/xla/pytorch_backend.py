@@ -7,8 +7,7 @@ import functools
 import torch
 
 from jax_benchmarks.hardware.devices import torch_device
-from jax_benchmarks.measure.harness import Suite
-from jax_benchmarks.run import Run
+from jax_benchmarks.measure.harness import Recorder, Suite
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.measure.timing import Sync, torch_sync
 from jax_benchmarks.xla.settings import XlaSettings
@@ -82,7 +81,7 @@ class TorchOps(LinalgOps[torch.Tensor, torch.Tensor]):
         return str(x.dtype).removeprefix("torch.")
 
 
-def give_memory_back(_run: Run) -> None:
+def give_memory_back(_run: Recorder) -> None:
     """The caching allocator keeps freed blocks (the harness has dropped the matrices by now, see
     `matrix_fixtures`); hand them back so that JAX, which runs next in `xla all`, finds the GPU's memory
     free (its size check counted on it)."""

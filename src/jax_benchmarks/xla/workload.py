@@ -18,10 +18,9 @@ from dataclasses import replace
 from typing import Any, Generic, TypeVar
 
 from jax_benchmarks.hardware.devices import gpu_name
-from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed, no_judgement
+from jax_benchmarks.measure.harness import Case, Fixture, Judgement, no_judgement, Recorder, Suite, Target, Timed
 from jax_benchmarks.measure.memory import format_bytes, memory_text
 from jax_benchmarks.hardware.peaks import cpu_facts, cpu_peak, datasheet_peak, share_of_peak
-from jax_benchmarks.run import Run
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.measure.timing import Measurement, Sync, no_sync
 from jax_benchmarks.xla import checks
@@ -149,7 +148,7 @@ CHECKS_PASSED = ("  {backend}: the sanity checks passed (values against the expe
 def workload_suite(
     ops: LinalgOps[ArrayT, ScalarT], settings: XlaSettings, *,
     context: Callable[[], AbstractContextManager[object]] = nullcontext,
-    before: Callable[[Run], None] | None = None, after: Callable[[Run], None] | None = None,
+    before: Callable[[Recorder], None] | None = None, after: Callable[[Recorder], None] | None = None,
 ) -> Suite:
     """Generate, reduce, multiply, invert and check on the settings' device: one case per step, sharing
     the matrices as fixtures (a timed step provides its result to the steps after it)."""
@@ -228,7 +227,7 @@ def workload_suite(
         case("inverse", invert, uses=(product,), provides=inverse),  # C and C⁻¹
         case("residual", residual, judge_residual, uses=(product, inverse)),
     ]
-    def after_checks(run: Run) -> None:
+    def after_checks(run: Recorder) -> None:
         """After every selected case passed its checks (a failed one ends the suite first): one line for them."""
         if not settings.verbose and run.records:
             run.log(CHECKS_PASSED.format(backend=ops.name))
