@@ -50,5 +50,5 @@ def cnn_findings(records: Sequence[Record]) -> list[Finding]:
     return [Finding(key, topic, sentence, status_of(judged), run_ids(evidence), (case,), headers, rows, evidence)]
 
 
-def findings(records: Sequence[Record], target: float) -> list[Finding]:
+def findings(records: Sequence[Record], target: float | None) -> list[Finding]:
     return [*fastest_findings("autograd", records, ("grad_",)), *cnn_findings(records)]

@@ -12,7 +12,7 @@ from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.against import against_finding, machine_name
 from jax_benchmarks.verdict.answer import answers
 from jax_benchmarks.verdict.chart import summary_chart
-from jax_benchmarks.verdict.findings import TARGET_ACCURACY, Finding, all_findings, latest_runs
+from jax_benchmarks.verdict.findings import Finding, all_findings, latest_runs
 from jax_benchmarks.verdict.page import Machine, render_html, render_markdown
 
 
@@ -40,7 +40,7 @@ def box_plots(findings: Sequence[Finding]) -> dict[str, list[Chart]]:
     return charts
 
 
-def machine(records: Sequence[Record], run_id: str | None, target: float, draw: bool) -> tuple[Machine, Mapping[str, list[Record]]]:
+def machine(records: Sequence[Record], run_id: str | None, target: float | None, draw: bool) -> tuple[Machine, Mapping[str, list[Record]]]:
     chosen = latest_runs(records, run_id)
     findings = all_findings(chosen, target)
     shown = [r for rs in chosen.values() for r in rs]
@@ -53,7 +53,7 @@ def machine(records: Sequence[Record], run_id: str | None, target: float, draw: 
 
 
 def build_page(here_records: Sequence[Record], there_records: Sequence[Record] | None, run_id: str | None,
-               output_format: Literal["html", "markdown"], target: float = TARGET_ACCURACY,
+               output_format: Literal["html", "markdown"], target: float | None = None,
                scale: str | None = None) -> str:
     draw = output_format == "html"
     here, chosen_here = machine(here_records, run_id, target, draw)

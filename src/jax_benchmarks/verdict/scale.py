@@ -20,7 +20,7 @@ from typing import Literal, get_args
 
 from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.report.compare import MIN_ROUNDS
-from jax_benchmarks.verdict.findings import group_findings
+from jax_benchmarks.verdict.findings import ROUND_INDEX, group_findings
 
 ScaleName = Literal["quick", "standard", "full"]
 SCALE_NAMES: tuple[ScaleName, ...] = get_args(ScaleName)
@@ -69,10 +69,15 @@ SCALES: dict[ScaleName, Scale] = {
 }
 
 
+def round_options(step: Step, index: int) -> list[str]:
+    """The step's options for round `index`: `ROUND_INDEX` in an option replaced by the index."""
+    return [option.replace(ROUND_INDEX, str(index)) for option in step.options]
+
+
 def round_argv(step: Step, rounds: int, index: int, run_id: str, results: Path | str) -> list[str]:
     """The group command's arguments for round `index` (prefix them with `self_command()`); `results` as given
     (a database URL with its password: the text to connect to, never shown)."""
-    return [step.group, step.command, *step.options, "--rounds", str(rounds), "--round-index", str(index),
+    return [step.group, step.command, *round_options(step, index), "--rounds", str(rounds), "--round-index", str(index),
             "--run-id", run_id, "--results", str(results)]
 
 
