@@ -68,6 +68,15 @@ def test_rounds_of_one_seed_are_not_called_seeds() -> None:
     assert "flax 10 s (3 of 3 runs, 1 seed(s), " in finding.sentence and finding.rows[0][2] == "1"
 
 
+def test_runs_no_better_than_chance_get_no_target() -> None:
+    # One dry-run epoch of 3 steps: 8.7 % at best for one seed, what guessing gives; no target is derived from it.
+    records = epochs("flax", 1.0, [[0.087], [0.22], [0.27]]) + epochs("pytorch", 2.0, [[0.16], [0.2], [0.25]])
+    finding = accuracy_finding(records)
+    assert finding.status == "cannot judge"
+    assert "a run's best test accuracy is 8.7%, no better than chance (10%): no target is set" in finding.sentence
+    assert accuracy_finding(records, 0.2).status == "measured"  # a target given is measured to, whatever it is
+
+
 def test_records_without_a_validation_say_so_in_one_line() -> None:
     records = [r for r in epochs("flax", 10.0, [0.95]) if not r.case.startswith("validation_")]
     finding = accuracy_finding(records)
