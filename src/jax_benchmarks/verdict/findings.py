@@ -413,8 +413,7 @@ def all_findings(chosen: Mapping[str, Sequence[Record]], target: float | None = 
 class GroupFindings(Protocol):
     """What a group declares in `jax_benchmarks.<group>.findings`: its topic, its findings from its records
     (`target`: the test accuracy a training run must reach, for a group that trains; None: the group's own rule)
-    and the commands `verdict
-    --scale` runs of it (`jax_benchmarks.verdict.scale`)."""
+    and the commands `verdict --scale` runs of it (`jax_benchmarks.verdict.scale`)."""
 
     TOPIC: str
     VERDICT_STEPS: Mapping[str, tuple[tuple[str, tuple[str, ...], float], ...]]
