@@ -19,7 +19,7 @@ pytestmark = [
 def test_chromium_renders_the_verdict_without_console_messages(tmp_path: Path) -> None:
     other = [r.model_copy(update={"run_id": "20261124T130000Z-bbbbbb", "env": {**r.env, "cpu": "Other CPU"}})
              for r in sample_records()]
-    probe, console = rendered(build_page(sample_records(), other, None, "html"), tmp_path)
+    probe, console = rendered(build_page(sample_records(), [other], None, "html"), tmp_path)
     assert console == []
     assert probe["title"] == "jax-benchmarks verdict"
     assert probe["headings"][:2] == ["Findings on Test CPU (2 cores), no GPU", "Findings on Other CPU (2 cores), no GPU"]

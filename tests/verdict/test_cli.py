@@ -10,7 +10,7 @@ import pytest
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.cli.relaunch import round_argv, self_command
 from jax_benchmarks.verdict.cli import step_options
-from jax_benchmarks.verdict.scale import SCALES, Step, seconds_left
+from jax_benchmarks.verdict.scale import SCALES, Step, round_options, seconds_left
 from tests.conftest import invoke
 from tests.help_probe import probe
 from tests.verdict.fixtures import matmul
@@ -68,7 +68,7 @@ def test_bad_input_is_one_line_naming_the_option(tmp_path: Path, args: list[str]
 
 def test_every_round_joins_the_one_run_with_its_index() -> None:
     step = Step("xla", "all", ("--quick", "-k", "matmul"), 4.0)
-    argv = round_argv(step.group, step.command, step_options(step, Path("r.jsonl"), None), rounds=3, index=1,
+    argv = round_argv(step.group, step.command, step_options(step, 1, Path("r.jsonl"), None), rounds=3, index=1,
                       run_id="20261124T120000Z-aaaaaa")
     assert argv == [*self_command(), "xla", "all", "--quick", "-k", "matmul", "--results", "r.jsonl", "--rounds", "3",
                     "--round-index", "1", "--run-id", "20261124T120000Z-aaaaaa"]
@@ -91,7 +91,7 @@ def test_every_step_of_every_scale_is_a_command_line_the_group_accepts() -> None
     # --list checks the options and declares the cases without computing or recording anything.
     for scale in SCALES.values():
         for step in scale.steps:
-            result = invoke(step.group, step.command, *step.options, "--list")
+            result = invoke(step.group, step.command, *round_options(step, 0), "--list")
             assert result.exit_code == 0, (scale.name, step.label, result.stderr)
             # Every backend of the command runs at least one case (-k selects some).
             counts = re.findall(r": (\d+) (?:of \d+ )?cases?$", result.stdout, re.M)

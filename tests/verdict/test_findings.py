@@ -7,7 +7,7 @@ import pytest
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.against import machine_ratios
 from jax_benchmarks.jit.findings import break_even, jit_findings
-from jax_benchmarks.mnist.findings import time_to_accuracy, training_findings
+from jax_benchmarks.mnist.findings import training_findings
 from jax_benchmarks.verdict.findings import all_findings, latest_runs, memory_findings, noise_findings
 from jax_benchmarks.xla.findings import linear_algebra
 from tests.verdict.fixtures import RUN, epochs, figure, matmul, record
@@ -85,19 +85,11 @@ def test_memory_is_reported_when_the_records_carry_it() -> None:
     assert "numpy 1.0 MiB, jax 3.0 MiB" in finding.sentence
 
 
-def test_time_to_accuracy_sums_the_epochs_up_to_the_first_that_reaches_the_target() -> None:
-    records = epochs("flax", 10.0, [0.95, 0.985, 0.99])
-    assert time_to_accuracy(records, 0.98) == pytest.approx(20.0)
-    assert time_to_accuracy(records, 0.999) is None
-
-
 def test_training_compares_frameworks_with_the_same_model() -> None:
     records = epochs("flax", 10.0, [0.95, 0.985]) + epochs("pytorch", 20.0, [0.97, 0.975])
     [finding] = training_findings(records)
     assert finding.status == "found"
     assert "flax trains 2.00× faster per step than pytorch" in finding.sentence
-    assert "time to 98% test accuracy: flax 20 s" in finding.sentence
-    assert "not reached by pytorch (best 97.5%)" in finding.sentence
 
 
 def test_agreement_and_noise_sentences_carry_their_figures() -> None:

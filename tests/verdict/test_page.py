@@ -68,7 +68,7 @@ def test_markdown_headline_table_and_the_other_machine() -> None:
     here = sample_records()
     there = matmul(numpy_s=0.0025, jax_s=0.005, pytorch_s=0.002, run_id="20261124T130000Z-bbbbbb",
                    env={"cpu": "Other CPU", "cpu_cores": 16, "gpu": "NVIDIA H100"})
-    text = build_page(here, there, None, "markdown")
+    text = build_page(here, [there], None, "markdown")
     assert "| question | answer here | records |" in text
     assert "### Findings on Test CPU (2 cores), no GPU" in text
     assert "### Findings on Other CPU (16 cores), NVIDIA H100" in text

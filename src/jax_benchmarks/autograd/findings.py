@@ -61,5 +61,5 @@ def speed(records: Sequence[Record]) -> str:
     return f"{ips:,.0f}" if (ips := images_per_s(records)) else "—"
 
 
-def findings(records: Sequence[Record], target: float) -> list[Finding]:
+def findings(records: Sequence[Record], target: float | None) -> list[Finding]:
     return [*fastest_findings("autograd", records, ("grad_",)), *cnn_findings(records)]

@@ -18,5 +18,5 @@ VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
 }
 
 
-def findings(records: Sequence[Record], target: float) -> list[Finding]:
+def findings(records: Sequence[Record], target: float | None) -> list[Finding]:
     return fastest_findings("scipy", records, ("solve_",))

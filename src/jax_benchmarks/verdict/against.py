@@ -1,4 +1,5 @@
-"""Two machines side by side: what moving the work from this machine to the other gains, per framework.
+"""Machines side by side: what moving the work from this machine to another gains, per framework; and the fleet,
+one column per machine, each against the first.
 
 A figure is the same work on both machines when its group, case, backend and variant agree (the device
 may differ: the laptop's CPU against the GPU box's GPU). Each shared figure is compared with the
@@ -13,8 +14,9 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.store.record import Record, Scalar
-from jax_benchmarks.verdict.findings import Contrast, Finding, contrasts, figures, run_ids
+from jax_benchmarks.verdict.findings import Contrast, Finding, Status, contrasts, figures, run_ids
 
 WorkKey = tuple[str, str, str, str | None]  # group, case, backend, variant
 
@@ -41,6 +43,12 @@ class MachineRatio:
 
     def count(self, judged: str) -> int:
         return sum(1 for c in self.shared if c.judged == judged)
+
+    @property
+    def cell(self) -> str:
+        """'×3.20 (7 figure(s), ×1.10–×9.00)': the fleet table's cell."""
+        spread = f", ×{self.low:.2f}–×{self.high:.2f}" if len(self.shared) > 1 else ""
+        return f"×{self.geomean:.2f} ({len(self.shared)} figure(s){spread})"
 
     @property
     def text(self) -> str:
@@ -99,3 +107,41 @@ def against_finding(here: Mapping[str, Sequence[Record]], there: Mapping[str, Se
     any_judged = any(c.judged in ("faster", "slower") for ratio in ratios for c in ratio.shared)
     return Finding("against", "the other machine", sentence, "found" if any_judged else "measured",
                    run_ids(every), cases, ("framework", "case", "time here / there", "95 % CI", "judged"), rows)
+
+
+def missing_groups(name: str, chosen: Mapping[str, Sequence[Record]], groups: Sequence[str]) -> str | None:
+    """'gpu-box has no records of mnist, scipy: …', one line; None when the machine has every group of `groups`."""
+    absent = [group for group in groups if not chosen.get(group)]
+    if not absent:
+        return None
+    return (f"{name} has no records of {', '.join(absent)}: "
+            f"{'that group is' if len(absent) == 1 else 'those groups are'} not compared there.")
+
+
+def fleet_finding(columns: Sequence[tuple[str, Mapping[str, Sequence[Record]]]]) -> Finding:
+    """One column per machine (name, its chosen records per group), the first the reference: per framework, time
+    on the first ÷ time on this one, the geometric mean over the figures both measured (above 1: this machine is
+    faster), judged as `machine_ratios` judges two machines. A machine without records of a group another one
+    has says so in one line; a framework no other machine shares with the first gets "—"."""
+    (first_name, first), rest = columns[0], columns[1:]
+    per_machine = [{ratio.framework: ratio for ratio in machine_ratios(first, chosen)} for _, chosen in rest]
+    own: dict[str, int] = {}
+    for records in figures(r for rs in first.values() for r in rs).values():
+        own[records[-1].backend] = own.get(records[-1].backend, 0) + 1
+    frameworks = list(dict.fromkeys([*own, *(name for ratios in per_machine for name in ratios)]))
+    rows = tuple((framework, f"×1 ({own.get(framework, 0)} figure(s))",
+                  *(ratios[framework].cell if framework in ratios else "—" for ratios in per_machine))
+                 for framework in frameworks)
+    groups = [g for g in BENCHMARK_GROUPS if any(chosen.get(g) for _, chosen in columns)]
+    gaps = [line for name, chosen in columns if (line := missing_groups(name, chosen, groups)) is not None]
+    every = tuple(r for _, chosen in columns for rs in chosen.values() for r in rs)
+    shared = [f"{name}: " + (", ".join(f"{r.framework} ×{r.geomean:.2f}" for r in ratios.values()) or
+                             "no figure shared with the first")
+              for (name, _), ratios in zip(rest, per_machine, strict=True)]
+    sentence = (f"One column per machine, each against the first ({first_name}): time there ÷ time on that machine, "
+                "the geometric mean per framework over the figures both measured (above 1: that machine is faster). "
+                + "; ".join(shared) + "." + "".join(f" {line}" for line in gaps))
+    status: Status = "measured" if any(per_machine) else "missing"
+    return Finding("fleet", "the fleet", sentence, status, run_ids(every),
+                   tuple(dict.fromkeys(r.case for r in every if r.median_s)),
+                   ("framework", *(name for name, _ in columns)), rows)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Literal
 
@@ -9,10 +10,10 @@ from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.report.page import Chart
 from jax_benchmarks.report.rows import build_table, order_tables
 from jax_benchmarks.store.record import Record
-from jax_benchmarks.verdict.against import against_finding, machine_name
+from jax_benchmarks.verdict.against import against_finding, fleet_finding, machine_name
 from jax_benchmarks.verdict.answer import answers
 from jax_benchmarks.verdict.chart import summary_chart
-from jax_benchmarks.verdict.findings import TARGET_ACCURACY, Finding, all_findings, latest_runs
+from jax_benchmarks.verdict.findings import Finding, all_findings, latest_runs
 from jax_benchmarks.verdict.page import Machine, render_html, render_markdown
 
 
@@ -40,7 +41,7 @@ def box_plots(findings: Sequence[Finding]) -> dict[str, list[Chart]]:
     return charts
 
 
-def machine(records: Sequence[Record], run_id: str | None, target: float, draw: bool) -> tuple[Machine, Mapping[str, list[Record]]]:
+def machine(records: Sequence[Record], run_id: str | None, target: float | None, draw: bool) -> tuple[Machine, Mapping[str, list[Record]]]:
     chosen = latest_runs(records, run_id)
     findings = all_findings(chosen, target)
     shown = [r for rs in chosen.values() for r in rs]
@@ -52,18 +53,31 @@ def machine(records: Sequence[Record], run_id: str | None, target: float, draw: 
                    found, summary), chosen
 
 
-def build_page(here_records: Sequence[Record], there_records: Sequence[Record] | None, run_id: str | None,
-               output_format: Literal["html", "markdown"], target: float = TARGET_ACCURACY,
-               scale: str | None = None) -> str:
+def distinct_name(machine: Machine, taken: Sequence[str], store: str | None) -> Machine:
+    """The machine under a name no earlier column has: its store's name added where two machines share a name
+    (two stores of one machine)."""
+    if machine.name not in taken:
+        return machine
+    return dataclasses.replace(machine, name=f"{machine.name} ({store or 'the --against records'})")
+
+
+def build_page(here_records: Sequence[Record], others: Sequence[Sequence[Record]] | None, run_id: str | None,
+               output_format: Literal["html", "markdown"], target: float | None = None,
+               scale: str | None = None, stores: Sequence[str] = ()) -> str:
+    """The page of `here_records` (the --from store or the measuring run) and of each `--against` store's records
+    in `others` (`stores`: those stores as shown, a URL's password hidden), each against the first."""
     draw = output_format == "html"
     here, chosen_here = machine(here_records, run_id, target, draw)
-    there = across = None
-    if there_records is not None:
-        there, chosen_there = machine(there_records, None, target, draw)
-        if there.name == here.name:
-            there = Machine(f"{there.name} (the --against records)", there.findings, there.env, there.records,
-                            there.tables, there.charts, there.answers, there.summary)
-        across = against_finding(chosen_here, chosen_there)
+    theres: list[Machine] = []
+    across: list[Finding] = []
+    columns: list[tuple[str, Mapping[str, list[Record]]]] = [(here.name, chosen_here)]
+    for index, records in enumerate(others or ()):
+        there, chosen_there = machine(records, None, target, draw)
+        there = distinct_name(there, [name for name, _ in columns], stores[index] if index < len(stores) else None)
+        theres.append(there)
+        across.append(against_finding(chosen_here, chosen_there))
+        columns.append((there.name, chosen_there))
+    fleet = fleet_finding(columns) if len(columns) > 1 else None
     if output_format == "html":
-        return render_html(here, there, across, scale)
-    return render_markdown(here, there, across, scale)
+        return render_html(here, theres, across, fleet, scale)
+    return render_markdown(here, theres, across, fleet, scale)

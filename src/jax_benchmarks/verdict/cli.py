@@ -3,6 +3,7 @@
     verdict --scale quick                      measure (each group's rounds in fresh processes), then the page
     verdict --from RESULTS                     the page from records already measured, nothing run
     verdict --from A --against B               two machines side by side, with the ratios between them
+    verdict --from A --against B --against C   the fleet: one column per machine, each against A
 
 Each round of each group is its own process (`self_command()`, as `smoke` and `--rounds` start them),
 recorded under the verdict's one run id with its round index, so that `report --baseline` and the
@@ -26,7 +27,7 @@ from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.settings import option_text
 from jax_benchmarks.store.location import (LocationParam, ResultsLocation, as_location, default_location, default_path,
                                            saved_count)
-from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, Step, seconds_left
+from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, Step, round_options, seconds_left
 
 Format = Literal["html", "markdown"]
 
@@ -46,10 +47,11 @@ def duration_text(seconds: float) -> str:
     return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
 
 
-def step_options(step: Step, results: ResultsLocation | Path, threads: int | None) -> list[str]:
-    """A step's options in each of its rounds: its own, the store (`results` as given: a database URL with its
-    password is the text to connect to, never shown) and `--threads`."""
-    return [*step.options, "--results", as_location(results).value,
+def step_options(step: Step, index: int, results: ResultsLocation | Path, threads: int | None) -> list[str]:
+    """A step's options in its round `index`: its own (`round_options`: e.g. the round's seed), the store
+    (`results` as given: a database URL with its password is the text to connect to, never shown) and
+    `--threads`."""
+    return [*round_options(step, index), "--results", as_location(results).value,
             *(["--threads", str(threads)] if threads is not None else [])]
 
 
@@ -68,7 +70,7 @@ def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Pat
             with log.open("a", encoding="utf-8") as out:
                 out.write(f"\n== verdict {run_id}: {step.label} (round {index + 1}/{scale.rounds})\n")
                 out.flush()
-                code = run_fresh(round_argv(step.group, step.command, step_options(step, results, threads),
+                code = run_fresh(round_argv(step.group, step.command, step_options(step, index, results, threads),
                                             rounds=scale.rounds, index=index, run_id=run_id),
                                  stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
             done.append(RoundDone(label, time.perf_counter() - began, code))
@@ -143,8 +145,10 @@ def warn(message: str) -> None:
 @click.option("--from", "from_path", type=LocationParam(), default=None,
               help="Build the page from the records already in this results store (a .jsonl or SQLite file, or a "
                    "postgresql:// URL), read only; nothing is run.")
-@click.option("--against", "against_path", type=LocationParam(), default=None,
-              help="A second machine's results store: its findings side by side, and the ratios between the two.")
+@click.option("--against", "against_paths", type=LocationParam(), multiple=True,
+              help="Another machine's results store (a .jsonl or SQLite file, or a postgresql:// URL), read only; "
+                   "repeat it for several: their findings side by side, one column per machine with the ratios to "
+                   "the first (--from or the measuring run).")
 @click.option("--run", "run_id", default=None, metavar="RUN_ID",
               help="With --from: judge this run only (default: each figure from the latest run that has it).")
 @click.option("--format", "output_format", type=click.Choice(["html", "markdown"]), default="html",
@@ -159,11 +163,13 @@ def warn(message: str) -> None:
 @click.option("--threads", type=click.IntRange(1, 1024), default=None,
               help="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike in every group (default: each "
                    "library's own; at most the cores this process may use).")
-@click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=0.98, show_default=True,
-              help="Test accuracy of the 'time to accuracy' finding.")
-def cli(scale: ScaleName, from_path: ResultsLocation | None, against_path: ResultsLocation | None, run_id: str | None,
+@click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=None,
+              help="Test accuracy of the 'time to accuracy' finding (default: 99 % on full MNIST, else the lowest "
+                   "best accuracy of any framework and run, rounded down to a whole percent).")
+def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tuple[ResultsLocation, ...],
+        run_id: str | None,
         output_format: Format, output: Path | None, results: ResultsLocation, threads: int | None,
-        target_accuracy: float) -> None:
+        target_accuracy: float | None) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
     one click away. With --from, only the page.
@@ -181,8 +187,8 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_path: Resul
         checked_input(from_path, "--from")
         if click.get_current_context().get_parameter_source("scale") == click.core.ParameterSource.COMMANDLINE:
             raise click.BadParameter("measures nothing with --from; give one of them", param_hint="'--scale'")
-    if against_path is not None:
-        checked_input(against_path, "--against")
+    for against in against_paths:
+        checked_input(against, "--against")
     if output is not None:
         checked_output(output)
     if threads is not None:
@@ -220,8 +226,9 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_path: Resul
         click.echo(f"verdict run {run_id}: {len(rounds)} rounds in {duration_text(sum(r.seconds for r in rounds))}"
                    f"; records in {results}", err=True)
     here, run_id = read_results(source, warn, run_id)
-    there = read_results(against_path, warn)[0] if against_path is not None else None
-    text = build_page(here, there, run_id, output_format, target_accuracy, used_scale)
+    others = [read_results(against, warn)[0] for against in against_paths]
+    text = build_page(here, others, run_id, output_format, target_accuracy, used_scale,
+                      [str(against) for against in against_paths])
     if output is None:
         click.echo(text, nl=False)
     else:

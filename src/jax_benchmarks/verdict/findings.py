@@ -34,8 +34,9 @@ from jax_benchmarks.store.record import Record, Scalar
 Status = Literal["found", "same", "cannot judge", "missing", "measured"]
 Judged = Literal["faster", "slower", "same", "cannot judge"]
 
-# Test accuracy a training run must reach for "time to accuracy"; MNIST's CNN passes it in one or two epochs.
-TARGET_ACCURACY = 0.98
+# In a group's VERDICT_STEPS options: replaced by each round's index (0, 1, ...) in the round's command, e.g.
+# `--seed ROUND_INDEX` gives every round its own seed (jax_benchmarks.verdict.scale.round_options).
+ROUND_INDEX = "{round_index}"
 
 
 @dataclass(frozen=True)
@@ -387,7 +388,7 @@ def noise_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
 
 # ------------------------------------------------------------------ all ---
 
-def all_findings(chosen: Mapping[str, Sequence[Record]], target: float = TARGET_ACCURACY) -> list[Finding]:
+def all_findings(chosen: Mapping[str, Sequence[Record]], target: float | None = None) -> list[Finding]:
     """Every finding the records allow, in the page's order: each group's own (its `findings` module), then
     memory, agreement and noise across groups; a missing group is said to be missing, and a group whose records
     yield no finding says so in one line."""
@@ -411,13 +412,13 @@ def all_findings(chosen: Mapping[str, Sequence[Record]], target: float = TARGET_
 
 class GroupFindings(Protocol):
     """What a group declares in `jax_benchmarks.<group>.findings`: its topic, its findings from its records
-    (`target`: the test accuracy a training run must reach, for a group that trains) and the commands `verdict
-    --scale` runs of it (`jax_benchmarks.verdict.scale`)."""
+    (`target`: the test accuracy a training run must reach, for a group that trains; None: the group's own rule)
+    and the commands `verdict --scale` runs of it (`jax_benchmarks.verdict.scale`)."""
 
     TOPIC: str
     VERDICT_STEPS: Mapping[str, tuple[tuple[str, tuple[str, ...], float], ...]]
 
-    def findings(self, records: Sequence[Record], target: float) -> list[Finding]: ...
+    def findings(self, records: Sequence[Record], target: float | None) -> list[Finding]: ...
 
 
 def group_findings(group: str) -> GroupFindings | None:

@@ -135,20 +135,25 @@ def about_section(machine: Machine, heading: str) -> str:
     return f"<h2>{html.escape(heading)}</h2>{lines}"
 
 
-def side_by_side(here: Machine, there: Machine) -> str:
-    """Per topic: this machine's sentences next to the other's."""
-    topics = list(dict.fromkeys([f.topic for f in here.findings] + [f.topic for f in there.findings]))
-    rows = [_cell_row(["", here.name, there.name], "th")]
+def side_by_side(machines: Sequence[Machine]) -> str:
+    """Per topic: each machine's sentences, one column a machine."""
+    topics = list(dict.fromkeys(f.topic for machine in machines for f in machine.findings))
+    rows = [_cell_row(["", *(machine.name for machine in machines)], "th")]
     for topic in topics:
         cells = [" ".join(f.sentence for f in machine.findings if f.topic == topic) or "—"
-                 for machine in (here, there)]
+                 for machine in machines]
         rows.append(_cell_row([topic, *cells]))
     return '<table class="side">' + "".join(rows) + "</table>"
 
 
-def render_html(here: Machine, there: Machine | None = None, across: Finding | None = None,
-                scale: str | None = None) -> str:
-    """The whole page: findings (and the other machine's, with the ratios between them), then the environment."""
+def between_heading(here: Machine, there: Machine, others: int) -> str:
+    return "Between the two machines" if others == 1 else f"Between {here.name} and {there.name}"
+
+
+def render_html(here: Machine, others: Sequence[Machine] = (), across: Sequence[Finding] = (),
+                fleet: Finding | None = None, scale: str | None = None) -> str:
+    """The whole page: findings (and each other machine's, with the ratios between it and this one; then one
+    column per machine), then the environment."""
     answer = plain_answer(here.answers)
     body = [f"<h1>{html.escape(QUESTION)}</h1>",
             f'<p class="banner">{html.escape(banner(here, scale))}</p>',
@@ -163,11 +168,15 @@ def render_html(here: Machine, there: Machine | None = None, across: Finding | N
              findings_list(here),
              "<h3>What was measured</h3>",
              *(f'<p class="meta">{html.escape(line)}</p>' for line in about_lines(here))]
-    if there is not None:
-        body += [f"<h2>Findings on {html.escape(there.name)}</h2>", findings_list(there)]
-        if across is not None:
-            body += ["<h2>Between the two machines</h2>", '<ol class="findings">' + finding_item(across, ()) + "</ol>"]
-        body += ["<h2>Side by side</h2>", side_by_side(here, there), about_section(there, f"About {there.name}")]
+    for there, between in zip(others, across, strict=True):
+        body += [f"<h2>Findings on {html.escape(there.name)}</h2>", findings_list(there),
+                 f"<h2>{html.escape(between_heading(here, there, len(others)))}</h2>",
+                 '<ol class="findings">' + finding_item(between, ()) + "</ol>"]
+    if fleet is not None:
+        body += ["<h2>One column per machine</h2>", f"<p>{html.escape(fleet.sentence)}</p>", evidence_table(fleet)]
+    if others:
+        body += ["<h2>Side by side</h2>", side_by_side([here, *others]),
+                 *(about_section(there, f"About {there.name}") for there in others)]
     if here.tables:  # every environment field: collapsed, at the bottom
         body.append("<details><summary>Environment of the runs (every field)</summary>"
                     + environment_section(here.tables) + "</details>")
@@ -202,20 +211,21 @@ def findings_table(findings: Sequence[Finding]) -> list[str]:
                     [(f.topic, f.sentence, f"`{f.source}`") for f in findings])
 
 
-def render_markdown(here: Machine, there: Machine | None = None, across: Finding | None = None,
-                    scale: str | None = None) -> str:
+def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Sequence[Finding] = (),
+                    fleet: Finding | None = None, scale: str | None = None) -> str:
     answer = plain_answer(here.answers)
     lines = [f"## {QUESTION}", "", *answer[:-1], "", f"> **{banner(here, scale)}**", ""]
     lines += [f"{line}  " for line in about_lines(here)]
     if scale:
         lines.append(f"Scale: `verdict --scale {scale}`  ")
     lines += ["", answer[-1], "", f"### Findings on {here.name}", "", *findings_table(here.findings), ""]
-    if there is not None:
+    for there, between in zip(others, across, strict=True):
         lines += [f"### Findings on {there.name}", "", *[f"{line}  " for line in about_lines(there)], "",
-                  *findings_table(there.findings), ""]
-        if across is not None:
-            lines += ["### Between the two machines", "", across.sentence, "",
-                      *md_table(across.headers, across.rows), ""]
+                  *findings_table(there.findings), "",
+                  f"### {between_heading(here, there, len(others))}", "", between.sentence, "",
+                  *md_table(between.headers, between.rows), ""]
+    if fleet is not None:
+        lines += ["### One column per machine", "", fleet.sentence, "", *md_table(fleet.headers, fleet.rows), ""]
     lines += ["A difference is claimed only where the rounds' 95 % confidence interval excludes “no difference” "
               "(the regression gate's test: fastest sample per round, Welch, Benjamini–Hochberg); "
               "“the same” means within noise.", ""]

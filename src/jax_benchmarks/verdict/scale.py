@@ -19,7 +19,7 @@ from typing import Literal, get_args
 
 from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.report.compare import MIN_ROUNDS
-from jax_benchmarks.verdict.findings import group_findings
+from jax_benchmarks.verdict.findings import ROUND_INDEX, group_findings
 
 ScaleName = Literal["quick", "standard", "full"]
 SCALE_NAMES: tuple[ScaleName, ...] = get_args(ScaleName)
@@ -66,6 +66,11 @@ SCALES: dict[ScaleName, Scale] = {
     "full": Scale("full", 5, group_steps("full"),
                   "the groups' default sizes and full MNIST for three epochs: hours on a CPU, minutes on a GPU"),
 }
+
+
+def round_options(step: Step, index: int) -> list[str]:
+    """The step's options for round `index`: `ROUND_INDEX` in an option replaced by the index."""
+    return [option.replace(ROUND_INDEX, str(index)) for option in step.options]
 
 
 def seconds_left(scale: Scale, done: Sequence[float]) -> float:

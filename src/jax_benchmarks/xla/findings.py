@@ -20,7 +20,7 @@ VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
 }
 
 
-def findings(records: Sequence[Record], target: float) -> list[Finding]:
+def findings(records: Sequence[Record], target: float | None) -> list[Finding]:
     return linear_algebra(records)
 
 
