@@ -3,9 +3,10 @@
 Honest by construction:
 * Two figures are compared with the regression gate's own test (`jax_benchmarks.report.compare`): the
   ratio of the geometric means of the rounds' fastest samples, its 95 % confidence interval from
-  Welch's t, and Benjamini–Hochberg over the figures of one finding. "A is 2.1× faster than B" is said
-  only when the interval excludes 1; otherwise the two are "the same within noise". With fewer than
-  `MIN_ROUNDS` rounds a side nothing is claimed: the typical times are given and the sentence says why.
+  Welch's t, and Benjamini–Hochberg over the figures of one finding; three words (`verdict/decide.py`):
+  "A is 2.1× faster than B" only when the ratio lies beyond the equivalence margin, "the same within
+  ±m %" when an equivalence test (TOST) puts it inside, otherwise "undecided after N rounds". With fewer
+  than `MIN_ROUNDS` rounds a side the typical times are given and the sentence says why it is undecided.
 * A group without records is said to be missing; a figure the records do not hold is never guessed.
 * Every finding names the run ids and case names it was computed from.
 
@@ -25,14 +26,14 @@ from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.measure.rounds import spreads
 from jax_benchmarks.measure.timing import NOISY_IQR_RATIO
-from jax_benchmarks.report.compare import MIN_ROUNDS, Comparison, compare, judge, round_medians
+from jax_benchmarks.report.compare import MIN_ROUNDS, Comparison, compare, round_medians
 from jax_benchmarks.report.plot import COMPILED_VARIANTS
 from jax_benchmarks.report.select import FigureKey, figure_key
 from jax_benchmarks.store.views import by_group, by_run, run_key
 from jax_benchmarks.store.record import Record, Scalar
+from jax_benchmarks.verdict.decide import Decision, Word, decide, undecided_text
 
-Status = Literal["found", "same", "cannot judge", "missing", "measured"]
-Judged = Literal["faster", "slower", "same", "cannot judge"]
+Status = Literal["found", "same", "undecided", "missing", "measured"]
 
 # Test accuracy a training run must reach for "time to accuracy"; MNIST's CNN passes it in one or two epochs.
 TARGET_ACCURACY = 0.98
@@ -59,13 +60,14 @@ class Finding:
 
 @dataclass(frozen=True)
 class Contrast:
-    """Figure `a` against figure `b` (each: all its rounds' records)."""
+    """Figure `a` against figure `b` (each: all its rounds' records), with its word (`verdict/decide.py`)."""
 
     a: str
     b: str
     a_records: tuple[Record, ...]
     b_records: tuple[Record, ...]
     comparison: Comparison
+    decision: Decision
 
     @property
     def a_median_s(self) -> float:
@@ -89,53 +91,43 @@ class Contrast:
         return None if ci is None else (1 / ci[1], 1 / ci[0])
 
     @property
-    def judged(self) -> Judged:
-        verdict = self.comparison.verdict
-        if verdict == "unchanged":
-            return "same"
-        if verdict == "too few samples" or verdict == "busy machine":
-            return "cannot judge"
-        return verdict
+    def judged(self) -> Word:
+        """faster, slower, the same (within the margin) or undecided: a's speed against b's."""
+        return self.decision.word
 
     @property
     def uncertainty(self) -> str:
-        """'95 % CI 1.8–2.4×, q = 0.001, 3 vs 3 rounds', or why there is none."""
+        """'95 % CI 1.8–2.4×, margin ±5 %, q = 0.001, 3 vs 3 rounds', or why there is none."""
         rounds = f"{self.comparison.rounds} vs {self.comparison.baseline_rounds} round(s)"
-        if self.comparison.busy is not None:
-            return f"{rounds}: taken on a busy machine ({self.comparison.busy}), not judged"
         interval = self.interval
-        if interval is None:
-            return f"{rounds}: too few to judge, {MIN_ROUNDS} needed a side"
-        q = "" if self.comparison.p_value is None else f", q = {self.comparison.p_value:.2g}"
-        return f"95 % CI {interval[0]:.2f}–{interval[1]:.2f}×{q}, {rounds}"
+        if interval is None or self.comparison.busy is not None:
+            return f"{rounds}: {undecided_text(self.decision)}"
+        q = "" if self.decision.q_value is None else f", q = {self.decision.q_value:.2g}"
+        return f"95 % CI {interval[0]:.2f}–{interval[1]:.2f}×, margin {self.decision.margin_text}{q}, {rounds}"
 
     @property
-    def same_words(self) -> str:
-        """How 'not judged different' is said: within noise, or apart only before the correction for the
-        finding's several comparisons (the interval excludes 1, the Benjamini–Hochberg q is above 0.05)."""
-        interval = self.interval
-        if interval is not None and not interval[0] <= 1 <= interval[1]:
-            return "not clearly apart once this finding's comparisons are corrected for"
-        return "the same within noise"
+    def same_text(self) -> str:
+        """'the same within ±5 %' (the equivalence test's margin)."""
+        return f"the same within {self.decision.margin_short}"
 
     def phrase(self) -> str:
-        """'jax is 2.10× faster than numpy (95 % CI …)' or the honest alternative."""
-        if self.judged == "cannot judge":
-            return (f"{self.a} {format_seconds(self.a_median_s)} against {self.b} {format_seconds(self.b_median_s)}"
-                    f" ({self.uncertainty}, so no difference is claimed)")
+        """'jax is 2.10× faster than numpy (95 % CI …)', 'the same within ±5 %' or 'undecided after N rounds'."""
+        if self.judged == "undecided":
+            return (f"{self.a} {format_seconds(self.a_median_s)} against {self.b} {format_seconds(self.b_median_s)}: "
+                    f"{undecided_text(self.decision)} ({self.uncertainty})")
         if self.judged == "same":
-            return f"{self.a} and {self.b} are {self.same_words} (ratio {self.speedup:.2f}, {self.uncertainty})"
+            return f"{self.a} and {self.b} are {self.same_text} (ratio {self.speedup:.2f}, {self.uncertainty})"
         if self.judged == "faster":
             return f"{self.a} is {self.speedup:.2f}× faster than {self.b} ({self.uncertainty})"
         return f"{self.a} is {1 / self.speedup:.2f}× slower than {self.b} ({self.uncertainty})"
 
 
 def contrasts(pairs: Sequence[tuple[str, Sequence[Record], str, Sequence[Record]]]) -> list[Contrast]:
-    """Each (label a, records a, label b, records b) compared, judged as one family (Benjamini–Hochberg)."""
+    """Each (label a, records a, label b, records b) compared and decided as one family (`decide`)."""
     made = [(a, ra, b, rb, compare(ra, rb)) for a, ra, b, rb in pairs]
     kept = [(a, ra, b, rb, c) for a, ra, b, rb, c in made if c is not None]
-    verdicts = judge([c for *_, c in kept], 0.0)
-    return [Contrast(a, b, tuple(ra), tuple(rb), v) for (a, ra, b, rb, _), v in zip(kept, verdicts, strict=True)]
+    decisions = decide([c for *_, c in kept])
+    return [Contrast(a, b, tuple(ra), tuple(rb), c, d) for (a, ra, b, rb, c), d in zip(kept, decisions, strict=True)]
 
 
 # ------------------------------------------------------------------ helpers ---
@@ -219,7 +211,7 @@ def missing(group: str) -> Finding:
                    f"(run `verdict` or `{group} all --rounds {MIN_ROUNDS}`).", "missing", (), ())
 
 
-STATUS_OF: dict[Judged, Status] = {"faster": "found", "slower": "found", "same": "same", "cannot judge": "cannot judge"}
+STATUS_OF: dict[Word, Status] = {"faster": "found", "slower": "found", "same": "same", "undecided": "undecided"}
 
 
 def status_of(contrast: Contrast) -> Status:

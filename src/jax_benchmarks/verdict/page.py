@@ -32,7 +32,7 @@ details[open] > summary { margin-bottom: .4rem; }
           color: #59636e; }
 .status-found { color: #1a7f37; }
 .status-same { color: #0969da; }
-.status-cannot-judge, .status-missing { color: #9a6700; }
+.status-undecided, .status-missing { color: #9a6700; }
 p.source { color: #59636e; font-size: .8rem; }
 table.side { width: 100%; }
 table.side td { width: 50%; }
@@ -45,7 +45,7 @@ body { overflow-wrap: anywhere; }
 table.env { table-layout: fixed; width: 100%; }
 table.env td, table.env th { word-break: break-word; overflow-wrap: anywhere; }
 """
-STATUS_WORDS = {"found": "finding", "same": "the same", "cannot judge": "not judged", "missing": "missing",
+STATUS_WORDS = {"found": "finding", "same": "the same", "undecided": "undecided", "missing": "missing",
                 "measured": "measured"}
 
 
@@ -112,7 +112,7 @@ def evidence_table(finding: Finding) -> str:
 def finding_item(finding: Finding, charts: Sequence[Chart], undecided: bool = False) -> str:
     """One finding; `undecided` (its answer's interval is too wide to tell anything) overrides its status."""
     status = html.escape("undecided" if undecided else STATUS_WORDS[finding.status])
-    cls = "status status-" + ("cannot-judge" if undecided else finding.status.replace(" ", "-"))
+    cls = "status status-" + ("undecided" if undecided else finding.status)
     body = [evidence_table(finding), *(image(chart) for chart in charts),
             f'<p class="source">Records: {html.escape(finding.source)}</p>']
     return (f'<li id="{html.escape(finding.key)}"><details><summary><span class="{cls}">{status}</span> '
@@ -158,8 +158,9 @@ def render_html(here: Machine, there: Machine | None = None, across: Finding | N
         body.append(f'<div class="summary">{image(here.summary)}</div>')
     body += [f"<h2>Findings on {html.escape(here.name)}</h2>",
              '<p class="meta">Each finding is one sentence computed from the records; open it for the evidence. '
-             "A difference is claimed only where the rounds' 95 % confidence interval excludes “no difference”; "
-             "where that interval is wider than 10×, the finding is undecided.</p>",
+             "Three words: faster (the ratio lies beyond the equivalence margin, 5 % or the detectable change, "
+             "whichever is larger), the same within ±m % (an equivalence test, TOST), or undecided (with the "
+             "rounds taken and the smallest difference they detect; an interval wider than 10× is undecided).</p>",
              findings_list(here),
              "<h3>What was measured</h3>",
              *(f'<p class="meta">{html.escape(line)}</p>' for line in about_lines(here))]
@@ -216,7 +217,8 @@ def render_markdown(here: Machine, there: Machine | None = None, across: Finding
         if across is not None:
             lines += ["### Between the two machines", "", across.sentence, "",
                       *md_table(across.headers, across.rows), ""]
-    lines += ["A difference is claimed only where the rounds' 95 % confidence interval excludes “no difference” "
-              "(the regression gate's test: fastest sample per round, Welch, Benjamini–Hochberg); "
-              "“the same” means within noise.", ""]
+    lines += ["Faster only where the ratio lies beyond the equivalence margin (5 % or the detectable change, "
+              "whichever is larger); the same within ±m % only where an equivalence test (TOST) puts it inside; "
+              "otherwise undecided (the regression gate's test: fastest sample per round, Welch, "
+              "Benjamini–Hochberg).", ""]
     return "\n".join(lines)
