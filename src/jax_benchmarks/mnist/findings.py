@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.findings import (TARGET_ACCURACY, Finding, Status, case_names, contrasts, images_per_s,
-                                             label, run_ids, spread_text, status_of, typical_s)
+                                             label, run_ids, size_of, spread_text, status_of, typical_s)
 
 TOPIC = "CNN training"
 
@@ -27,12 +27,15 @@ def findings(records: Sequence[Record], target: float) -> list[Finding]:
 
 
 def step_records(records: Sequence[Record]) -> dict[str, list[Record]]:
-    """Per framework (label), the train-step records of the mnist group."""
-    out: dict[str, list[Record]] = {}
+    """Per framework (label), the train-step records of one case: the one the most frameworks measured, then the
+    largest (the case name holds the batch and the image shape: one name, the same CNN on the same batches)."""
+    by_case: dict[str, dict[str, list[Record]]] = {}
     for record in records:
         if record.case.startswith("train_step_") and record.median_s:
-            out.setdefault(label(record), []).append(record)
-    return out
+            by_case.setdefault(record.case, {}).setdefault(label(record), []).append(record)
+    if not by_case:
+        return {}
+    return by_case[max(by_case, key=lambda case: (len(by_case[case]), size_of(case)))]
 
 
 def time_to_accuracy(records: Sequence[Record], target: float = TARGET_ACCURACY) -> float | None:
@@ -68,8 +71,6 @@ def training_findings(records: Sequence[Record], target: float = TARGET_ACCURACY
         return [Finding("training", TOPIC, "The mnist records hold no train-step figure: "
                         "training speed is not judged.", "missing", run_ids(records), ())]
     series = sorted(steps.values(), key=typical_s)
-    # The case name holds the batch and the image shape: one name, the same CNN on the same batches.
-    same_model = len({r.case for recs in series for r in recs}) == 1
     rows = []
     by_framework: dict[str, list[Record]] = {}
     for record in records:
@@ -90,7 +91,7 @@ def training_findings(records: Sequence[Record], target: float = TARGET_ACCURACY
         status: Status = "measured"
     else:
         judged = contrasts([(label(series[0][-1]), series[0], label(s[-1]), s) for s in series[1:]])[0]
-        model = "the same CNN and batch" if same_model else "the CNN (cases differ: see the table)"
+        model = f"the same CNN and batch ({series[0][-1].case})"
         ips_text = " vs ".join(f"{row[2]}" for row in rows[:2])
         if judged.judged == "faster":
             sentence = (f"With {model}, {judged.a} trains {judged.speedup:.2f}× faster per step than {judged.b} "

@@ -44,6 +44,7 @@ class Decision:
     detectable_pct: float | None  # the smallest change these rounds detect; None when not tested
     q_value: float | None  # BH-adjusted p of the claim made (beyond the margin, or within it)
     why_undecided: str = ""  # for `undecided`: too few rounds, busy, too wide, or not resolved
+    refused: bool = False  # the two figures are not the same work: never compared (`why_undecided` says why)
 
     @property
     def margin_short(self) -> str:
@@ -116,8 +117,16 @@ def decide(comparisons: Sequence[Comparison]) -> list[Decision]:
     return out
 
 
+def refusal(rounds: int, differs: str) -> Decision:
+    """The word for two figures that are not the same work: never compared; `differs` names what differs."""
+    return Decision("undecided", rounds, None, False, None, None, differs, refused=True)
+
+
 def undecided_text(decision: Decision) -> str:
-    """'undecided after 3 rounds: a difference below 14 % is not detectable here' (or why it was not tested)."""
+    """'undecided after 3 rounds: a difference below 14 % is not detectable here' (or why it was not tested);
+    a refused comparison: 'not compared: they differ in dtype (float32 vs float64)'."""
+    if decision.refused:
+        return f"not compared: {decision.why_undecided}"
     head = f"undecided after {decision.rounds} round{'' if decision.rounds == 1 else 's'}"
     if decision.detectable_pct is None or decision.why_undecided != "not resolved":
         return f"{head}: {decision.why_undecided}"
