@@ -25,7 +25,7 @@ def test_records_of_another_dtype_are_refused_naming_what_differs() -> None:
     assert contrast.phrase() == "jax against numpy: not compared: they differ in dtype (float32 vs float64)"
     [finding] = linear_algebra(jax + numpy)
     assert "not compared: they differ in dtype (float32 vs float64)" in finding.sentence
-    assert "faster" not in finding.sentence and finding.status == "undecided"
+    assert "faster" not in finding.sentence and finding.status == "not compared"
 
 
 def test_a_gpu_precision_policy_batch_model_or_device_that_differs_is_named() -> None:

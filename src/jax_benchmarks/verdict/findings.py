@@ -33,7 +33,8 @@ from jax_benchmarks.store.views import by_group, by_run, run_key
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.verdict.decide import Decision, Word, decide, refusal, undecided_text
 
-Status = Literal["found", "same", "undecided", "missing", "measured"]
+# "not compared": the records are not the same work (`unlike`); "undecided": more rounds may decide it.
+Status = Literal["found", "same", "undecided", "not compared", "missing", "measured"]
 
 # Test accuracy a training run must reach for "time to accuracy"; MNIST's CNN passes it in one or two epochs.
 TARGET_ACCURACY = 0.98
@@ -252,7 +253,7 @@ STATUS_OF: dict[Word, Status] = {"faster": "found", "slower": "found", "same": "
 
 
 def status_of(contrast: Contrast) -> Status:
-    return STATUS_OF[contrast.judged]
+    return "not compared" if contrast.decision.refused else STATUS_OF[contrast.judged]
 
 
 def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[str]) -> list[Finding]:
