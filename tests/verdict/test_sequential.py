@@ -93,3 +93,13 @@ def test_a_budget_too_small_for_one_round_is_refused_and_nothing_is_written(tmp_
         f"{SCALES['standard'].one_round_s:.0f} s on a quiet 2-core CPU); allowed: at least "
         f"{SCALES['standard'].one_round_s:.0f}"]
     assert not store.exists() and not list(tmp_path.iterdir())
+
+
+def test_the_page_says_how_many_comparisons_stayed_undecided() -> None:
+    from jax_benchmarks.verdict.build import build_page
+
+    clear = figure("xla", "jax", CASE, 0.005) + figure("xla", "numpy", CASE, 0.010)
+    unclear = [r for i in range(3) for r in xla_round(i, 0.0106)]
+    unclear = [r.model_copy(update={"case": "inverse_1000x1000_float64"}) for r in unclear]
+    page = build_page(clear + unclear, None, None, "markdown")
+    assert "Decided: 1 of 2 comparisons; 1 stayed undecided (at most 3 rounds a figure)." in page.splitlines()

@@ -53,7 +53,7 @@ class Answer:
 
     @property
     def reason(self) -> str:
-        """Why, in a few words: '×7.6', 'numpy 1.3× faster', 'the same within ±5 %', 'undecided after 3 rounds: …'."""
+        """Why, in a few words: '×7.6', 'numpy 1.3× faster', 'the same within ±5 %', 'undecided after 3 rounds…'."""
         interval, speedup = self.contrast.interval, self.contrast.speedup
         if self.contrast.judged == "undecided":
             if interval is not None and interval[1] / interval[0] > WIDEST_INTERVAL:

@@ -47,7 +47,8 @@ def duration_text(seconds: float) -> str:
 
 
 def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Path,
-            show: Callable[[str, int, float], None], threads: int | None = None, first_round: int = 0) -> list[RoundDone]:
+            show: Callable[[str, int, float], None], threads: int | None = None,
+            first_round: int = 0) -> list[RoundDone]:
     """Run every round (from index `first_round`) of every step, one fresh process each; `show(label, rounds
     done, seconds left)` is called before each round. A failed round is noted and the rest still run."""
     from jax_benchmarks.cli.relaunch import self_command

@@ -130,7 +130,8 @@ def finding_item(finding: Finding, charts: Sequence[Chart], undecided: bool = Fa
 
 
 def undecided_keys(machine: Machine) -> set[str]:
-    return {a.key for a in machine.answers if a.word == "undecided" and a.contrast.interval is not None}
+    return {a.key for a in machine.answers
+            if a.word == "undecided" and a.contrast.interval is not None and not a.contrast.decision.refused}
 
 
 def findings_list(machine: Machine) -> str:
