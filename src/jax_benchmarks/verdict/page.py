@@ -72,7 +72,7 @@ def banner(machine: Machine, scale: str | None) -> str:
 
 def decided_line(machine: Machine) -> str:
     """'Decided: 9 of 12 comparisons; 3 stayed undecided (at most 5 rounds a figure).'"""
-    decided, undecided = decided_count(machine.findings)
+    decided, undecided = decided_count(machine.findings, undecided_keys(machine))
     rounds = max((r.round_index + 1 for r in machine.records if r.round_index is not None), default=1)
     return (f"Decided: {decided} of {decided + undecided} comparisons; {undecided} stayed undecided "
             f"(at most {rounds} round{'' if rounds == 1 else 's'} a figure).")

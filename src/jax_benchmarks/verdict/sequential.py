@@ -13,10 +13,11 @@ Pure functions of records and figures: the CLI runs the rounds.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 from jax_benchmarks.store.record import Record
+from jax_benchmarks.verdict.answer import answers
 from jax_benchmarks.verdict.findings import Finding, group_findings
 from jax_benchmarks.verdict.scale import Scale
 
@@ -30,11 +31,16 @@ def is_open(finding: Finding) -> bool:
 
 
 def open_groups(chosen: Mapping[str, Sequence[Record]], target: float) -> list[str]:
-    """The groups (of `chosen`: per group, the run's records) with at least one undecided finding."""
+    """The groups (of `chosen`: per group, the run's records) with at least one undecided finding, or an
+    undecided answer (JAX against the fastest other framework, verdict/answer.py; not a refused one)."""
     out = []
     for group, records in chosen.items():
         declared = group_findings(group)
-        if declared is not None and records and any(is_open(f) for f in declared.findings(records, target)):
+        if declared is None or not records:
+            continue
+        found = declared.findings(records, target)
+        if any(is_open(f) for f in found) or any(a.word == "undecided" and not a.contrast.decision.refused
+                                                 for a in answers(found)):
             out.append(group)
     return out
 
@@ -52,7 +58,9 @@ def next_round(scale: Scale, rounds_done: int, open_now: Sequence[str], spent_s:
     return replace(scale, rounds=rounds_done + 1, steps=steps)
 
 
-def decided_count(findings: Sequence[Finding]) -> tuple[int, int]:
-    """(decided, undecided) among the findings that compare: found or the same, against undecided."""
-    decided = sum(1 for f in findings if f.status in ("found", "same"))
-    return decided, sum(1 for f in findings if is_open(f))
+def decided_count(findings: Sequence[Finding], undecided_keys: Collection[str] = ()) -> tuple[int, int]:
+    """(decided, undecided) among the findings that compare: found or the same, against undecided (or found or the
+    same but in `undecided_keys`: their answer, judged with the page's other answers, is undecided)."""
+    compared = [f for f in findings if f.status in ("found", "same") or is_open(f)]
+    undecided = sum(1 for f in compared if is_open(f) or f.key in undecided_keys)
+    return len(compared) - undecided, undecided
