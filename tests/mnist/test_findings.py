@@ -72,7 +72,7 @@ def test_runs_no_better_than_chance_get_no_target() -> None:
     # One dry-run epoch of 3 steps: 8.7 % at best for one seed, what guessing gives; no target is derived from it.
     records = epochs("flax", 1.0, [[0.087], [0.22], [0.27]]) + epochs("pytorch", 2.0, [[0.16], [0.2], [0.25]])
     finding = accuracy_finding(records)
-    assert finding.status == "cannot judge"
+    assert finding.status == "undecided"
     assert "a run's best test accuracy is 8.7%, no better than chance (10%): no target is set" in finding.sentence
     assert accuracy_finding(records, 0.2).status == "measured"  # a target given is measured to, whatever it is
 

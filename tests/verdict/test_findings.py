@@ -28,14 +28,15 @@ def test_a_difference_within_noise_is_called_the_same() -> None:
     # 3 % apart, while the rounds drift by up to 5 %: no claim.
     [finding] = linear_algebra(matmul(numpy_s=0.0100, jax_s=0.0103))
     assert finding.status == "same"
-    assert "the same within noise" in finding.sentence
+    assert "the same within ±" in finding.sentence
     assert "faster" not in finding.sentence
 
 
 def test_too_few_rounds_are_never_judged() -> None:
     [finding] = linear_algebra(matmul(numpy_s=0.010, jax_s=0.005, rounds=2))
-    assert finding.status == "cannot judge"
-    assert "too few to judge" in finding.sentence and "faster than" not in finding.sentence
+    assert finding.status == "undecided"
+    assert "undecided after 2 rounds: too few rounds to judge" in finding.sentence
+    assert "faster than" not in finding.sentence
 
 
 def test_the_third_framework_is_compared_too_and_the_library_named() -> None:
@@ -142,20 +143,22 @@ def test_against_gives_the_ratio_per_framework_between_machines() -> None:
     assert "numpy ×4.0" in ratios["numpy"].text
 
 
-def test_an_interval_excluding_one_that_the_correction_does_not_flag_is_not_called_noise() -> None:
+def test_an_interval_excluding_one_but_not_the_margin_is_undecided() -> None:
     from jax_benchmarks.report.compare import Comparison, LogRatio
+    from jax_benchmarks.verdict.decide import decide
     from jax_benchmarks.verdict.findings import Contrast
 
     records = matmul(numpy_s=0.010, jax_s=0.008)
     comparison = Comparison(baseline_run_id=RUN, baseline_median_s=0.010, baseline_iqr_s=0.0, change_pct=-20.0,
                             verdict="unchanged", method="welch-rounds", p_value=0.06, rounds=3, baseline_rounds=3,
                             log_ratio=LogRatio(-0.22, 0.05, 4.0))
-    contrast = Contrast("jax", "numpy", tuple(records[3:]), tuple(records[:3]), comparison)
+    contrast = Contrast("jax", "numpy", tuple(records[3:]), tuple(records[:3]), comparison, decide([comparison])[0])
     low, high = contrast.interval or (0.0, 0.0)
-    assert 1 < low < high  # jax faster by the interval alone ...
-    phrase = contrast.phrase()  # ... but not after Benjamini–Hochberg: said so, with q
-    assert "not clearly apart once this finding's comparisons are corrected for" in phrase and "q = 0.06" in phrase
-    assert "same within noise" not in phrase and "faster" not in phrase
+    assert 1 < low < high  # jax faster by the interval alone, but the interval reaches inside the margin
+    phrase = contrast.phrase()  # (the detectable change of 3 rounds a side, 20 %): undecided, the margin named
+    assert "undecided after 3 rounds: a difference below 20.4 % is not detectable here" in phrase
+    assert "margin ±20.4 % (the detectable change of these rounds)" in phrase
+    assert "the same" not in phrase and "faster" not in phrase
 
 
 def test_against_finding_names_each_shared_figure_and_both_machines() -> None:

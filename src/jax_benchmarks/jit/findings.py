@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.store.record import Record
+from jax_benchmarks.verdict.decide import undecided_text
 from jax_benchmarks.verdict.findings import (Contrast, Finding, Status, case_names, contrasts, figures, is_compiled,
                                              label, plural, run_ids, size_of)
 
@@ -78,9 +79,10 @@ def jit_gains(records: Sequence[Record]) -> list[JitGain]:
 def gain_text(gain: JitGain) -> str:
     c = gain.contrast
     if c.judged == "same":
-        return f"{gain.compiled} and eager are {c.same_words} (ratio {c.speedup:.2f}, {c.uncertainty})"
-    if c.judged == "cannot judge":
-        return f"{gain.compiled} {format_seconds(c.a_median_s)} vs eager {format_seconds(c.b_median_s)} ({c.uncertainty})"
+        return f"{gain.compiled} and eager are {c.same_text} (ratio {c.speedup:.2f}, {c.uncertainty})"
+    if c.judged == "undecided":
+        return (f"{gain.compiled} {format_seconds(c.a_median_s)} vs eager {format_seconds(c.b_median_s)}: "
+                f"{undecided_text(c.decision)} ({c.uncertainty})")
     how = f"{c.speedup:.2f}× faster" if c.judged == "faster" else f"{1 / c.speedup:.2f}× slower"
     return f"{gain.compiled} is {how} than eager ({c.uncertainty})"
 
@@ -91,9 +93,9 @@ def cost_text(gain: JitGain) -> str:
     calls, cost = gain.break_even_calls, format_seconds(gain.compile_s)
     if calls is None or gain.contrast.judged in ("same", "slower"):
         return f"compiling costs {cost} and never pays off here"
-    if gain.contrast.judged == "cannot judge":
+    if gain.contrast.judged == "undecided":
         return (f"compiling costs {cost}; at the median times it would be paid back after {plural(calls, 'call')} "
-                "(not judged)")
+                "(undecided)")
     return f"compiling costs {cost}, paid back after {plural(calls, 'call')}"
 
 
@@ -105,7 +107,7 @@ def jit_findings(records: Sequence[Record]) -> list[Finding]:
         parts = [f"At {g.case}: {gain_text(g)}; {cost_text(g)}" for g in mine]
         best = [g for g in mine if g.contrast.judged == "faster"]
         status: Status = "found" if best else ("same" if any(g.contrast.judged == "same" for g in mine)
-                                                 else "cannot judge")
+                                                 else "undecided")
         rows = tuple((g.case, format_seconds(g.contrast.b_median_s), format_seconds(g.contrast.a_median_s),
                       f"{g.contrast.speedup:.2f}", "—" if g.contrast.interval is None else
                       f"{g.contrast.interval[0]:.2f}–{g.contrast.interval[1]:.2f}", g.contrast.judged,

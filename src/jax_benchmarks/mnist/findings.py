@@ -6,7 +6,7 @@ The target accuracy (unless `verdict --target-accuracy` gives one): 99 % when th
 (60,000 training images; the CNN reaches 99.0 % after 2 epochs, see mnist/settings.py), else the lowest best test
 accuracy of any framework and run, rounded down to a whole percent, so that every run reaches it (the standard
 scale trains one short epoch on 4,000 images: 90.5 % and 94.1 % on 2026-11-25; quick, five dry-run epochs of 3
-steps: about 80 %). A derived target no better than chance (10 %) is not set: the finding says it cannot judge.
+steps: about 80 %). A derived target no better than chance (10 %) is not set: the finding is undecided, saying why.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.answer import JAX_BACKENDS
 from jax_benchmarks.verdict.findings import (ROUND_INDEX, Finding, Status, case_names, contrasts, images_per_s, label,
-                                             run_ids, spread_text, status_of, typical_s)
+                                             run_ids, size_of, spread_text, status_of, typical_s)
 
 TOPIC = "CNN training"
 
@@ -50,12 +50,15 @@ def findings(records: Sequence[Record], target: float | None) -> list[Finding]:
 
 
 def step_records(records: Sequence[Record]) -> dict[str, list[Record]]:
-    """Per framework (label), the train-step records of the mnist group."""
-    out: dict[str, list[Record]] = {}
+    """Per framework (label), the train-step records of one case: the one the most frameworks measured, then the
+    largest (the case name holds the batch and the image shape: one name, the same CNN on the same batches)."""
+    by_case: dict[str, dict[str, list[Record]]] = {}
     for record in records:
         if record.case.startswith("train_step_") and record.median_s:
-            out.setdefault(label(record), []).append(record)
-    return out
+            by_case.setdefault(record.case, {}).setdefault(label(record), []).append(record)
+    if not by_case:
+        return {}
+    return by_case[max(by_case, key=lambda case: (len(by_case[case]), size_of(case)))]
 
 
 # ------------------------------------------------------------------------------------ time to accuracy ---
@@ -250,7 +253,7 @@ def accuracy_finding(records: Sequence[Record], given: float | None = None) -> F
                        "not judged.", "missing", run_ids(records), case_names(used))
     if given is None and target.accuracy <= CHANCE_ACCURACY:
         return Finding("time-to-accuracy", topic, f"Time to accuracy is not judged: {target.rule}; train longer "
-                       "(e.g. `verdict --scale standard`).", "cannot judge", run_ids(used), case_names(used))
+                       "(e.g. `verdict --scale standard`).", "undecided", run_ids(used), case_names(used))
     frameworks: dict[str, list[SeedRun]] = {}
     for run in runs:
         frameworks.setdefault(run.framework, []).append(run)
@@ -294,8 +297,6 @@ def training_findings(records: Sequence[Record]) -> list[Finding]:
         return [Finding("training", TOPIC, "The mnist records hold no train-step figure: "
                         "training speed is not judged.", "missing", run_ids(records), ())]
     series = sorted(steps.values(), key=typical_s)
-    # The case name holds the batch and the image shape: one name, the same CNN on the same batches.
-    same_model = len({r.case for recs in series for r in recs}) == 1
     rows = []
     for recs in series:
         ips = images_per_s(recs)
@@ -306,7 +307,7 @@ def training_findings(records: Sequence[Record]) -> list[Finding]:
         status: Status = "measured"
     else:
         judged = contrasts([(label(series[0][-1]), series[0], label(s[-1]), s) for s in series[1:]])[0]
-        model = "the same CNN and batch" if same_model else "the CNN (cases differ: see the table)"
+        model = f"the same CNN and batch ({series[0][-1].case})"
         ips_text = " vs ".join(f"{row[2]}" for row in rows[:2])
         if judged.judged == "faster":
             sentence = (f"With {model}, {judged.a} trains {judged.speedup:.2f}× faster per step than {judged.b} "

@@ -55,7 +55,7 @@ class MachineRatio:
         """'pytorch ×3.20 (7 figures, ×1.10–×9.00; 5 faster there, 2 the same)'."""
         counts = [f"{n} {word}" for n, word in ((self.count("faster"), "faster there"), (self.count("same"), "the same"),
                                                 (self.count("slower"), "slower there"),
-                                                (self.count("cannot judge"), "not judged")) if n]
+                                                (self.count("undecided"), "undecided")) if n]
         spread = f", ×{self.low:.2f}–×{self.high:.2f}" if len(self.shared) > 1 else ""
         return f"{self.framework} ×{self.geomean:.2f} ({len(self.shared)} figure(s){spread}; {', '.join(counts)})"
 

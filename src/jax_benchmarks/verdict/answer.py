@@ -4,9 +4,11 @@ Built from the findings' records (`Finding.records`: the timed records behind ea
 regression gate's own test (`jax_benchmarks.report.compare`): for a finding's largest case, JAX's fastest
 label against the fastest other label (NumPy, PyTorch, the project's own engine), the ratio of the rounds'
 fastest samples with its 95 % confidence interval, the topics judged as one family (Benjamini–Hochberg).
-* worth it: JAX is faster and the interval excludes 1;
-* not worth it: the other is faster, or the two are the same within noise;
-* undecided: too few rounds to judge, or an interval wider than `WIDEST_INTERVAL` (the data say nothing).
+the three words of `verdict/decide.py`:
+* worth it: JAX is faster (the ratio lies beyond the equivalence margin);
+* not worth it: the other is faster, or the two are the same within ±m % (an equivalence test);
+* undecided: too few rounds, a busy machine, an interval wider than `WIDEST_INTERVAL`, or neither test
+  resolved (the sentence gives the rounds and the smallest difference they detect).
 A finding without both JAX and another framework (jit against eager within one framework, memory,
 agreement) is not a question this answer asks.
 
@@ -23,12 +25,11 @@ from typing import Literal
 
 from jax_benchmarks.report.compare import round_medians
 from jax_benchmarks.store.record import Record
+from jax_benchmarks.verdict.decide import WIDEST_INTERVAL, undecided_text
 from jax_benchmarks.verdict.findings import Contrast, Finding, contrasts
 
 Word = Literal["worth it", "not worth it", "undecided"]
 JAX_BACKENDS = ("jax", "flax")
-# An interval from 0.1× to 1× is 10× wide: it does not tell "much slower" from "the same". Wider: undecided.
-WIDEST_INTERVAL = 10.0
 SCALE_BANNERS = {
     "quick": "quick scale: a smoke test, not a result",
     "standard": "standard scale: small sizes, three rounds a figure",
@@ -47,24 +48,22 @@ class Answer:
 
     @property
     def word(self) -> Word:
-        interval = self.contrast.interval
-        if interval is None or interval[1] / interval[0] > WIDEST_INTERVAL:
-            return "undecided"
-        return "worth it" if self.contrast.judged == "faster" else "not worth it"
+        judged = self.contrast.judged
+        return "undecided" if judged == "undecided" else "worth it" if judged == "faster" else "not worth it"
 
     @property
     def reason(self) -> str:
-        """Why, in a few words: '×7.6', 'numpy 1.3× faster', 'the same within noise', 'too few rounds'."""
+        """Why, in a few words: '×7.6', 'numpy 1.3× faster', 'the same within ±5 %', 'undecided after 3 rounds…'."""
         interval, speedup = self.contrast.interval, self.contrast.speedup
-        if interval is None:
-            return "too few rounds to judge"
-        if interval[1] / interval[0] > WIDEST_INTERVAL:
-            return f"95 % CI {interval[0]:.2g}–{interval[1]:.2g}×, too wide to tell"
+        if self.contrast.judged == "undecided":
+            if interval is not None and interval[1] / interval[0] > WIDEST_INTERVAL:
+                return f"95 % CI {interval[0]:.2g}–{interval[1]:.2g}×, too wide to tell"
+            return undecided_text(self.contrast.decision)
         if self.contrast.judged == "faster":
             return f"×{speedup:.1f}"
         if self.contrast.judged == "slower":
             return f"{self.contrast.b} {1 / speedup:.1f}× faster"
-        return "the same within noise"
+        return self.contrast.same_text
 
 
 def label(record: Record) -> str:
@@ -128,6 +127,7 @@ def plain_answer(found: Sequence[Answer]) -> list[str]:
         topics = [f"{a.topic} ({a.reason})" for a in found if a.word == word]
         if topics:
             lines.append(f"{later if lines else first} {_listed(topics)}.")
-    lines.append("Each answer sets JAX's fastest figure against the fastest other framework's on the largest case, "
-                 "claimed only where the rounds' 95 % confidence interval excludes “no difference”.")
+    lines.append("Each answer sets JAX's fastest figure against the fastest other framework's on one case: faster "
+                 "only where the ratio's 95 % confidence interval lies beyond the equivalence margin (5 % or the detectable change, whichever "
+                 "is larger), the same only where an equivalence test (TOST) puts it inside, else undecided.")
     return lines

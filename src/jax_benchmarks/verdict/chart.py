@@ -6,7 +6,8 @@ import math
 from collections.abc import Sequence
 
 from jax_benchmarks.report.page import Chart
-from jax_benchmarks.verdict.answer import WIDEST_INTERVAL, Answer
+from jax_benchmarks.verdict.answer import Answer
+from jax_benchmarks.verdict.decide import WIDEST_INTERVAL
 
 COLOURS = {"worth it": "#1a7f37", "not worth it": "#0969da", "undecided": "#9a6700"}
 

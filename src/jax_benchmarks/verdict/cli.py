@@ -56,14 +56,15 @@ def step_options(step: Step, index: int, results: ResultsLocation | Path, thread
 
 
 def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Path,
-            show: Callable[[str, int, float], None], threads: int | None = None) -> list[RoundDone]:
-    """Run every round of every step, one fresh process each; `show(label, rounds done, seconds left)`
-    is called before each round. A failed round is noted and the rest still run."""
+            show: Callable[[str, int, float], None], threads: int | None = None,
+            first_round: int = 0) -> list[RoundDone]:
+    """Run every round (from index `first_round`) of every step, one fresh process each; `show(label, rounds
+    done, seconds left)` is called before each round. A failed round is noted and the rest still run."""
     from jax_benchmarks.cli.relaunch import round_argv, run_fresh
 
     done: list[RoundDone] = []
     for step in scale.steps:
-        for index in range(scale.rounds):
+        for index in range(first_round, scale.rounds):
             label = f"{step.group} {step.command} · round {index + 1}/{scale.rounds}"
             show(label, len(done), seconds_left(scale, [d.seconds for d in done]))
             began = time.perf_counter()
@@ -100,6 +101,28 @@ def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, l
         rounds = measure(scale, results, run_id, log, show, threads)
         bars.update(task, completed=total)
     return rounds
+
+
+def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: str, log: Path, done: list[RoundDone],
+               target: float | None, threads: int | None = None) -> list[RoundDone]:
+    """Sequential rounds (verdict/sequential.py): one more round of each group with an undecided finding, while
+    one fits what is left of `budget_s` (the whole verdict's wall time) at the pace `done` ran; every round run."""
+    from jax_benchmarks.verdict.findings import latest_runs
+    from jax_benchmarks.verdict.sequential import next_round, open_groups
+    from jax_benchmarks.verdict.source import read_results
+
+    rounds, reference_s = list(done), scale.budget_s
+    while True:
+        spent = sum(r.seconds for r in rounds)
+        records = read_results(results, warn, run_id)[0]
+        more = next_round(scale, max(r.round_index or 0 for r in records) + 1, open_groups(
+            latest_runs(records, run_id), target), spent, budget_s, spent / reference_s if reference_s else 1.0)
+        if more is None:
+            return rounds
+        click.echo(f"verdict run {run_id}: {', '.join(s.group for s in more.steps)} undecided: round {more.rounds} "
+                   f"({duration_text(budget_s - spent)} of --budget left)", err=True)
+        rounds += measure(more, results, run_id, log, lambda label, finished, left: None, threads, more.rounds - 1)
+        reference_s += sum(step.round_s for step in more.steps)
 
 
 def checked_input(location: ResultsLocation, option: str) -> ResultsLocation:
@@ -163,13 +186,17 @@ def warn(message: str) -> None:
 @click.option("--threads", type=click.IntRange(1, 1024), default=None,
               help="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike in every group (default: each "
                    "library's own; at most the cores this process may use).")
+@click.option("--budget", "budget_s", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
+              help="Wall time a measuring verdict may take in all: after the scale's rounds, it adds rounds to the "
+                   "groups whose findings are still undecided while one fits (default: quick 240, standard 480, "
+                   "full twice its estimate).")
 @click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=None,
               help="Test accuracy of the 'time to accuracy' finding (default: 99 % on full MNIST, else the lowest "
                    "best accuracy of any framework and run, rounded down to a whole percent).")
 def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tuple[ResultsLocation, ...],
         run_id: str | None,
         output_format: Format, output: Path | None, results: ResultsLocation, threads: int | None,
-        target_accuracy: float | None) -> None:
+        budget_s: float | None, target_accuracy: float | None) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
     one click away. With --from, only the page.
@@ -187,6 +214,13 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         checked_input(from_path, "--from")
         if click.get_current_context().get_parameter_source("scale") == click.core.ParameterSource.COMMANDLINE:
             raise click.BadParameter("measures nothing with --from; give one of them", param_hint="'--scale'")
+    if from_path is not None and budget_s is not None:
+        raise click.BadParameter("measures nothing with --from; give one of them", param_hint="'--budget'")
+    budget = SCALES[scale].default_budget_s if budget_s is None else budget_s
+    if budget < SCALES[scale].one_round_s:
+        raise click.BadParameter(f"{budget:g} s is too small for even one round of --scale {scale} (about "
+                                 f"{SCALES[scale].one_round_s:.0f} s on a quiet 2-core CPU); allowed: at least "
+                                 f"{SCALES[scale].one_round_s:.0f}", param_hint="'--budget'")
     for against in against_paths:
         checked_input(against, "--against")
     if output is not None:
@@ -218,6 +252,7 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         log.parent.mkdir(parents=True, exist_ok=True)  # checked writable above; made now that work starts
         try:
             rounds = measure_with_progress(SCALES[scale], results, run_id, log, threads)
+            rounds = add_rounds(SCALES[scale], budget, results, run_id, log, rounds, target_accuracy, threads)
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the round's process is ended; say what is saved
             raise interrupted(f"Interrupted: {saved_count(results, run_id)} records of verdict run "
                               f"{run_id} are saved in {results}", interrupt_signal(exc)) from None

@@ -3,9 +3,10 @@
 Honest by construction:
 * Two figures are compared with the regression gate's own test (`jax_benchmarks.report.compare`): the
   ratio of the geometric means of the rounds' fastest samples, its 95 % confidence interval from
-  Welch's t, and Benjamini–Hochberg over the figures of one finding. "A is 2.1× faster than B" is said
-  only when the interval excludes 1; otherwise the two are "the same within noise". With fewer than
-  `MIN_ROUNDS` rounds a side nothing is claimed: the typical times are given and the sentence says why.
+  Welch's t, and Benjamini–Hochberg over the figures of one finding; three words (`verdict/decide.py`):
+  "A is 2.1× faster than B" only when the ratio lies beyond the equivalence margin, "the same within
+  ±m %" when an equivalence test (TOST) puts it inside, otherwise "undecided after N rounds". With fewer
+  than `MIN_ROUNDS` rounds a side the typical times are given and the sentence says why it is undecided.
 * A group without records is said to be missing; a figure the records do not hold is never guessed.
 * Every finding names the run ids and case names it was computed from.
 
@@ -17,7 +18,7 @@ from __future__ import annotations
 import importlib
 import math
 import statistics
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -25,14 +26,15 @@ from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.measure.rounds import spreads
 from jax_benchmarks.measure.timing import NOISY_IQR_RATIO
-from jax_benchmarks.report.compare import MIN_ROUNDS, Comparison, compare, judge, round_medians
+from jax_benchmarks.report.compare import MIN_ROUNDS, Comparison, compare, round_medians
 from jax_benchmarks.report.plot import COMPILED_VARIANTS
 from jax_benchmarks.report.select import FigureKey, figure_key
 from jax_benchmarks.store.views import by_group, by_run, run_key
 from jax_benchmarks.store.record import Record, Scalar
+from jax_benchmarks.verdict.decide import Decision, Word, decide, refusal, undecided_text
 
-Status = Literal["found", "same", "cannot judge", "missing", "measured"]
-Judged = Literal["faster", "slower", "same", "cannot judge"]
+# "not compared": the records are not the same work (`unlike`); "undecided": more rounds may decide it.
+Status = Literal["found", "same", "undecided", "not compared", "missing", "measured"]
 
 # In a group's VERDICT_STEPS options: replaced by each round's index (0, 1, ...) in the round's command, e.g.
 # `--seed ROUND_INDEX` gives every round its own seed (jax_benchmarks.verdict.scale.round_options).
@@ -60,13 +62,14 @@ class Finding:
 
 @dataclass(frozen=True)
 class Contrast:
-    """Figure `a` against figure `b` (each: all its rounds' records)."""
+    """Figure `a` against figure `b` (each: all its rounds' records), with its word (`verdict/decide.py`)."""
 
     a: str
     b: str
     a_records: tuple[Record, ...]
     b_records: tuple[Record, ...]
     comparison: Comparison
+    decision: Decision
 
     @property
     def a_median_s(self) -> float:
@@ -90,53 +93,80 @@ class Contrast:
         return None if ci is None else (1 / ci[1], 1 / ci[0])
 
     @property
-    def judged(self) -> Judged:
-        verdict = self.comparison.verdict
-        if verdict == "unchanged":
-            return "same"
-        if verdict == "too few samples" or verdict == "busy machine":
-            return "cannot judge"
-        return verdict
+    def judged(self) -> Word:
+        """faster, slower, the same (within the margin) or undecided: a's speed against b's."""
+        return self.decision.word
 
     @property
     def uncertainty(self) -> str:
-        """'95 % CI 1.8–2.4×, q = 0.001, 3 vs 3 rounds', or why there is none."""
+        """'95 % CI 1.8–2.4×, margin ±5 %, q = 0.001, 3 vs 3 rounds', or why there is none."""
         rounds = f"{self.comparison.rounds} vs {self.comparison.baseline_rounds} round(s)"
-        if self.comparison.busy is not None:
-            return f"{rounds}: taken on a busy machine ({self.comparison.busy}), not judged"
         interval = self.interval
-        if interval is None:
-            return f"{rounds}: too few to judge, {MIN_ROUNDS} needed a side"
-        q = "" if self.comparison.p_value is None else f", q = {self.comparison.p_value:.2g}"
-        return f"95 % CI {interval[0]:.2f}–{interval[1]:.2f}×{q}, {rounds}"
+        if interval is None or self.comparison.busy is not None or self.decision.refused:
+            return f"{rounds}: {undecided_text(self.decision)}"
+        q = "" if self.decision.q_value is None else f", q = {self.decision.q_value:.2g}"
+        return f"95 % CI {interval[0]:.2f}–{interval[1]:.2f}×, margin {self.decision.margin_text}{q}, {rounds}"
 
     @property
-    def same_words(self) -> str:
-        """How 'not judged different' is said: within noise, or apart only before the correction for the
-        finding's several comparisons (the interval excludes 1, the Benjamini–Hochberg q is above 0.05)."""
-        interval = self.interval
-        if interval is not None and not interval[0] <= 1 <= interval[1]:
-            return "not clearly apart once this finding's comparisons are corrected for"
-        return "the same within noise"
+    def same_text(self) -> str:
+        """'the same within ±5 %' (the equivalence test's margin)."""
+        return f"the same within {self.decision.margin_short}"
 
     def phrase(self) -> str:
-        """'jax is 2.10× faster than numpy (95 % CI …)' or the honest alternative."""
-        if self.judged == "cannot judge":
-            return (f"{self.a} {format_seconds(self.a_median_s)} against {self.b} {format_seconds(self.b_median_s)}"
-                    f" ({self.uncertainty}, so no difference is claimed)")
+        """'jax is 2.10× faster than numpy (95 % CI …)', 'the same within ±5 %' or 'undecided after N rounds'."""
+        if self.decision.refused:
+            return f"{self.a} against {self.b}: {undecided_text(self.decision)}"
+        if self.judged == "undecided":
+            return (f"{self.a} {format_seconds(self.a_median_s)} against {self.b} {format_seconds(self.b_median_s)}: "
+                    f"{undecided_text(self.decision)} ({self.uncertainty})")
         if self.judged == "same":
-            return f"{self.a} and {self.b} are {self.same_words} (ratio {self.speedup:.2f}, {self.uncertainty})"
+            return f"{self.a} and {self.b} are {self.same_text} (ratio {self.speedup:.2f}, {self.uncertainty})"
         if self.judged == "faster":
             return f"{self.a} is {self.speedup:.2f}× faster than {self.b} ({self.uncertainty})"
         return f"{self.a} is {1 / self.speedup:.2f}× slower than {self.b} ({self.uncertainty})"
 
 
 def contrasts(pairs: Sequence[tuple[str, Sequence[Record], str, Sequence[Record]]]) -> list[Contrast]:
-    """Each (label a, records a, label b, records b) compared, judged as one family (Benjamini–Hochberg)."""
+    """Each (label a, records a, label b, records b) compared and decided as one family (`decide`); a pair whose
+    records differ in what `unlike` checks is refused (undecided, naming what differs), never compared."""
     made = [(a, ra, b, rb, compare(ra, rb)) for a, ra, b, rb in pairs]
     kept = [(a, ra, b, rb, c) for a, ra, b, rb, c in made if c is not None]
-    verdicts = judge([c for *_, c in kept], 0.0)
-    return [Contrast(a, b, tuple(ra), tuple(rb), v) for (a, ra, b, rb, _), v in zip(kept, verdicts, strict=True)]
+    differs = [unlike(ra, rb) for _, ra, _, rb, _ in kept]
+    decisions = iter(decide([c for (*_, c), why in zip(kept, differs, strict=True) if why is None]))
+    return [Contrast(a, b, tuple(ra), tuple(rb), c,
+                     next(decisions) if why is None else refusal(min(c.rounds, c.baseline_rounds), why))
+            for (a, ra, b, rb, c), why in zip(kept, differs, strict=True)]
+
+
+def precision_policy(record: Record) -> object:
+    """The run's --precision where it matters: CPUs compute float32 in IEEE arithmetic whatever the policy says
+    (hardware/gpu_policy.py), so on a CPU there is none to differ in."""
+    return None if record.device == "cpu" else record.env.get("precision")
+
+
+def batch_of(record: Record) -> object:
+    return next((record.params[k] for k in ("batch", "train_batch_size", "batch_size") if k in record.params), None)
+
+
+# What two figures' records must agree on before their times (or memory) are compared: the case (its name holds
+# the work, its size, its dtype and its batch), dtype, device, precision policy (TF32 against IEEE), batch, model
+# and how the timer synchronized, each as far as the records hold it (a field one side lacks is not compared).
+LIKE_FIELDS: tuple[tuple[str, Callable[[Record], object]], ...] = (
+    ("case", lambda r: r.case), ("dtype", lambda r: r.dtype), ("device", lambda r: r.device),
+    ("precision policy", precision_policy), ("batch", batch_of), ("model", lambda r: r.params.get("model")),
+    ("sync", lambda r: r.params.get("sync")),
+)
+
+
+def unlike(a: Sequence[Record], b: Sequence[Record]) -> str | None:
+    """'they differ in dtype (float32 vs float64), …' where two figures' records are not the same work; None alike."""
+    diffs = []
+    for name, field in LIKE_FIELDS:
+        mine, theirs = {field(r) for r in a} - {None}, {field(r) for r in b} - {None}
+        if mine and theirs and mine != theirs:
+            diffs.append(f"{name} ({', '.join(map(str, sorted(mine, key=str)))} vs "
+                         f"{', '.join(map(str, sorted(theirs, key=str)))})")
+    return "they differ in " + ", ".join(diffs) if diffs else None
 
 
 # ------------------------------------------------------------------ helpers ---
@@ -220,11 +250,11 @@ def missing(group: str) -> Finding:
                    f"(run `verdict` or `{group} all --rounds {MIN_ROUNDS}`).", "missing", (), ())
 
 
-STATUS_OF: dict[Judged, Status] = {"faster": "found", "slower": "found", "same": "same", "cannot judge": "cannot judge"}
+STATUS_OF: dict[Word, Status] = {"faster": "found", "slower": "found", "same": "same", "undecided": "undecided"}
 
 
 def status_of(contrast: Contrast) -> Status:
-    return STATUS_OF[contrast.judged]
+    return "not compared" if contrast.decision.refused else STATUS_OF[contrast.judged]
 
 
 def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[str]) -> list[Finding]:
@@ -272,30 +302,61 @@ def memory_of(record: Record) -> Mapping[str, Scalar] | None:
     return value if isinstance(value, Mapping) and value else None
 
 
+# Memory is compared per case, never each framework's largest case: (group, case prefix, what the case is).
+MEMORY_CASES = (("mnist", "train_step_", "the mnist train step"), ("xla", "matmul_", "the xla matrix product"))
+
+
+def memory_peak(record: Record, key: str) -> float | None:
+    memory = memory_of(record)
+    value = None if memory is None else memory.get(key)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
 def memory_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
-    peaks: dict[str, dict[str, float]] = {}
-    used: list[Record] = []
-    for records in chosen.values():
+    """Per case of `MEMORY_CASES` (the one the most frameworks measured, then the largest): each framework's
+    memory peaks, the median over its rounds; a framework whose records differ from the first's in what
+    `unlike` checks is left out, and the sentence names what differs."""
+    every = [r for rs in chosen.values() for r in rs]
+    if not any(memory_of(r) is not None for r in every):
+        return [Finding("memory", "memory per case", "Memory not measured in these records.", "missing",
+                        run_ids(every), ())]
+    out = []
+    for group, prefix, what in MEMORY_CASES:
+        records = chosen.get(group)
+        if not records:
+            continue  # the group's own line says it has no records
+        by_case: dict[str, dict[str, list[Record]]] = {}
         for record in records:
-            memory = memory_of(record)
-            if memory is None:
-                continue
-            used.append(record)
+            if record.case.startswith(prefix) and memory_of(record) is not None:
+                by_case.setdefault(record.case, {}).setdefault(label(record), []).append(record)
+        topic = f"memory: {what}"
+        if not by_case:
+            out.append(Finding(f"memory-{group}", topic, f"The {group} records hold no memory figure of {what} "
+                               f"({prefix}*): its memory is not compared.", "missing", run_ids(records), ()))
+            continue
+        case = max(by_case, key=lambda c: (len(by_case[c]), size_of(c)))
+        series = by_case[case]
+        first = next(iter(series.values()))
+        refused = {name: why for name, recs in series.items() if (why := unlike(first, recs)) is not None}
+        kept = {name: recs for name, recs in series.items() if name not in refused}
+        rows = []
+        for name, recs in sorted(kept.items(), key=lambda kv: statistics.median(
+                [v for r in kv[1] if (v := memory_peak(r, MEMORY_KEYS[0])) is not None] or [0.0])):
+            cells = []
             for key in MEMORY_KEYS:
-                value = memory.get(key)
-                if isinstance(value, (int, float)) and not isinstance(value, bool):
-                    mine = peaks.setdefault(record.backend, {})
-                    mine[key] = max(mine.get(key, 0.0), float(value))
-    if not peaks:
-        return [Finding("memory", "memory per framework", "Memory not measured in these records.", "missing",
-                        run_ids(r for rs in chosen.values() for r in rs), ())]
-    rows = tuple((backend, *(f"{values[k] / 2**20:,.1f} MiB" if k in values else "—" for k in MEMORY_KEYS))
-                 for backend, values in sorted(peaks.items(), key=lambda kv: kv[1].get(MEMORY_KEYS[0], 0.0)))
-    text = ", ".join(f"{row[0]} {row[1]}" for row in rows if row[1] != "—")
-    sentence = (f"Largest host memory peak of a case per framework: {text} (one measurement each: "
-                "no uncertainty is given)." if text else "Device memory peaks only: see the table.")
-    return [Finding("memory", "memory per framework", sentence, "measured", run_ids(used), case_names(used),
-                    ("framework", "host peak", "device peak"), rows)]
+                values = [v for r in recs if (v := memory_peak(r, key)) is not None]
+                cells.append(f"{statistics.median(values) / 2**20:,.1f} MiB" if values else "—")
+            rows.append((name, *cells, str(len(round_medians(recs)) or len(recs))))
+        text = ", ".join(f"{row[0]} {row[1]}" for row in rows if row[1] != "—")
+        sentence = (f"Host memory peak of {case}: {text} (the median over each framework's rounds)" if text
+                    else f"At {case}: device memory peaks only, see the table")
+        if len(kept) < 2:
+            sentence += "; only one framework measured it: nothing to compare"
+        sentence += "".join(f"; {name} not compared: {why}" for name, why in refused.items())
+        used = [r for recs in series.values() for r in recs]
+        out.append(Finding(f"memory-{group}", topic, sentence + ".", "measured", run_ids(used), (case,),
+                           ("framework", "host peak", "device peak", "rounds"), tuple(rows)))
+    return out
 
 
 # ------------------------------------------------------------- agreement ---

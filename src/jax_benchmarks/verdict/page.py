@@ -20,6 +20,7 @@ from jax_benchmarks.report.rows import ReportTable
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.verdict.answer import SCALE_BANNERS, Answer, plain_answer
 from jax_benchmarks.verdict.findings import Finding
+from jax_benchmarks.verdict.sequential import decided_count
 
 PAGE_TITLE = "jax-benchmarks verdict"
 QUESTION = "Is JAX worth it on this machine, for my kind of work?"
@@ -32,7 +33,7 @@ details[open] > summary { margin-bottom: .4rem; }
           color: #59636e; }
 .status-found { color: #1a7f37; }
 .status-same { color: #0969da; }
-.status-cannot-judge, .status-missing { color: #9a6700; }
+.status-undecided, .status-not-compared, .status-missing { color: #9a6700; }
 p.source { color: #59636e; font-size: .8rem; }
 table.side { width: 100%; }
 table.side td { width: 50%; }
@@ -45,8 +46,8 @@ body { overflow-wrap: anywhere; }
 table.env { table-layout: fixed; width: 100%; }
 table.env td, table.env th { word-break: break-word; overflow-wrap: anywhere; }
 """
-STATUS_WORDS = {"found": "finding", "same": "the same", "cannot judge": "not judged", "missing": "missing",
-                "measured": "measured"}
+STATUS_WORDS = {"found": "finding", "same": "the same", "undecided": "undecided", "not compared": "not compared",
+                "missing": "missing", "measured": "measured"}
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,14 @@ def banner(machine: Machine, scale: str | None) -> str:
     """The scale and the machine, e.g. 'quick scale: a smoke test, not a result · AMD EPYC (2 cores), no GPU'."""
     parts = [SCALE_BANNERS.get(scale, f"{scale} scale")] if scale else []
     return " · ".join([*parts, machine.name])
+
+
+def decided_line(machine: Machine) -> str:
+    """'Decided: 9 of 12 comparisons; 3 stayed undecided (at most 5 rounds a figure).'"""
+    decided, undecided = decided_count(machine.findings, undecided_keys(machine))
+    rounds = max((r.round_index + 1 for r in machine.records if r.round_index is not None), default=1)
+    return (f"Decided: {decided} of {decided + undecided} comparisons; {undecided} stayed undecided "
+            f"(at most {rounds} round{'' if rounds == 1 else 's'} a figure).")
 
 
 def dates(records: Sequence[Record]) -> str:
@@ -112,7 +121,7 @@ def evidence_table(finding: Finding) -> str:
 def finding_item(finding: Finding, charts: Sequence[Chart], undecided: bool = False) -> str:
     """One finding; `undecided` (its answer's interval is too wide to tell anything) overrides its status."""
     status = html.escape("undecided" if undecided else STATUS_WORDS[finding.status])
-    cls = "status status-" + ("cannot-judge" if undecided else finding.status.replace(" ", "-"))
+    cls = "status status-" + ("undecided" if undecided else finding.status.replace(" ", "-"))
     body = [evidence_table(finding), *(image(chart) for chart in charts),
             f'<p class="source">Records: {html.escape(finding.source)}</p>']
     return (f'<li id="{html.escape(finding.key)}"><details><summary><span class="{cls}">{status}</span> '
@@ -121,7 +130,8 @@ def finding_item(finding: Finding, charts: Sequence[Chart], undecided: bool = Fa
 
 
 def undecided_keys(machine: Machine) -> set[str]:
-    return {a.key for a in machine.answers if a.word == "undecided" and a.contrast.interval is not None}
+    return {a.key for a in machine.answers
+            if a.word == "undecided" and a.contrast.interval is not None and not a.contrast.decision.refused}
 
 
 def findings_list(machine: Machine) -> str:
@@ -157,14 +167,16 @@ def render_html(here: Machine, others: Sequence[Machine] = (), across: Sequence[
     answer = plain_answer(here.answers)
     body = [f"<h1>{html.escape(QUESTION)}</h1>",
             f'<p class="banner">{html.escape(banner(here, scale))}</p>',
+            f'<p class="meta">{html.escape(decided_line(here))}</p>',
             '<div class="answer">' + "".join(f"<p>{html.escape(line)}</p>" for line in answer[:-1])
             + f'<p class="how">{html.escape(answer[-1])}</p></div>']
     if here.summary is not None:
         body.append(f'<div class="summary">{image(here.summary)}</div>')
     body += [f"<h2>Findings on {html.escape(here.name)}</h2>",
              '<p class="meta">Each finding is one sentence computed from the records; open it for the evidence. '
-             "A difference is claimed only where the rounds' 95 % confidence interval excludes “no difference”; "
-             "where that interval is wider than 10×, the finding is undecided.</p>",
+             "Three words: faster (the ratio lies beyond the equivalence margin, 5 % or the detectable change, "
+             "whichever is larger), the same within ±m % (an equivalence test, TOST), or undecided (with the "
+             "rounds taken and the smallest difference they detect; an interval wider than 10× is undecided).</p>",
              findings_list(here),
              "<h3>What was measured</h3>",
              *(f'<p class="meta">{html.escape(line)}</p>' for line in about_lines(here))]
@@ -214,7 +226,7 @@ def findings_table(findings: Sequence[Finding]) -> list[str]:
 def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Sequence[Finding] = (),
                     fleet: Finding | None = None, scale: str | None = None) -> str:
     answer = plain_answer(here.answers)
-    lines = [f"## {QUESTION}", "", *answer[:-1], "", f"> **{banner(here, scale)}**", ""]
+    lines = [f"## {QUESTION}", "", *answer[:-1], "", f"> **{banner(here, scale)}**", "", decided_line(here), ""]
     lines += [f"{line}  " for line in about_lines(here)]
     if scale:
         lines.append(f"Scale: `verdict --scale {scale}`  ")
@@ -226,7 +238,8 @@ def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Seque
                   *md_table(between.headers, between.rows), ""]
     if fleet is not None:
         lines += ["### One column per machine", "", fleet.sentence, "", *md_table(fleet.headers, fleet.rows), ""]
-    lines += ["A difference is claimed only where the rounds' 95 % confidence interval excludes “no difference” "
-              "(the regression gate's test: fastest sample per round, Welch, Benjamini–Hochberg); "
-              "“the same” means within noise.", ""]
+    lines += ["Faster only where the ratio lies beyond the equivalence margin (5 % or the detectable change, "
+              "whichever is larger); the same within ±m % only where an equivalence test (TOST) puts it inside; "
+              "otherwise undecided (the regression gate's test: fastest sample per round, Welch, "
+              "Benjamini–Hochberg).", ""]
     return "\n".join(lines)

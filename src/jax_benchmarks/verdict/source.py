@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from jax_benchmarks.errors import StoreError
 from jax_benchmarks.store.location import ResultsLocation, open_store, store_errors
-from jax_benchmarks.store.record import Record
+from jax_benchmarks.store.record import SCHEMA_VERSION, Record
 
 
 def read_results(location: ResultsLocation, warn: Callable[[str], None], run: str | None = None
@@ -33,4 +33,26 @@ def read_results(location: ResultsLocation, warn: Callable[[str], None], run: st
         of_run = f" of run {run}" if run is not None else ""
         raise StoreError(f"no benchmark records{of_run} in {location}: run a benchmark first, "
                          "e.g. `python main.py xla all`")
-    return records, run
+    return readable_versions(records, location, warn), run
+
+
+def readable_versions(records: list[Record], location: ResultsLocation, warn: Callable[[str], None]) -> list[Record]:
+    """The records of a schema this code knows, each mix said in one line through `warn` (the store is only read:
+    nothing in it changes): records of a newer version are left out of the verdict (their fields may mean what
+    this code cannot know); older ones are judged, lacking the fields added since. Only newer ones: StoreError."""
+    versions = sorted({r.schema_version for r in records})
+    newer = [r for r in records if r.schema_version > SCHEMA_VERSION]
+    if newer and len(newer) == len(records):
+        raise StoreError(f"every record in {location} was written by a newer jax-benchmarks (record schema "
+                         f"{', '.join(map(str, versions))}; this one reads up to {SCHEMA_VERSION}): update "
+                         "jax-benchmarks to judge them")
+    if newer:
+        runs = sorted({r.run_id for r in newer})
+        warn(f"{len(newer)} record(s) in {location} (run(s) {', '.join(runs[:3])}{', …' if len(runs) > 3 else ''}) "
+             f"were written by a newer jax-benchmarks (record schema {max(r.schema_version for r in newer)}; this "
+             f"one reads up to {SCHEMA_VERSION}): left out of the verdict, still in the store")
+    known = [v for v in versions if v <= SCHEMA_VERSION]
+    if len(known) > 1:
+        warn(f"{location} holds records of schema versions {', '.join(map(str, known))}: those before "
+             f"{SCHEMA_VERSION} lack the fields added since (version 2: memory), so their findings leave those out")
+    return [r for r in records if r.schema_version <= SCHEMA_VERSION]

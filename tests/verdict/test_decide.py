@@ -1,0 +1,73 @@
+"""The three words (verdict/decide.py), known answers on synthetic records: a real 10 % difference is faster, an
+equal pair is the same within ±m % (the margin stated), and too few rounds are undecided."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from jax_benchmarks.report.compare import compare
+from jax_benchmarks.store.record import Record
+from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, Decision, decide, undecided_text
+from jax_benchmarks.verdict.findings import contrasts
+
+from tests.verdict.fixtures import figure
+
+# Per round: the machine's drift between processes, ±1 %: 8 rounds detect a change well below 5 %.
+QUIET = (1.000, 1.010, 0.995, 1.005, 0.990, 1.000, 1.008, 0.996)
+
+
+def pair(a_s: float, b_s: float, rounds: int, drift: Sequence[float] = QUIET) -> tuple[list[Record], list[Record]]:
+    case = "matmul_1000x1000_float64"
+    return (figure("xla", "jax", case, a_s, rounds=rounds, drift=drift),
+            figure("xla", "numpy", case, b_s, rounds=rounds, drift=tuple(reversed(drift))))
+
+
+def decided(a_s: float, b_s: float, rounds: int, drift: Sequence[float] = QUIET) -> Decision:
+    a, b = pair(a_s, b_s, rounds, drift)
+    comparison = compare(a, b)
+    assert comparison is not None
+    return decide([comparison])[0]
+
+
+def test_a_real_ten_percent_difference_is_faster() -> None:
+    decision = decided(0.0100, 0.0110, rounds=8)
+    assert decision.word == "faster" and decision.margin_pct == DEFAULT_MARGIN_PCT
+    assert decision.q_value is not None and decision.q_value <= 0.05
+    assert decided(0.0110, 0.0100, rounds=8).word == "slower"
+    [contrast] = contrasts([("jax", *pair(0.0100, 0.0110, 8)[:1], "numpy", pair(0.0100, 0.0110, 8)[1])])
+    assert contrast.phrase().startswith("jax is 1.10× faster than numpy (95 % CI ")
+    assert "margin ±5 %" in contrast.phrase()
+
+
+def test_an_equal_pair_is_the_same_within_the_stated_margin() -> None:
+    decision = decided(0.0100, 0.0100, rounds=8)
+    assert decision.word == "same" and decision.margin_pct == DEFAULT_MARGIN_PCT and not decision.margin_is_detectable
+    [contrast] = contrasts([("jax", *pair(0.0100, 0.0100, 8)[:1], "numpy", pair(0.0100, 0.0100, 8)[1])])
+    assert "jax and numpy are the same within ±5 % (ratio 1.00" in contrast.phrase()
+
+
+def test_a_noisy_pair_states_the_detectable_change_as_its_margin() -> None:
+    noisy = (1.00, 1.12, 0.90, 1.06, 0.95)  # rounds ±10 %: 5 rounds detect only a larger change than 5 %
+    decision = decided(0.0100, 0.0100, rounds=5, drift=noisy)
+    assert decision.margin_is_detectable and decision.margin_pct is not None
+    assert decision.margin_pct > DEFAULT_MARGIN_PCT and decision.margin_pct == decision.detectable_pct
+    assert "(the detectable change of these rounds)" in decision.margin_text
+
+
+def test_too_few_rounds_are_undecided_and_say_how_many() -> None:
+    decision = decided(0.0100, 0.0200, rounds=2)
+    assert decision.word == "undecided" and decision.q_value is None
+    assert undecided_text(decision) == "undecided after 2 rounds: too few rounds to judge, 3 needed a side"
+
+
+def test_an_unresolved_difference_is_undecided_with_its_detectable_change() -> None:
+    # 4 % apart, 3 rounds drifting ±3 %: neither beyond the margin nor clearly inside it.
+    decision = decided(0.0100, 0.0104, rounds=3, drift=(1.00, 1.03, 0.97))
+    assert decision.word == "undecided" and decision.detectable_pct is not None
+    assert undecided_text(decision) == (f"undecided after 3 rounds: a difference below "
+                                        f"{decision.detectable_pct:.3g} % is not detectable here")
+
+
+def test_an_interval_wider_than_ten_times_is_never_a_finding() -> None:
+    decision = decided(0.01, 0.5, rounds=3, drift=(0.05, 1.0, 20.0))  # rounds 400× apart
+    assert decision.word == "undecided" and decision.why_undecided == "the interval is too wide to tell"

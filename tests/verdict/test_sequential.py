@@ -1,0 +1,105 @@
+"""Sequential rounds (verdict/sequential.py): rounds are added to the groups whose findings are undecided, until each
+is decided or the budget is spent; a budget too small for one round is refused before anything runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jax_benchmarks.store.location import as_location
+from jax_benchmarks.store.record import Record
+from jax_benchmarks.verdict import cli as verdict_cli
+from jax_benchmarks.verdict.cli import RoundDone, add_rounds
+from jax_benchmarks.verdict.findings import latest_runs
+from jax_benchmarks.verdict.scale import SCALES, Scale, Step
+from jax_benchmarks.verdict.sequential import next_round, open_groups
+from tests.conftest import invoke
+from tests.verdict.fixtures import RUN, figure
+
+CASE = "matmul_1000x1000_float64"
+# Per round: drift of ±2 %, numpy's the mirror of jax's: 3 rounds cannot tell a 10 % difference from the 5 % margin.
+DRIFT = (1.00, 1.02, 0.98, 1.01, 0.99, 1.00, 1.02, 0.98, 1.01, 0.99, 1.0, 1.0)
+SCALE = Scale("quick", 3, (Step("xla", "all", ("--quick",), 5.0), Step("scipy", "all", ("--quick",), 5.0)), "test")
+
+
+def xla_round(index: int, numpy_s: float = 0.0110) -> list[Record]:
+    """Round `index` of jax (10 ms) against numpy (`numpy_s`): the same drift pattern, mirrored."""
+    jax = figure("xla", "jax", CASE, 0.0100, rounds=index + 1, drift=DRIFT)[index]
+    numpy = figure("xla", "numpy", CASE, numpy_s, rounds=index + 1, drift=tuple(reversed(DRIFT)))[index]
+    return [jax, numpy]
+
+
+def test_only_groups_with_an_undecided_finding_get_another_round() -> None:
+    undecided = [r for i in range(3) for r in xla_round(i)]
+    assert open_groups(latest_runs(undecided), 0.98) == ["xla"]
+    clear = figure("xla", "jax", CASE, 0.005) + figure("xla", "numpy", CASE, 0.010)
+    assert open_groups(latest_runs(clear), 0.98) == []
+    more = next_round(SCALE, 3, ["xla"], spent_s=30.0, budget_s=240.0, pace=1.0)
+    assert more is not None and [s.group for s in more.steps] == ["xla"] and more.rounds == 4
+    assert next_round(SCALE, 3, [], 30.0, 240.0, 1.0) is None  # nothing undecided
+    assert next_round(SCALE, 3, ["xla"], 236.0, 240.0, 1.0) is None  # 5 s more would pass the budget
+    assert next_round(SCALE, 3, ["xla"], 200.0, 240.0, 10.0) is None  # at this pace a round takes 50 s
+
+
+def test_rounds_are_added_until_the_finding_is_decided(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = tmp_path / "r.jsonl"
+    ran: list[tuple[tuple[str, ...], int]] = []
+
+    def fake_measure(scale: Scale, results: object, run_id: str, log: Path, show: object, threads: object = None,
+                     first_round: int = 0) -> list[RoundDone]:
+        ran.append((tuple(s.group for s in scale.steps), first_round))
+        with store.open("a", encoding="utf-8") as out:
+            for index in range(first_round, scale.rounds):
+                out.write("".join(r.model_dump_json() + "\n" for r in xla_round(index)))
+        return [RoundDone(f"round {i}", 5.0, 0) for i in range(first_round, scale.rounds)]
+
+    monkeypatch.setattr(verdict_cli, "measure", fake_measure)
+    done = fake_measure(SCALE, store, RUN, tmp_path / "log", None)  # the scale's 3 rounds
+    rounds = add_rounds(SCALE, 240.0, as_location(store), RUN, tmp_path / "log", done, 0.98)
+    added = ran[1:]
+    assert added and all(groups == ("xla",) for groups, _ in added)  # scipy has no records: not rerun
+    assert [first for _, first in added] == list(range(3, 3 + len(added)))  # one round more each time
+    records = [r for i in range(3 + len(added)) for r in xla_round(i)]
+    assert open_groups(latest_runs(records), 0.98) == []  # it stopped because the finding was decided
+    assert open_groups(latest_runs(records[:-2]), 0.98) == ["xla"]  # ... and not a round earlier
+    assert len(rounds) == 3 + len(added) == 4
+
+
+def test_the_budget_stops_the_rounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    store = tmp_path / "r.jsonl"
+    # 6 % apart with the margin at 5 %: undecided however many rounds this budget allows.
+    assert open_groups(latest_runs([r for i in range(12) for r in xla_round(i, 0.0106)]), 0.98) == ["xla"]
+
+    def fake_measure(scale: Scale, results: object, run_id: str, log: Path, show: object, threads: object = None,
+                     first_round: int = 0) -> list[RoundDone]:
+        with store.open("a", encoding="utf-8") as out:
+            for index in range(first_round, scale.rounds):
+                out.write("".join(r.model_dump_json() + "\n" for r in xla_round(index, 0.0106)))
+        return [RoundDone(f"round {i}", 5.0, 0) for i in range(first_round, scale.rounds)]
+
+    monkeypatch.setattr(verdict_cli, "measure", fake_measure)
+    done = fake_measure(SCALE, store, RUN, tmp_path / "log", None)
+    rounds = add_rounds(SCALE, 25.0, as_location(store), RUN, tmp_path / "log", done, 0.98)
+    assert len(rounds) == 5  # 15 s for the first 3 (30 s of reference: pace 0.5), 5 s each added: 2 fit in 25 s
+
+
+def test_a_budget_too_small_for_one_round_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    store = tmp_path / "new.jsonl"
+    result = invoke("verdict", "--scale", "standard", "--budget", "10", "--results", str(store))
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"Error: Invalid value for '--budget': 10 s is too small for even one round of --scale standard (about "
+        f"{SCALES['standard'].one_round_s:.0f} s on a quiet 2-core CPU); allowed: at least "
+        f"{SCALES['standard'].one_round_s:.0f}"]
+    assert not store.exists() and not list(tmp_path.iterdir())
+
+
+def test_the_page_says_how_many_comparisons_stayed_undecided() -> None:
+    from jax_benchmarks.verdict.build import build_page
+
+    clear = figure("xla", "jax", CASE, 0.005) + figure("xla", "numpy", CASE, 0.010)
+    unclear = [r for i in range(3) for r in xla_round(i, 0.0106)]
+    unclear = [r.model_copy(update={"case": "inverse_1000x1000_float64"}) for r in unclear]
+    page = build_page(clear + unclear, None, None, "markdown")
+    assert "Decided: 1 of 2 comparisons; 1 stayed undecided (at most 3 rounds a figure)." in page.splitlines()
