@@ -15,17 +15,20 @@ from tests.conftest import invoke
 
 
 def test_every_round_is_given_the_threads(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from jax_benchmarks.cli import relaunch
+
     started: list[list[str]] = []
 
     def run(argv: list[str], **_: Any) -> subprocess.CompletedProcess[str]:
         started.append(argv)
         return subprocess.CompletedProcess(argv, 0)
 
-    monkeypatch.setattr(verdict_cli.subprocess, "run", run)
+    # Every round starts through the one launcher (cli/relaunch.py); none is really started here.
+    monkeypatch.setattr(relaunch, "run_fresh", run)
     scale = Scale("quick", 2, (Step("xla", "numpy", ("--matrix-size", "64"), 1.0),
                                Step("jit", "jax", (), 1.0)), "test")
     verdict_cli.measure(scale, tmp_path / "r.jsonl", "run", tmp_path / "log", lambda *_: None, threads=1)
-    assert len(started) == 4 and all(argv[-2:] == ["--threads", "1"] for argv in started)
+    assert len(started) == 4 and all(argv[argv.index("--threads") + 1] == "1" for argv in started)
     started.clear()
     verdict_cli.measure(scale, tmp_path / "r.jsonl", "run", tmp_path / "log", lambda *_: None)
     assert len(started) == 4 and not any("--threads" in argv for argv in started)

@@ -163,8 +163,8 @@ def warn(message: str) -> None:
 
 @click.command("verdict", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--scale", type=click.Choice(SCALE_NAMES), default="quick", show_default=True,
-              help="How much to measure: quick (small sizes, about two minutes on a quiet 2-core CPU), "
-                   "standard (about six minutes), full (the groups' default sizes; hours on a CPU).")
+              help="How much to measure: quick (small sizes, about three minutes on a quiet 2-core CPU), "
+                   "standard (about seven minutes), full (the groups' default sizes; hours on a CPU).")
 @click.option("--from", "from_path", type=LocationParam(), default=None,
               help="Build the page from the records already in this results store (a .jsonl or SQLite file, or a "
                    "postgresql:// URL), read only; nothing is run.")
@@ -188,7 +188,7 @@ def warn(message: str) -> None:
                    "library's own; at most the cores this process may use).")
 @click.option("--budget", "budget_s", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
               help="Wall time a measuring verdict may take in all: after the scale's rounds, it adds rounds to the "
-                   "groups whose findings are still undecided while one fits (default: quick 240, standard 480, "
+                   "groups whose findings are still undecided while one fits (default: quick 300, standard 480, "
                    "full twice its estimate).")
 @click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=None,
               help="Test accuracy of the 'time to accuracy' finding (default: 99 % on full MNIST, else the lowest "
