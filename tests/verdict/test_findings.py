@@ -235,3 +235,37 @@ def test_the_engines_cnn_step_alone_is_measured_not_compared() -> None:
     [finding] = [f for f in all_findings({"autograd": engine}) if f.key == f"autograd-{case}"]
     assert finding.status == "measured"
     assert "not compared" in finding.sentence
+
+
+def long_lower_tail(records: list[Record]) -> list[Record]:
+    """The same rounds with each round's fastest sample 12 % below its median: the judged ratio (fastest samples)
+    then differs from the medians' ratio."""
+    out = []
+    for r in records:
+        assert r.median_s is not None and r.samples_s is not None
+        samples = [r.median_s * 0.88, *r.samples_s[1:]]
+        out.append(r.model_copy(update={"samples_s": samples, "min_s": min(samples)}))
+    return out
+
+
+@pytest.mark.parametrize("group", ["xla", "autograd"])
+def test_the_table_gives_the_ratio_the_sentence_judges(group: str) -> None:
+    """Issue 38: a finding's table shows the ratio its sentence states (the rounds' fastest samples), not another
+    one from the medians; the slowest's multiple in the sentence is the table's too."""
+    if group == "xla":
+        made = matmul(numpy_s=0.030, jax_s=0.010, pytorch_s=0.020)
+        finding = linear_algebra([*long_lower_tail([r for r in made if r.backend == "pytorch"]),
+                                  *[r for r in made if r.backend != "pytorch"]])[0]
+    else:
+        case = "grad_1000_float32"
+        finding = {f.key: f for f in all_findings({"autograd": [
+            *figure("autograd", "jax", case, 0.001, variant="vmap+jit"),
+            *long_lower_tail(figure("autograd", "numpy", case, 0.002, variant="vectorised")),
+            *figure("autograd", "numpy", case, 0.030, variant="loop")]})}[f"autograd-{case}"]
+    ratios = [float(row[2]) for row in finding.rows]
+    assert finding.headers[2] == "× the fastest's time" and ratios[0] == 1.00
+    # the runner-up's ratio: 2 / 0.98 with the medians; (0.88 · 2) / 0.98 from the fastest samples, as judged
+    assert ratios[1] == pytest.approx(0.88 * 2 / 0.98, abs=0.006)
+    assert f"{ratios[1]:.2f}× faster than" in finding.sentence
+    if group == "autograd":  # the slowest's multiple is the table's
+        assert f"takes {ratios[2]:.0f}× the fastest's time" in finding.sentence

@@ -257,6 +257,23 @@ def status_of(contrast: Contrast) -> Status:
     return "not compared" if contrast.decision.refused else STATUS_OF[contrast.judged]
 
 
+# The column of a finding's table that says how much slower each implementation is than the fastest.
+RATIO_HEADER = "× the fastest's time"
+
+
+def ratio_rows(series: Sequence[Sequence[Record]]) -> tuple[tuple[str, ...], ...]:
+    """Per implementation (`series`: each one's records, the fastest first): its label, its median of round
+    medians, and how many times the fastest's time it takes: the ratio the finding's sentence judges and states
+    (`Contrast.speedup`: from the rounds' fastest samples where there are enough rounds, else the medians), so a
+    table never gives another figure than its sentence."""
+    fastest = series[0]
+    rows = [(label(fastest[-1]), spread_text(fastest), "1.00")]
+    for recs in series[1:]:
+        [against] = contrasts([(label(fastest[-1]), fastest, label(recs[-1]), recs)])
+        rows.append((label(recs[-1]), spread_text(recs), f"{against.speedup:.2f}"))
+    return tuple(rows)
+
+
 def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[str]) -> list[Finding]:
     """Per case starting with one of `prefixes` (largest size of each): the fastest figure against the next (the
     findings of a group whose cases are implementations of one computation: autograd, scipy)."""
@@ -270,9 +287,8 @@ def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[s
         for case in dict.fromkeys(key[1] for key in chosen if size_of(key[1]) == largest):
             series = sorted((recs for key, recs in chosen.items() if key[1] == case), key=typical_s)
             evidence = tuple(r for recs in series for r in recs)
-            rows = tuple((label(recs[-1]), spread_text(recs), f"{typical_s(recs) / typical_s(series[0]):.2f}")
-                         for recs in series)
-            headers = ("implementation", "median of round medians", "× fastest")
+            rows = ratio_rows(series)
+            headers = ("implementation", "median of round medians", RATIO_HEADER)
             if len(series) < 2:
                 out.append(Finding(f"{group}-{case}", topic_of(group), f"Only {label(series[0][-1])} was "
                                    f"measured at {case}: nothing to compare.", "measured", run_ids(evidence),
@@ -282,10 +298,8 @@ def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[s
             sentence = (f"At {case}: {judged.a} is fastest, {judged.speedup:.2f}× faster than {judged.b}, the next "
                         f"({judged.uncertainty})" if judged.judged == "faster"
                         else f"At {case}: no implementation is clearly fastest: {judged.phrase()}")
-            slowest = series[-1]
             if len(series) > 2:
-                sentence += (f"; the slowest, {label(slowest[-1])}, takes "
-                             f"{typical_s(slowest) / typical_s(series[0]):.0f}× the fastest's median")
+                sentence += f"; the slowest, {rows[-1][0]}, takes {float(rows[-1][2]):.0f}× the fastest's time"
             out.append(Finding(f"{group}-{case}", topic_of(group), sentence + ".", status_of(judged),
                                run_ids(evidence), (case,), headers, rows, evidence))
     return out

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from jax_benchmarks.store.record import Record, Scalar
-from jax_benchmarks.verdict.findings import (Contrast, Finding, contrasts, figures, label, run_ids, size_of,
-                                             spread_text, status_of, typical_s)
+from jax_benchmarks.verdict.findings import (RATIO_HEADER, Contrast, Finding, contrasts, figures, label, ratio_rows,
+                                             run_ids, size_of, status_of, typical_s)
 
 TOPIC = "dense linear algebra"
 
@@ -59,8 +59,7 @@ def linear_algebra(records: Sequence[Record]) -> list[Finding]:
         chosen = {key: recs for key, recs in chosen.items() if size_of(key[1]) == largest}
         for case in dict.fromkeys(key[1] for key in chosen):
             series = sorted((recs for key, recs in chosen.items() if key[1] == case), key=typical_s)
-            rows = tuple((label(recs[-1]), spread_text(recs),
-                          f"{typical_s(recs) / typical_s(series[0]):.2f}") for recs in series)
+            rows = ratio_rows(series)
             evidence = tuple(r for recs in series for r in recs)
             topic = f"dense linear algebra: {kind}"
             if len(series) < 2:
@@ -83,5 +82,5 @@ def linear_algebra(records: Sequence[Record]) -> list[Finding]:
                 sentence += f"; {runner_up.a} is " + ", ".join(f"{c.speedup:.1f}× faster than {c.b}" for c in others)
             out.append(Finding(
                 f"linear-algebra-{case}", topic, sentence + ".", status_of(runner_up), run_ids(evidence), (case,),
-                ("framework", "median of round medians", "× fastest"), rows, evidence))
+                ("framework", "median of round medians", RATIO_HEADER), rows, evidence))
     return out
