@@ -55,6 +55,15 @@ def test_a_store_with_no_results_yet_hints_at_the_command_as_invoked(spelling: s
 
 
 @pytest.mark.parametrize("spelling", ["python main.py", "jax-benchmarks"])
+def test_a_verdict_from_an_empty_store_hints_at_the_command_as_invoked(spelling: str, tmp_path: Path) -> None:
+    (tmp_path / "empty.jsonl").touch()
+    done = run_as(spelling, "verdict", "--from", str(tmp_path / "empty.jsonl"), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert "no benchmark records in" in line and line.endswith(f"run a benchmark first (e.g. `{spelling} xla all`)")
+
+
+@pytest.mark.parametrize("spelling", ["python main.py", "jax-benchmarks"])
 def test_usage_lines_name_the_command_as_invoked(spelling: str, tmp_path: Path) -> None:
     done = run_as(spelling, "xla", "--help", cwd=tmp_path)
     assert done.returncode == 0, done.stderr

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.findings import (Finding, contrasts, fastest_findings, figures, images_per_s, label,
-                                             run_ids, size_of, spread_text, status_of, topic_of)
+                                             run_ids, size_of, spread_text, status_of)
 
 TOPIC = "gradients"
 
@@ -26,6 +26,7 @@ VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
 # The mnist CNN's train step (autograd/cnn_cases.py): the engine is the `numpy` backend, PyTorch eager the
 # `pytorch` one, Flax (jitted, mnist's flax.nnx model) the `jax` one.
 CNN_STEP = "cnn_train_step_"
+CNN_TOPIC = "the CNN train step beside the engine"
 CNN_NAMES = {"numpy": "the project's engine", "pytorch": "PyTorch eager", "jax": "Flax (jit)"}
 
 
@@ -41,7 +42,8 @@ def cnn_findings(records: Sequence[Record]) -> list[Finding]:
     evidence = tuple(r for recs in series.values() for r in recs)
     rows = tuple((label(recs[-1]), spread_text(recs), speed(recs)) for recs in series.values())
     headers = ("implementation", "median of round medians", "images/s")
-    key, topic = f"autograd-{case}", topic_of("autograd")
+    # Its own topic: the plain answer names it apart from the gradients of f (verdict/answer.py, per topic).
+    key, topic = f"autograd-{case}", CNN_TOPIC
     engine = series.get("numpy")
     others = [backend for backend in ("pytorch", "jax") if backend in series]
     if engine is None or not others:

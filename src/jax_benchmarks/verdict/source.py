@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from jax_benchmarks.errors import StoreError
+from jax_benchmarks.errors import NoResultsYet, StoreError
 from jax_benchmarks.store.location import ResultsLocation, open_store, store_errors
 from jax_benchmarks.store.record import SCHEMA_VERSION, Record
 
@@ -31,8 +31,8 @@ def read_results(location: ResultsLocation, warn: Callable[[str], None], run: st
         store.close()
     if not records:
         of_run = f" of run {run}" if run is not None else ""
-        raise StoreError(f"no benchmark records{of_run} in {location}: run a benchmark first, "
-                         "e.g. `python main.py xla all`")
+        # The hint names the command as the user invoked it (the CLI layer fills it in: NoResultsYet).
+        raise NoResultsYet(f"no benchmark records{of_run} in {location}")
     return readable_versions(records, location, warn), run
 
 
