@@ -195,16 +195,23 @@ class Tables:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         names = self.layout.cases
         labels = {case: case for case in names}
-        if not fits(console, options, self.timing(self.layout, labels)):
+        whole = self.rendered(console, options, self.layout, labels)
+        if whole is None:
             labels = {case: f"#{index}" for index, case in enumerate(names, 1)}
+            whole = self.rendered(console, options, self.layout, labels)
+        if whole is not None:  # everything fits: print what was laid out to find that out, not a second layout
+            timing_lines, memory_lines = whole
+            yield from timing_lines
+            yield from self.legend(labels)
+            yield from memory_lines
+            return
         parts = self.column_parts(console, options, labels)
         for index, part in enumerate(parts):
             table = self.timing(part, labels, part_title(self.title, index, parts, self.layout))
             if index < len(parts) - 1:
                 table.caption = None  # the notes once, under the last part
             yield table
-        if any(label != case for case, label in labels.items()):
-            yield "cases: " + literal("; ".join(f"{label} {case}" for case, label in labels.items()))
+        yield from self.legend(labels)
         for index, part in enumerate(parts):
             memory = memory_table(part, part_title(self.title, index, parts, self.layout), labels)
             if memory is not None:
@@ -212,30 +219,45 @@ class Tables:
                     memory.caption = None
                 yield memory
 
+    def legend(self, labels: Mapping[str, str]) -> list[str]:
+        """The line naming the numbered cases; none when the cases go by their names."""
+        if all(label == case for case, label in labels.items()):
+            return []
+        return ["cases: " + literal("; ".join(f"{label} {case}" for case, label in labels.items()))]
+
     def timing(self, layout: Grid, labels: Mapping[str, str], title: str | None = None) -> Table:
         return timing_table(layout, self.title if title is None else title, self.metric_rows, labels)
 
+    def rendered(self, console: Console, options: ConsoleOptions, layout: Grid,
+                 labels: Mapping[str, str]) -> tuple[list[Segment], list[Segment]] | None:
+        """The timing and memory tables of `layout` laid out for the console, as segments to print; None when
+        either is wider than the console."""
+        memory = memory_table(layout, self.title, labels)
+        timing_lines = fitted(console, options, self.timing(layout, labels))
+        memory_lines = [] if memory is None else fitted(console, options, memory)
+        return None if timing_lines is None or memory_lines is None else (timing_lines, memory_lines)
+
     def column_parts(self, console: Console, options: ConsoleOptions, labels: Mapping[str, str]) -> list[Grid]:
         """The layout split into consecutive groups of columns whose timing and memory tables each fit the
-        console, at their narrowest as rich lays them out (one group when all fit; a column too wide even alone
-        gets a group of its own). Each part keeps every cell, so a figure's ratio is still to its row's fastest
-        across all parts."""
+        console, at their narrowest as rich lays them out (a column too wide even alone gets a group of its
+        own). Each part keeps every cell, so a figure's ratio is still to its row's fastest across all parts."""
         parts: list[list[str]] = [[]]
         for column in self.layout.columns:
             trial = Grid(self.layout.cases, [*parts[-1], column], self.layout.cells)
-            memory = memory_table(trial, self.title, labels)
-            if parts[-1] and not (fits(console, options, self.timing(trial, labels))
-                                  and (memory is None or fits(console, options, memory))):
+            if parts[-1] and self.rendered(console, options, trial, labels) is None:
                 parts.append([])
             parts[-1].append(column)
         return [Grid(self.layout.cases, part, self.layout.cells) for part in parts]
 
 
-def fits(console: Console, options: ConsoleOptions, table: Table) -> bool:
-    """Whether `table`, laid out by rich for the console's width (columns shrunk, what wraps wrapped), is no
-    wider than it: a console crops what is wider, and a column beyond the edge would vanish."""
-    lines = Segment.split_lines(console.render(table, options))
-    return all(Segment.get_line_length(line) <= options.max_width for line in lines)
+def fitted(console: Console, options: ConsoleOptions, table: Table) -> list[Segment] | None:
+    """`table` laid out by rich for the console's width (columns shrunk, what wraps wrapped), as the segments
+    to print, lines ended; None when a line is wider than the console: a console crops what is wider, and a
+    column beyond the edge would vanish."""
+    lines = list(Segment.split_lines(console.render(table, options)))
+    if any(Segment.get_line_length(line) > options.max_width for line in lines):
+        return None
+    return [segment for line in lines for segment in (*line, Segment.line())]
 
 
 def part_title(title: str, index: int, parts: Sequence[Grid], layout: Grid) -> str:
