@@ -141,3 +141,36 @@ def test_halving_finds_the_longest_run_from_a_bound_too_high() -> None:
         end, part = tables.longest_fitting(console, console.options, labels, 0, bound)
         assert end == one_at_a_time
         assert all(isinstance(segment, Segment) for segment in part.timing)  # laid out once, printed as it is
+
+
+def with_agreement(backends: tuple[str, ...]) -> list[Record]:
+    """`records(backends)`, then an agreement record per case in column `all`, as autograd's and scipy's `all`
+    write them: a figure in a metric row, no time, no memory."""
+    agreement = [record(RUN, TS, "xla", "all", case, samples(1e-3), metrics={"gflops": 0.0}).model_copy(
+        update={"median_s": None, "iqr_s": None, "min_s": None, "samples_s": []}) for case in CASES]
+    return [*records(backends), *agreement]
+
+
+@pytest.mark.parametrize("backends", [("numpy", "jax"), ("numpy", "pytorch", "jax", "flax", "cupy", "tinygrad"),
+                                      ("numpy", "pytorch", "jax", "flax", "cupy")])  # the last: `all` alone in part 2
+def test_the_memory_table_leaves_out_a_column_without_memory_figures(backends: tuple[str, ...]) -> None:
+    """`all` (agreement records, which measure no memory) is a column of the time table, not of the memory
+    table, which would show only dashes in it; split or not, the notes come once (under the last memory table,
+    also where the last part, `all` alone, has none)."""
+    tables = comparison_table(with_agreement(backends), "t", ("gflops",))
+    assert tables.layout.columns[-1] == "all"
+    text = piped_80(tables)
+    assert max(len(line) for line in text.splitlines()) <= 80
+    blocks = re.split(r"^(?=t(?: \(columns \d+–\d+ of \d+\))?(?:: memory)? *$)", text, flags=re.MULTILINE)
+    timing = "\n".join(header_lines(b) for b in blocks if b.startswith("t") and ": memory" not in b.split("\n")[0])
+    memory = "\n".join(header_lines(b) for b in blocks if ": memory" in b.split("\n")[0])
+    assert re.search(r"┃ +all ┃", timing) and memory and not re.search(r"\ball\b", memory)
+    for backend in backends:
+        assert backend in memory
+    assert text.count("3 MiB") == len(CASES) * len(backends)
+    assert text.count("median ± IQR") == 1 and text.count("memory: peak above") == 1
+
+
+def test_a_table_whose_columns_have_no_memory_figures_has_no_memory_table() -> None:
+    text = piped_80(comparison_table(with_agreement(()), "t", ("gflops",)))
+    assert "┃ case" in text and ": memory" not in text and "host peak" not in text

@@ -241,28 +241,29 @@ class Tables:
         return ["cases: " + literal("; ".join(f"{label} {case}" for case, label in labels.items()))]
 
     def tables(self, layout: Grid, labels: Mapping[str, str], title: str | None = None,
-               notes: bool = True) -> tuple[Table, Table | None]:
+               notes: tuple[bool, bool] = (True, True)) -> tuple[Table, Table | None]:
         """The timing and memory tables of `layout` (the memory one None when no record has a memory figure);
-        without `notes`, no captions (a split table explains its cells once, under its last part)."""
+        `notes`: whether each carries its caption (a split table explains its cells once, under the last part
+        with such a table)."""
         title = self.title if title is None else title
         timing = timing_table(layout, title, self.metric_rows, labels)
         memory = memory_table(layout, title, labels)
-        if not notes:
+        if not notes[0]:
             timing.caption = None
-            if memory is not None:
-                memory.caption = None
+        if memory is not None and not notes[1]:
+            memory.caption = None
         return timing, memory
 
     def rendered(self, console: Console, options: ConsoleOptions, layout: Grid, labels: Mapping[str, str],
-                 title: str | None = None, notes: bool = True,
+                 title: str | None = None, notes: tuple[bool, bool] = (True, True),
                  measure_first: bool = False) -> tuple[list[Segment], list[Segment]] | None:
         """The timing and memory tables of `layout` laid out for the console, as segments to print; None when
         either is wider than the console. With `measure_first`, tables wider than the console even at their
         narrowest (`narrowest`) are not laid out: rich measures a table too wide twice before it can tell."""
         timing, memory = self.tables(layout, labels, title, notes)
         tables = [timing, *([] if memory is None else [memory])]
-        if measure_first and any(fixed + sum(widths) > options.max_width for fixed, widths in
-                                 (narrowest(console, options, table, len(layout.columns)) for table in tables)):
+        if measure_first and any(fixed + sum(widths.values()) > options.max_width for fixed, widths in
+                                 (narrowest(console, options, table, []) for table in tables)):
             return None
         timing_lines = fitted(console, options, timing)
         memory_lines = [] if memory is None else fitted(console, options, memory)
@@ -281,14 +282,21 @@ class Tables:
         and the one that fits is the one printed."""
         columns = self.layout.columns
         timing, memory = self.tables(self.layout, labels)
-        bounds = [narrowest(console, options, table, len(columns))
-                  for table in (timing, memory) if table is not None]
+        # The memory table has only the columns with a memory figure (`memory_columns`): a part without any
+        # has no memory table, and nothing bounds it there.
+        bounds = [narrowest(console, options, timing, columns)]
+        if memory is not None:
+            bounds.append(narrowest(console, options, memory, memory_columns(self.layout)))
+
+        def within(run: Sequence[str]) -> bool:
+            return all(fixed + sum(widths.get(c, 0) for c in run) <= options.max_width
+                       for fixed, widths in bounds if any(c in widths for c in run))
+
         parts: list[Part] = []
         start = 0
         while start < len(columns):
             bound = start + 1
-            while bound < len(columns) and all(fixed + sum(widths[start:bound + 1]) <= options.max_width
-                                               for fixed, widths in bounds):
+            while bound < len(columns) and within(columns[start:bound + 1]):
                 bound += 1
             end, part = self.longest_fitting(console, options, labels, start, bound)
             parts.append(part)
@@ -300,15 +308,16 @@ class Tables:
         """The longest run of columns from `start` (one at least, `bound` at most) whose tables fit, laid out:
         its end and its part. Adding a column never narrows a table, so the runs that fit are the shorter ones."""
         columns = self.layout.columns
+        with_memory = set(memory_columns(self.layout))
 
-        def part(end: int) -> tuple[Grid, Mapping[str, str], str, bool]:
-            """Columns start..end: their layout, the labels, their title, and whether they are the last part
-            (which carries the notes)."""
+        def part(end: int) -> tuple[Grid, Mapping[str, str], str, tuple[bool, bool]]:
+            """Columns start..end: their layout, the labels, their title, and whether their timing and memory
+            tables are the last ones printed (they carry the notes)."""
             layout = Grid(self.layout.cases, columns[start:end], self.layout.cells)
             title = self.title
             if start > 0 or end < len(columns):
                 title = f"{self.title} (columns {start + 1}–{end} of {len(columns)})"
-            return layout, labels, title, end == len(columns)
+            return layout, labels, title, (end == len(columns), with_memory.isdisjoint(columns[end:]))
 
         def laid_out(end: int) -> Part | None:
             lines = self.rendered(console, options, *part(end))
@@ -332,18 +341,19 @@ class Tables:
         return low, found
 
 
-def narrowest(console: Console, options: ConsoleOptions, table: Table, figures: int) -> tuple[int, list[int]]:
-    """How narrow rich can lay `table` out at the least: the width of its borders and of the columns before its
-    last `figures` columns, then each of those, its border included. Rich lays no column out narrower than its
-    widest word (its Measurement of each cell and of the header) or its min_width, plus its padding; its own
-    layout may come out wider (`fitted` tells whether it fits)."""
+def narrowest(console: Console, options: ConsoleOptions, table: Table,
+              figures: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """How narrow rich can lay `table` out at the least: the width of its borders and of its columns but its last
+    ones, the `figures` columns, then each of those, its border included. Rich lays no column out narrower than
+    its widest word (its Measurement of each cell and of the header) or its min_width, plus its padding; its
+    own layout may come out wider (`fitted` tells whether it fits)."""
     _, right, _, left = table.padding
     widest: list[int] = []
     for column in table.columns:
         words = max(Measurement.get(console, options, cell).minimum for cell in [column.header, *column.cells])
         widest.append(max(words, column.min_width or 0) + left + right + 1)
-    fixed = len(widest) - figures
-    return 1 + sum(widest[:fixed]), widest[fixed:]
+    fixed = len(widest) - len(figures)
+    return 1 + sum(widest[:fixed]), dict(zip(figures, widest[fixed:]))
 
 
 def fitted(console: Console, options: ConsoleOptions, table: Table) -> list[Segment] | None:
@@ -408,9 +418,19 @@ def timing_table(layout: Grid, title: str, metric_rows: Sequence[str], labels: M
     return table
 
 
+def memory_columns(layout: Grid) -> list[str]:
+    """The columns in which some row has a memory figure: the others (e.g. `all`, whose agreement records
+    measure no memory) would show only dashes in the memory table."""
+    return [column for column in layout.columns
+            if any(cell(record.memory) is not None for case in layout.cases
+                   if (record := layout.cells.get((case, column))) is not None for _, cell in MEMORY_ROWS)]
+
+
 def memory_table(layout: Grid, title: str, labels: Mapping[str, str]) -> Table | None:
     """The memory figures of `layout`'s records: a row per case and kind (host peak, device peak, compiled),
-    the case named once; None when no record has any."""
+    the case named once, a column per column of `layout` with a memory figure (`memory_columns`); None when
+    no record has any."""
+    layout = Grid(layout.cases, memory_columns(layout), layout.cells)
     table = Table(title=literal(f"{title}: memory"), title_justify="left")
     _case_columns(table, labels)
     table.add_column("memory", no_wrap=True)
