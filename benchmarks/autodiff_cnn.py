@@ -101,7 +101,7 @@ def make_steppers(threads: int, frameworks: tuple[str, ...] = ("engine", "pytorc
 
 def set_xla_cpu_conv(conv: str) -> None:
     """mnist flax's --xla-cpu-conv, for this process: XLA reads XLA_FLAGS once, when JAX starts."""
-    from jax_benchmarks.mnist import xla_flags
+    from jax_benchmarks.hardware import xla_flags
 
     os.environ["XLA_FLAGS"] = xla_flags.merged(os.environ.get("XLA_FLAGS", ""), xla_flags.cpu_flags(1, conv))
 

@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from jax_benchmarks.hardware.devices import gpu_name, resolve_device  # noqa: E402
 from jax_benchmarks.hardware.gpu_policy import JAX_PRECISION, TORCH_PRECISION  # noqa: E402
 from jax_benchmarks.hardware.peaks import datasheet_peak  # noqa: E402
-from jax_benchmarks.mnist import xla_flags  # noqa: E402
+from jax_benchmarks.hardware import xla_flags  # noqa: E402
 
 TOLERANCE = 0.15
 MNIST_BATCH = 128
@@ -60,7 +60,7 @@ def cli_median(args: list[str], case: str, backend: str) -> float:
 
 def cpu_xla_flags(existing: str) -> str:
     """`existing` XLA_FLAGS with what `mnist flax` sets on a CPU by default (one XLA device, convolutions on
-    XLA's own kernels: src/jax_benchmarks/mnist/xla_flags.py), so that the independent Flax step runs the same kernels."""
+    XLA's own kernels: src/jax_benchmarks/hardware/xla_flags.py), so that the independent Flax step runs the same kernels."""
     return xla_flags.merged(existing, xla_flags.cpu_flags(1, "xla"))
 
 

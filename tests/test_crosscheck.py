@@ -52,7 +52,7 @@ def test_loop_median_waits_for_every_result() -> None:
 def test_cpu_xla_flags_are_the_ones_mnist_flax_sets(other: str) -> None:
     """The independent Flax step runs on the XLA devices and convolution kernels `mnist flax` picks on a CPU
     by default: one device, convolutions on XLA's own kernels rather than jaxlib's default YNNPACK ones."""
-    from jax_benchmarks.mnist import xla_flags
+    from jax_benchmarks.hardware import xla_flags
 
     crosscheck = load_crosscheck()
     assert xla_flags.conv_in_effect("") == "ynnpack"  # what JAX would run without the flags

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from jax_benchmarks.hardware.devices import cpu_count
-from jax_benchmarks.mnist.xla_flags import DOTS_ONLY, HOST_DEVICES, YNNPACK_OPS, cpu_flags, merged
+from jax_benchmarks.hardware.xla_flags import DOTS_ONLY, HOST_DEVICES, YNNPACK_OPS, cpu_flags, merged
 from tests.conftest import invoke, read_jsonl
 from tests.mnist.conftest import EPOCH, TINY
 

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from jax_benchmarks.mnist.xla_flags import CONVOLUTIONS, DOTS_ONLY, HOST_DEVICES, YNNPACK_OPS, conv_in_effect, cpu_flags, merged
+from jax_benchmarks.hardware.xla_flags import CONVOLUTIONS, DOTS_ONLY, HOST_DEVICES, YNNPACK_OPS, conv_in_effect, cpu_flags, merged
 
 
 def test_cpu_flags_for_devices_and_convolution_kernels() -> None:

@@ -17,6 +17,9 @@ TOPIC = "gradients"
 # machine (2026-11-24); the mnist CNN's train step in three frameworks came later, and a round with it took
 # 2.5–2.9× (quick) and 3.1× (standard) a round of the gradient cases alone, measured back to back on 2026-11-25
 # with load 8–13 on the 2 cores: those ratios scale the quiet figures (an estimate, not a quiet measurement).
+# Flax's convolutions then moved to XLA's own kernels (`--xla-cpu-conv xla`, the default since 2026-11-26): its
+# step got 1.9–7.4× faster, but a round's wall time against YNNPACK's was 0.77× and 1.12× (quick), 0.86× and
+# 1.03× (standard) in two back-to-back pairs under load 1.9–5.8, no change beyond the noise: the figures stay.
 VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
     "quick": (("all", ("--quick",), 19.0),),
     "standard": (("all", (), 25.0),),

@@ -22,7 +22,7 @@ from jax_benchmarks.hardware.devices import DeviceKind, devices_to_time, jax_dev
 from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.measure.memory import jax_program
 from jax_benchmarks.measure.timing import jax_sync
-from jax_benchmarks.mnist import xla_flags
+from jax_benchmarks.hardware import xla_flags
 from jax_benchmarks.store.record import Scalar
 
 
@@ -82,8 +82,9 @@ class FlaxCnnBench:
 
 def conv_kernels() -> dict[str, Scalar]:
     """Which kernels XLA:CPU runs the convolutions on in this process (XLA_FLAGS, read by JAX once at start):
-    `mnist flax` chooses them with --xla-cpu-conv, this group keeps what is in effect and records it, so a
-    figure is compared with mnist's only where the kernels agree."""
+    `autograd jax|all --xla-cpu-conv` chooses them before JAX loads, as `mnist flax` does (autograd/cli.py);
+    read back here, what is in effect is recorded, so a figure is compared with mnist's only where the kernels
+    agree."""
     return {"xla_cpu_conv": xla_flags.conv_in_effect(os.environ.get("XLA_FLAGS", ""))}
 
 

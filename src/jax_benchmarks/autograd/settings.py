@@ -8,6 +8,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field
 
 from jax_benchmarks.hardware.devices import MULTI_DEVICE
+from jax_benchmarks.hardware.xla_flags import CpuConv, cpu_conv_field
 from jax_benchmarks.settings import BenchSettings
 
 Dtype = Literal["float32", "float64"]
@@ -37,9 +38,20 @@ class CnnSettings(AutogradSettings):
     )
 
 
+class FlaxCnnSettings(CnnSettings):
+    """`autograd jax`: which kernels XLA:CPU runs the Flax CNN's convolutions on, as `mnist flax` chooses them
+    (set in XLA_FLAGS before JAX is imported)."""
+
+    xla_cpu_conv: CpuConv = cpu_conv_field()
+
+
 class EngineSettings(CnnSettings):
-    """`autograd numpy` and `autograd all`: the engine can also draw its graph."""
+    """`autograd numpy`: the engine can also draw its graph."""
 
     plot_graph: bool = Field(
         False, description="Write the engine's computational graph of its last call as a PNG under data/plots/."
     )
+
+
+class AllSettings(EngineSettings, FlaxCnnSettings):
+    """`autograd all`: the options of every backend."""

@@ -26,6 +26,7 @@ from jax_benchmarks.frameworks.available import (
 from jax_benchmarks.hardware.devices import gpu_names
 from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted, is_out_of_memory
 from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
+from jax_benchmarks.hardware.xla_flags import CpuConv, set_before_jax
 from jax_benchmarks.measure.harness import BackendModule, run_suite
 from jax_benchmarks.measure.memory import DeviceMemory
 from jax_benchmarks.settings import BenchSettings, parse_settings, settings_options
@@ -70,6 +71,9 @@ class GroupSpec:
     after: Callable[[Any, Any], None] | None = field(default=None)
     # The group's other commands that run suites, listed after `all` (not backends: `all` never runs them).
     commands: dict[str, CommandSpec] = field(default_factory=dict)
+    # Called with the backends to run and the settings before any backend is imported (e.g. to set XLA_FLAGS,
+    # which JAX reads once, when it loads); returns the settings of what is in effect.
+    before_import: Callable[[Sequence[str], BenchSettings], BenchSettings] | None = field(default=None)
 
     def spec(self, name: str) -> CommandSpec:
         """The backend or other command `name`."""
@@ -98,6 +102,16 @@ def gpu_policy_for(settings: BenchSettings) -> GpuPolicy:
     """
     memory = prepare_jax_gpu_memory(os.environ) if gpu_names() else "no GPU"
     return GpuPolicy(precision=settings.precision, jax_gpu_memory=memory)
+
+
+def set_xla_cpu_flags(conv: CpuConv, devices: int, *, err: bool) -> CpuConv:
+    """`--xla-cpu-conv` (and mnist's `--devices`) into this process's XLA_FLAGS before JAX is imported, each flag
+    set said in one line (on stderr with `err`: --json keeps stdout to the records); returns the convolution
+    kernels in effect (what JAX started with, where it is already loaded)."""
+    in_effect, notes = set_before_jax(conv, devices, os.environ)
+    for note in notes:
+        click.echo(note, err=err)
+    return in_effect
 
 
 def run_backend(module: BackendModule, spec: CommandSpec, settings: BenchSettings, run: Any) -> None:
@@ -132,6 +146,8 @@ def execute(
     if settings.rounds > 1 and not settings.is_round:
         execute_rounds(group, command or (names[0] if len(names) == 1 else "all"), settings)
         return
+    if group.before_import is not None:
+        settings = group.before_import(names, settings)
     from jax_benchmarks.cli.console import RichProgress, literal, make_console, print_run_header
     from jax_benchmarks.run import Run
     from jax_benchmarks.cli.tables import comparison_table

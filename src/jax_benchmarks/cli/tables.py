@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 
 from rich.console import Console, ConsoleOptions, RenderResult
+from rich.measure import Measurement
 from rich.segment import Segment
 from rich.table import Table
 
@@ -141,10 +143,20 @@ class Grid:
     def ratio(self, case: str, column: str) -> float | None:
         """Median over the case's fastest median; None unless two or more figures are timed."""
         record = self.cells.get((case, column))
-        timed = [r.median_s for (c, _), r in self.cells.items() if c == case and r.median_s]
+        timed = self.timed.get(case, [])
         if record is None or not record.median_s or len(timed) < 2:
             return None
         return record.median_s / min(timed)
+
+    @cached_property
+    def timed(self) -> dict[str, list[float]]:
+        """Each case's timed medians, in every column of the cells (a part of a split table keeps them all);
+        gathered once, not once a cell."""
+        out: dict[str, list[float]] = {}
+        for (case, _), record in self.cells.items():
+            if record.median_s:
+                out.setdefault(case, []).append(record.median_s)
+        return out
 
 
 def grid(records: Sequence[Record]) -> Grid:
@@ -181,6 +193,16 @@ FIGURE_MIN_WIDTH = 9
 
 
 @dataclass(frozen=True)
+class Part:
+    """A group of consecutive columns of a split table, ready to print: its timing table, then (apart, after
+    every part's timing table) its memory table; laid out as segments, or, for a column too wide even alone,
+    the tables themselves (the console crops what is wider)."""
+
+    timing: list[Segment] | list[Table]
+    memory: list[Segment] | list[Table]
+
+
+@dataclass(frozen=True)
 class Tables:
     """The timing table of some records, then their memory table: laid out when printed, for the console's
     width. A case name is never cut: the case column is as wide as the longest name, the figures' columns
@@ -198,7 +220,7 @@ class Tables:
         whole = self.rendered(console, options, self.layout, labels)
         if whole is None:
             labels = {case: f"#{index}" for index, case in enumerate(names, 1)}
-            whole = self.rendered(console, options, self.layout, labels)
+            whole = self.rendered(console, options, self.layout, labels, measure_first=True)
         if whole is not None:  # everything fits: print what was laid out to find that out, not a second layout
             timing_lines, memory_lines = whole
             yield from timing_lines
@@ -206,18 +228,11 @@ class Tables:
             yield from memory_lines
             return
         parts = self.column_parts(console, options, labels)
-        for index, part in enumerate(parts):
-            table = self.timing(part, labels, part_title(self.title, index, parts, self.layout))
-            if index < len(parts) - 1:
-                table.caption = None  # the notes once, under the last part
-            yield table
+        for part in parts:
+            yield from part.timing
         yield from self.legend(labels)
-        for index, part in enumerate(parts):
-            memory = memory_table(part, part_title(self.title, index, parts, self.layout), labels)
-            if memory is not None:
-                if index < len(parts) - 1:
-                    memory.caption = None
-                yield memory
+        for part in parts:
+            yield from part.memory
 
     def legend(self, labels: Mapping[str, str]) -> list[str]:
         """The line naming the numbered cases; none when the cases go by their names."""
@@ -225,48 +240,133 @@ class Tables:
             return []
         return ["cases: " + literal("; ".join(f"{label} {case}" for case, label in labels.items()))]
 
-    def timing(self, layout: Grid, labels: Mapping[str, str], title: str | None = None) -> Table:
-        return timing_table(layout, self.title if title is None else title, self.metric_rows, labels)
+    def tables(self, layout: Grid, labels: Mapping[str, str], title: str | None = None,
+               notes: tuple[bool, bool] = (True, True)) -> tuple[Table, Table | None]:
+        """The timing and memory tables of `layout` (the memory one None when no record has a memory figure);
+        `notes`: whether each carries its caption (a split table explains its cells once, under the last part
+        with such a table)."""
+        title = self.title if title is None else title
+        timing = timing_table(layout, title, self.metric_rows, labels)
+        memory = memory_table(layout, title, labels)
+        if not notes[0]:
+            timing.caption = None
+        if memory is not None and not notes[1]:
+            memory.caption = None
+        return timing, memory
 
-    def rendered(self, console: Console, options: ConsoleOptions, layout: Grid,
-                 labels: Mapping[str, str]) -> tuple[list[Segment], list[Segment]] | None:
+    def rendered(self, console: Console, options: ConsoleOptions, layout: Grid, labels: Mapping[str, str],
+                 title: str | None = None, notes: tuple[bool, bool] = (True, True),
+                 measure_first: bool = False) -> tuple[list[Segment], list[Segment]] | None:
         """The timing and memory tables of `layout` laid out for the console, as segments to print; None when
-        either is wider than the console."""
-        memory = memory_table(layout, self.title, labels)
-        timing_lines = fitted(console, options, self.timing(layout, labels))
+        either is wider than the console. With `measure_first`, tables wider than the console even at their
+        narrowest (`narrowest`) are not laid out: rich measures a table too wide twice before it can tell."""
+        timing, memory = self.tables(layout, labels, title, notes)
+        tables = [timing, *([] if memory is None else [memory])]
+        if measure_first and any(fixed + sum(widths.values()) > options.max_width for fixed, widths in
+                                 (narrowest(console, options, table, []) for table in tables)):
+            return None
+        timing_lines = fitted(console, options, timing)
         memory_lines = [] if memory is None else fitted(console, options, memory)
         return None if timing_lines is None or memory_lines is None else (timing_lines, memory_lines)
 
-    def column_parts(self, console: Console, options: ConsoleOptions, labels: Mapping[str, str]) -> list[Grid]:
+    def column_parts(self, console: Console, options: ConsoleOptions, labels: Mapping[str, str]) -> list[Part]:
         """The layout split into consecutive groups of columns whose timing and memory tables each fit the
         console, at their narrowest as rich lays them out (a column too wide even alone gets a group of its
-        own). Each part keeps every cell, so a figure's ratio is still to its row's fastest across all parts."""
-        parts: list[list[str]] = [[]]
-        for column in self.layout.columns:
-            trial = Grid(self.layout.cases, [*parts[-1], column], self.layout.cells)
-            if parts[-1] and self.rendered(console, options, trial, labels) is None:
-                parts.append([])
-            parts[-1].append(column)
-        return [Grid(self.layout.cases, part, self.layout.cells) for part in parts]
+        own), laid out. Each part keeps every cell, so a figure's ratio is still to its row's fastest across
+        all parts.
+
+        Each part is the longest run of the next columns that fits. Rich lays no column out narrower than its
+        widest word, so each column's narrowest width (measured once for the whole table, `narrowest`) bounds
+        how many columns a part can hold; that many are laid out, and where rich's layout comes out wider than
+        the sum (it did by 3 to 7 characters), fewer, found by halving: a few layouts a part, not one a column,
+        and the one that fits is the one printed."""
+        columns = self.layout.columns
+        timing, memory = self.tables(self.layout, labels)
+        # The memory table has only the columns with a memory figure (`memory_columns`): a part without any
+        # has no memory table, and nothing bounds it there.
+        bounds = [narrowest(console, options, timing, columns)]
+        if memory is not None:
+            bounds.append(narrowest(console, options, memory, memory_columns(self.layout)))
+
+        def within(run: Sequence[str]) -> bool:
+            return all(fixed + sum(widths.get(c, 0) for c in run) <= options.max_width
+                       for fixed, widths in bounds if any(c in widths for c in run))
+
+        parts: list[Part] = []
+        start = 0
+        while start < len(columns):
+            bound = start + 1
+            while bound < len(columns) and within(columns[start:bound + 1]):
+                bound += 1
+            end, part = self.longest_fitting(console, options, labels, start, bound)
+            parts.append(part)
+            start = end
+        return parts
+
+    def longest_fitting(self, console: Console, options: ConsoleOptions, labels: Mapping[str, str],
+                        start: int, bound: int) -> tuple[int, Part]:
+        """The longest run of columns from `start` (one at least, `bound` at most) whose tables fit, laid out:
+        its end and its part. Adding a column never narrows a table, so the runs that fit are the shorter ones."""
+        columns = self.layout.columns
+        with_memory = set(memory_columns(self.layout))
+
+        def part(end: int) -> tuple[Grid, Mapping[str, str], str, tuple[bool, bool]]:
+            """Columns start..end: their layout, the labels, their title, and whether their timing and memory
+            tables are the last ones printed (they carry the notes)."""
+            layout = Grid(self.layout.cases, columns[start:end], self.layout.cells)
+            title = self.title
+            if start > 0 or end < len(columns):
+                title = f"{self.title} (columns {start + 1}–{end} of {len(columns)})"
+            return layout, labels, title, (end == len(columns), with_memory.isdisjoint(columns[end:]))
+
+        def laid_out(end: int) -> Part | None:
+            lines = self.rendered(console, options, *part(end))
+            return None if lines is None else Part(*lines)
+
+        low, high = start + 1, bound  # low: a column alone is a part, fitting or not
+        found = laid_out(high)
+        if found is not None:
+            return high, found
+        while low < high - 1:
+            middle = (low + high) // 2
+            if (candidate := laid_out(middle)) is not None:
+                low, found = middle, candidate
+            else:
+                high = middle
+        if found is None and low < bound:  # (low == bound: that one did not fit)
+            found = laid_out(low)
+        if found is None:  # a column too wide even alone: its tables as they are, for the console to crop
+            timing, memory = self.tables(*part(low))
+            found = Part([timing], [] if memory is None else [memory])
+        return low, found
+
+
+def narrowest(console: Console, options: ConsoleOptions, table: Table,
+              figures: Sequence[str]) -> tuple[int, dict[str, int]]:
+    """How narrow rich can lay `table` out at the least: the width of its borders and of its columns but its last
+    ones, the `figures` columns, then each of those, its border included. Rich lays no column out narrower than
+    its widest word (its Measurement of each cell and of the header) or its min_width, plus its padding; its
+    own layout may come out wider (`fitted` tells whether it fits)."""
+    _, right, _, left = table.padding
+    widest: list[int] = []
+    for column in table.columns:
+        words = max(Measurement.get(console, options, cell).minimum for cell in [column.header, *column.cells])
+        widest.append(max(words, column.min_width or 0) + left + right + 1)
+    fixed = len(widest) - len(figures)
+    return 1 + sum(widest[:fixed]), dict(zip(figures, widest[fixed:]))
 
 
 def fitted(console: Console, options: ConsoleOptions, table: Table) -> list[Segment] | None:
     """`table` laid out by rich for the console's width (columns shrunk, what wraps wrapped), as the segments
     to print, lines ended; None when a line is wider than the console: a console crops what is wider, and a
-    column beyond the edge would vanish."""
-    lines = list(Segment.split_lines(console.render(table, options)))
-    if any(Segment.get_line_length(line) > options.max_width for line in lines):
-        return None
-    return [segment for line in lines for segment in (*line, Segment.line())]
-
-
-def part_title(title: str, index: int, parts: Sequence[Grid], layout: Grid) -> str:
-    """The title, and which of the columns a part holds when the table is split."""
-    if len(parts) == 1:
-        return title
-    first = sum(len(part.columns) for part in parts[:index]) + 1
-    last = first + len(parts[index].columns) - 1
-    return f"{title} (columns {first}–{last} of {len(layout.columns)})"
+    column beyond the edge would vanish. Rich yields the lines one by one, the table's top border among the
+    first (its widest line: the title wraps within it): a table too wide is given up there, its rows never laid out."""
+    segments: list[Segment] = []
+    for line in Segment.split_lines(console.render(table, options)):
+        if Segment.get_line_length(line) > options.max_width:
+            return None
+        segments += (*line, Segment.line())
+    return segments
 
 
 def comparison_table(records: Sequence[Record], title: str, metric_rows: Sequence[str] = ()) -> Tables:
@@ -318,9 +418,19 @@ def timing_table(layout: Grid, title: str, metric_rows: Sequence[str], labels: M
     return table
 
 
+def memory_columns(layout: Grid) -> list[str]:
+    """The columns in which some row has a memory figure: the others (e.g. `all`, whose agreement records
+    measure no memory) would show only dashes in the memory table."""
+    return [column for column in layout.columns
+            if any(cell(record.memory) is not None for case in layout.cases
+                   if (record := layout.cells.get((case, column))) is not None for _, cell in MEMORY_ROWS)]
+
+
 def memory_table(layout: Grid, title: str, labels: Mapping[str, str]) -> Table | None:
     """The memory figures of `layout`'s records: a row per case and kind (host peak, device peak, compiled),
-    the case named once; None when no record has any."""
+    the case named once, a column per column of `layout` with a memory figure (`memory_columns`); None when
+    no record has any."""
+    layout = Grid(layout.cases, memory_columns(layout), layout.cells)
     table = Table(title=literal(f"{title}: memory"), title_justify="left")
     _case_columns(table, labels)
     table.add_column("memory", no_wrap=True)

@@ -1,23 +1,23 @@
 """`mnist flax|pytorch|all`, `mnist evaluate <backend>`, `mnist preprocess-images`.
 
 This module imports only click, pydantic and framework-free parts of the
-project: torch, jax and flax load when a backend runs. It is the only place
-that sets XLA_FLAGS (`--devices`, `--xla-cpu-conv`), which must happen before
-JAX is imported; the backend learns the kernels and device count from the
-settings, never from the environment.
+project: torch, jax and flax load when a backend runs. It sets XLA_FLAGS
+(`--devices`, `--xla-cpu-conv`) through `set_xla_cpu_flags`, as `autograd` does,
+which must happen before JAX is imported; the backend learns the kernels and
+device count from the settings, never from the environment.
 """
 
 from __future__ import annotations
 
 import os
-import sys
 from collections.abc import Callable
 from typing import Any, cast
 
 import click
 
 from jax_benchmarks.cli.commands import (
-    BackendGroup, BackendSpec, CommandSpec, GroupSpec, backend_command, execute, suite_command, unavailable_command,
+    BackendGroup, BackendSpec, CommandSpec, GroupSpec, backend_command, execute, set_xla_cpu_flags, suite_command,
+    unavailable_command,
 )
 from jax_benchmarks.frameworks.available import FLAX_STACK, TORCH
 from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
@@ -25,39 +25,21 @@ from jax_benchmarks.settings import BenchSettings, command_line, parse_settings,
 from jax_benchmarks.cli.relaunch import self_command
 from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.errors import interrupt_signal, interrupted
-from jax_benchmarks.mnist import cluster, xla_flags
+from jax_benchmarks.mnist import cluster
 from jax_benchmarks.mnist.settings import DataSettings, EvaluateSettings, FlaxSettings, MnistSettings
 
 # The training figures, then the data set's (the load case; all of `mnist preprocess-images`).
 METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accuracy", "loss",
                "train_images", "test_images", "mean", "std")
 
-FLAG_REASONS = {
-    xla_flags.HOST_DEVICES: "the CPU is split into {value} XLA devices (one per core) for data-parallel training",
-    xla_flags.YNNPACK_OPS: "YNNPACK runs dot products only, convolutions run on XLA's own kernels "
-    "(--xla-cpu-conv ynnpack: jaxlib's default)",
-}
-
 
 def set_xla_flags(settings: FlaxSettings) -> FlaxSettings:
-    """Set the XLA flags of a Flax run on CPU (host devices, convolution kernels) and return the settings of
-    what is in effect. XLA reads XLA_FLAGS once, when JAX starts, so this runs before the flax backend is
-    imported; if JAX is already loaded (a second command in one process) the flags in effect stay as they
-    are, and the settings are made to say which kernels those run the convolutions on."""
+    """Set the XLA flags of a Flax run on CPU (host devices, convolution kernels) before the flax backend is
+    imported, and return the settings of what is in effect (`set_xla_cpu_flags`)."""
     if settings.device_kind != "cpu":
         return settings
-    if "jax" in sys.modules:
-        in_effect = xla_flags.conv_in_effect(os.environ.get("XLA_FLAGS", ""))
-        return settings.model_copy(update={"xla_cpu_conv": in_effect})
-    flags = xla_flags.cpu_flags(settings.device_count, settings.xla_cpu_conv)
-    os.environ["XLA_FLAGS"] = xla_flags.merged(os.environ.get("XLA_FLAGS", ""), flags)
-    for name, value in flags.items():
-        if value is not None:
-            click.echo(
-                f"XLA_FLAGS={name}={value} set before importing JAX: {FLAG_REASONS[name].format(value=value)}",
-                err=settings.json_output,
-            )
-    return settings
+    conv = set_xla_cpu_flags(settings.xla_cpu_conv, settings.device_count, err=settings.json_output)
+    return settings.model_copy(update={"xla_cpu_conv": conv})
 
 
 def training(name: str, names: list[str], model: type[MnistSettings]) -> Callable[..., None]:

@@ -5,7 +5,7 @@ the device), used by `mnist flax`, by `jit flax` (jitted and not) and, per proce
 With `--devices N|all` the same step runs data-parallel: a `Mesh` over N devices, each batch sharded on
 its "data" axis, parameters and optimizer state replicated; XLA inserts the gradient all-reduce. On CPU
 the CLI splits the host into one XLA device per core, and keeps jaxlib's YNNPACK kernels for dot products
-only, so the convolutions run on XLA's own kernels (`src/jax_benchmarks/mnist/xla_flags.py` says why):
+only, so the convolutions run on XLA's own kernels (`src/jax_benchmarks/hardware/xla_flags.py` says why):
 both through XLA_FLAGS, set before JAX is imported.
 
 The step is jitted through the Flax NNX functional API (`nnx.split` once,

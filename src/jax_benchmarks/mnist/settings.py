@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, model_validator
 
 from jax_benchmarks.hardware.devices import cpu_count, gpu_names
+from jax_benchmarks.hardware.xla_flags import CpuConv, cpu_conv_field
 from jax_benchmarks.cli.plots import PLOTS_DIR
 from jax_benchmarks.errors import DataError
 from jax_benchmarks.settings import BenchSettings, OptionError, writable_dir
@@ -30,7 +31,6 @@ from jax_benchmarks.mnist.names import DataSource, DatasetName
 
 Optimizer = Literal["adam", "sgd"]
 Schedule = Literal["onecycle", "constant"]
-CpuConv = Literal["xla", "ynnpack"]
 
 # Per-optimizer defaults when --learning-rate / --schedule are not given.
 DEFAULT_LEARNING_RATE: dict[str, float] = {"adam": 3e-3, "sgd": 0.01}
@@ -253,11 +253,7 @@ class MnistSettings(TrainingSettings):
 class FlaxSettings(MnistSettings):
     """`mnist flax|all`: MnistSettings plus which kernels run the convolutions on XLA:CPU."""
 
-    xla_cpu_conv: CpuConv = Field(
-        "xla",
-        description="Flax on CPU: convolutions on XLA's own kernels (default; an XLA flag set before JAX is "
-        "imported keeps YNNPACK for dot products only) or on YNNPACK (jaxlib's default).",
-    )
+    xla_cpu_conv: CpuConv = cpu_conv_field()
 
 
 def available_devices(kind: str) -> int:
