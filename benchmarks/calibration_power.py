@@ -1,10 +1,11 @@
 """Benchmark: the regression gate's A/A calibration on this machine, and how often it catches a 1.5× slowdown
 (goals of issue 35).
 
-    .venv/bin/python benchmarks/calibration_power.py [ROUNDS] [TRIALS] [THRESHOLD_PCT]
+    .venv/bin/python benchmarks/calibration_power.py [ROUNDS] [TRIALS] [THRESHOLD_PCT] [MIN_TIME_S]
 
 1. Measured: `calibrate xla:numpy --options '--matrix-size 64 --no-memory' --rounds ROUNDS
-   --fail-on-regression THRESHOLD_PCT` (default 10 rounds, 10 %) in a fresh store: what it prints, per
+   --fail-on-regression THRESHOLD_PCT` (default 10 rounds, 10 %; with MIN_TIME_S, `--min-time MIN_TIME_S`
+   among the options: each figure samples that long a round) in a fresh store: what it prints, per
    figure (the false-alarm rate of unchanged code and the smallest slowdown detected; rounds taken on a
    busy machine are left out, as the gate leaves them out).
 2. Synthetic, from injected timings (not a slowed build): each figure's measured per-round fastest samples
@@ -32,11 +33,12 @@ from jax_benchmarks.store.record import Record
 SLOWDOWN = 1.5
 
 
-def calibrate(rounds: int, threshold: float, results: Path) -> None:
-    command = [sys.executable, "main.py", "calibrate", "xla:numpy", "--options", "--matrix-size 64 --no-memory",
+def calibrate(rounds: int, threshold: float, results: Path, min_time: str | None) -> None:
+    options = "--matrix-size 64 --no-memory" + (f" --min-time {min_time}" if min_time is not None else "")
+    command = [sys.executable, "main.py", "calibrate", "xla:numpy", "--options", options,
                "--rounds", str(rounds), "--fail-on-regression", f"{threshold:g}", "--results", str(results)]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
-    print(f"# measured: python main.py calibrate xla:numpy --options '--matrix-size 64 --no-memory' --rounds {rounds} "
+    print(f"# measured: python main.py calibrate xla:numpy --options '{options}' --rounds {rounds} "
           f"--fail-on-regression {threshold:g}  (exit {done.returncode})")
     print(done.stdout.rstrip())
     last = [line for line in done.stderr.splitlines() if line.startswith("calibration run")]
@@ -59,10 +61,11 @@ def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 10
     count = int(sys.argv[2]) if len(sys.argv) > 2 else 20
     threshold = float(sys.argv[3]) if len(sys.argv) > 3 else 10.0
+    min_time = sys.argv[4] if len(sys.argv) > 4 else None
     print(f"# load average before: {os.getloadavg()[0]:.2f}, {len(os.sched_getaffinity(0))} cores")
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp) / "results.jsonl"
-        calibrate(rounds, threshold, results)
+        calibrate(rounds, threshold, results, min_time)
         figures: dict[str, list[Record]] = defaultdict(list)
         for line in results.read_text().splitlines():
             record = Record.model_validate(json.loads(line))

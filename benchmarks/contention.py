@@ -10,11 +10,17 @@ distribution of what other processes took (cores, steal included) and the share 
 `BUSY_CORES`. Then the cost of one reading, against the shortest window a measured case takes (its first
 call, a warm-up and at least 0.2 s of samples). The "busy" threshold in src/jax_benchmarks/measure/contention.py
 was chosen from its output (docs/timing.md#contention).
+
+On a machine with nvidia-smi, last: the cost of the GPU reader (`Sampler.of_this_machine("gpu")`'s one
+nvidia-smi start a case, after its timed calls: it adds to a case's wall time, never to a sample), against
+the shortest measured case. Without nvidia-smi that line says it was not measured (benchmarks/gpu_session.sh
+runs this script on the GPU machine).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -80,6 +86,23 @@ def main(windows: int) -> None:
     before = sampler.read()
     seen = contention_between(before, sampler.read())
     print(f"two readings back to back: {seen.sentence()}")
+    gpu_reader_cost(shortest)
+
+
+def gpu_reader_cost(shortest_s: float, calls: int = 20) -> None:
+    """The GPU reader's wall time a case (one nvidia-smi start for the processes; the ids are asked once)."""
+    if shutil.which("nvidia-smi") is None:
+        print("GPU reader: no nvidia-smi on this machine, its cost not measured")
+        return
+    reader = Sampler.of_this_machine("gpu").gpu
+    assert reader is not None  # a "gpu" target always gets one
+    first = reader()  # asks the GPUs' ids, once a suite
+    start = time.perf_counter()
+    for _ in range(calls):
+        reader()
+    per_case = (time.perf_counter() - start) / calls
+    print(f"GPU reader: {per_case * 1e3:.1f} ms a case (nvidia-smi, after the timed calls, never inside a sample): "
+          f"{per_case / shortest_s:.1%} of the shortest measured case's 0.2 s of samples; it read: {first.sentence()}")
 
 
 if __name__ == "__main__":

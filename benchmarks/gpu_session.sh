@@ -4,7 +4,8 @@
 #   installation   pytest -m installation (JAX and PyTorch compute on the GPU, the precision policy holds)
 #   gpu            every group with --device gpu, mnist flax/pytorch alone, --devices all, a refused size
 #   auto           every group with --device auto
-#   crosscheck     benchmarks/crosscheck.py with both precision policies
+#   crosscheck     benchmarks/crosscheck.py with both precision policies, and the contention sampler's cost
+#                  with its GPU reader (benchmarks/contention.py)
 #   suite          the default test suite
 # e.g. benchmarks/gpu_session.sh installation gpu
 # Logs go to $OUT (default /tmp/gpu_out): versions.txt, <stage>.log, results.jsonl.
@@ -62,7 +63,8 @@ for STAGE in "$@"; do
       groups auto ;;
     crosscheck)
       step 250 "$PY" benchmarks/crosscheck.py --device gpu --precision float32
-      step 250 "$PY" benchmarks/crosscheck.py --device gpu --precision tf32 ;;
+      step 250 "$PY" benchmarks/crosscheck.py --device gpu --precision tf32
+      step 60 "$PY" benchmarks/contention.py 10 ;;
     suite)
       step 560 "$PY" -m pytest -p no:cacheprovider -q -rs ;;
   esac

@@ -26,6 +26,7 @@ from pydantic.fields import FieldInfo
 from jax_benchmarks.hardware.devices import ONE_DEVICE, DeviceKind, DeviceRequest, cpu_count, devices_to_time, resolve_device
 from jax_benchmarks.errors import DataError, NoResultsYet
 from jax_benchmarks.hardware.gpu_policy import MatmulPrecision
+from jax_benchmarks.measure.timing import MIN_TIME_S
 from jax_benchmarks.store.jsonl import regular_file_problem
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (
@@ -86,6 +87,11 @@ class BenchSettings(BaseModel):
         "auto", description="Where to run: auto = the GPU when one is visible, else the CPU (in every group); "
                             "all (where offered) = every visible device, one after the other.")
     repeats: int = Field(5, ge=1, le=1000, description="Minimum timed repeats per figure.")
+    min_time: float = Field(
+        MIN_TIME_S, ge=0.01, le=60.0, json_schema_extra={"metavar": "SECONDS"},
+        description="Minimum seconds of timed samples per figure (more samples until both this and --repeats are "
+                    "reached). Longer makes a round's fastest sample steadier where the CPU's speed varies from "
+                    "one tenth of a second to the next (a shared host); see docs/timing.md.")
     seed: int = Field(0, ge=0, le=2**32 - 1, description="Seed for NumPy, PyTorch and JAX.")
     precision: MatmulPrecision = Field(
         "float32",

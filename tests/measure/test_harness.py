@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,21 @@ def test_relative_error_and_difference() -> None:
     assert relative_error(0.9, -1.0) == pytest.approx(1.9)
     assert relative_error(1e-3, 0.0) == pytest.approx(1e9)  # a zero reference stays finite
     assert relative_difference(1.0, 2.0) == relative_difference(2.0, 1.0) == pytest.approx(0.5)
+
+
+def test_min_time_sets_how_long_a_figure_samples(tmp_path: Path) -> None:
+    # `--min-time`: a 2 ms call sampled for at least 0.3 s gives at least 150 samples' worth of calls; the
+    # default window (0.2 s) gives fewer. Samples of a short call are blocks of calls (`block_s`), so the
+    # time sampled is samples × calls per sample × the call's time.
+    run, _ = run_in(tmp_path)
+
+    def busy_2ms() -> None:
+        end = time.perf_counter() + 0.002
+        while time.perf_counter() < end:
+            pass
+
+    measured = run_cases(run, TARGET, [Case("spin_2ms", lambda: Timed(busy_2ms))], repeats=1, min_time_s=0.3)
+    default = run_cases(run, TARGET, [Case("spin_2ms", lambda: Timed(busy_2ms))], repeats=1)
+    sampled = {label: sum(m.samples_s) * m.calls_per_sample for label, m in measured.items()}
+    assert all(seconds >= 0.3 for seconds in sampled.values()), sampled
+    assert all(sum(m.samples_s) * m.calls_per_sample < 0.3 for m in default.values())

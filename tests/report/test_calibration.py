@@ -51,8 +51,8 @@ def test_limit_lines_warn_below_what_the_machine_resolves() -> None:
     lines = limit_lines(limits, 10.0)
     assert lines[0] == (f"warning: --fail-on-regression 10 % is below what this machine resolves for 1 of 2 calibrated "
                         f"figure(s) (A/A calibration run {CALIBRATION}): e.g. xla matmul numpy resolves only changes of "
-                        "35.5 % or more with 3 rounds a side (10 % needs 40 rounds a side); record more --rounds or "
-                        "raise the threshold")
+                        "35.5 % or more with 3 rounds a side (10 % needs 40 rounds a side); record more --rounds, "
+                        "sample longer (--min-time, e.g. 1: steadier rounds on a shared host) or raise the threshold")
     assert "false alarms at 10 % in the A/A calibration for 1 of 2 calibrated figure(s)" in lines[1]
     assert "xla sum numpy in 12% of the splits" in lines[1]
     assert limit_lines([Limit("xla sum numpy", CALIBRATION, 3, 4.0, 3, 0.0)], 10.0) == []

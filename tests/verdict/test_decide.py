@@ -41,17 +41,18 @@ def test_a_real_ten_percent_difference_is_faster() -> None:
 
 def test_an_equal_pair_is_the_same_within_the_stated_margin() -> None:
     decision = decided(0.0100, 0.0100, rounds=8)
-    assert decision.word == "same" and decision.margin_pct == DEFAULT_MARGIN_PCT and not decision.margin_is_detectable
+    assert decision.word == "same" and decision.margin_pct == DEFAULT_MARGIN_PCT
     [contrast] = contrasts([("jax", *pair(0.0100, 0.0100, 8)[:1], "numpy", pair(0.0100, 0.0100, 8)[1])])
     assert "jax and numpy are the same within ±5 % (ratio 1.00" in contrast.phrase()
 
 
-def test_a_noisy_pair_states_the_detectable_change_as_its_margin() -> None:
+def test_a_noisy_equal_pair_is_not_called_the_same_but_undecided_with_its_detectable_change() -> None:
     noisy = (1.00, 1.12, 0.90, 1.06, 0.95)  # rounds ±10 %: 5 rounds detect only a larger change than 5 %
     decision = decided(0.0100, 0.0100, rounds=5, drift=noisy)
-    assert decision.margin_is_detectable and decision.margin_pct is not None
-    assert decision.margin_pct > DEFAULT_MARGIN_PCT and decision.margin_pct == decision.detectable_pct
-    assert "(the detectable change of these rounds)" in decision.margin_text
+    assert decision.word == "undecided" and decision.margin_pct == DEFAULT_MARGIN_PCT
+    assert decision.detectable_pct is not None and decision.detectable_pct > DEFAULT_MARGIN_PCT
+    assert undecided_text(decision) == (f"undecided after 5 rounds: a difference below "
+                                        f"{decision.detectable_pct:.3g} % is not detectable here")
 
 
 def test_too_few_rounds_are_undecided_and_say_how_many() -> None:

@@ -10,7 +10,7 @@ from jax_benchmarks.jit.findings import break_even, jit_findings
 from jax_benchmarks.mnist.findings import training_findings
 from jax_benchmarks.verdict.findings import all_findings, latest_runs, memory_findings, noise_findings
 from jax_benchmarks.xla.findings import linear_algebra
-from tests.verdict.fixtures import RUN, epochs, figure, matmul, record
+from tests.verdict.fixtures import QUIET_DRIFT, RUN, epochs, figure, matmul, record
 
 
 def test_a_two_fold_difference_is_found_with_its_interval() -> None:
@@ -24,11 +24,18 @@ def test_a_two_fold_difference_is_found_with_its_interval() -> None:
     assert finding.run_ids == (RUN,) and finding.cases == ("matmul_1000x1000_float64",)
 
 
-def test_a_difference_within_noise_is_called_the_same() -> None:
-    # 3 % apart, while the rounds drift by up to 5 %: no claim.
+def test_a_difference_within_noise_is_not_claimed() -> None:
+    # 3 % apart, while 3 rounds drift by up to 5 %: neither faster nor provably within ±5 %.
     [finding] = linear_algebra(matmul(numpy_s=0.0100, jax_s=0.0103))
+    assert finding.status == "undecided"
+    assert "is not detectable here" in finding.sentence
+    assert "faster" not in finding.sentence and "the same" not in finding.sentence
+
+
+def test_a_small_difference_over_quiet_rounds_is_the_same_within_five_percent() -> None:
+    [finding] = linear_algebra(matmul(numpy_s=0.0100, jax_s=0.0103, rounds=8, drift=QUIET_DRIFT))
     assert finding.status == "same"
-    assert "the same within ±" in finding.sentence
+    assert "the same within ±5 %" in finding.sentence
     assert "faster" not in finding.sentence
 
 
@@ -58,8 +65,9 @@ def test_break_even_is_the_first_call_count_that_repays_the_compilation() -> Non
 def test_jit_finding_gives_gain_compile_cost_and_break_even_per_size() -> None:
     records = (figure("jit", "jax", "f_10000_float32", 0.003, variant="eager")
                + figure("jit", "jax", "f_10000_float32", 0.001, variant="jit", compile_s=1.0)
-               + figure("jit", "jax", "f_100000_float32", 0.010, variant="eager")
-               + figure("jit", "jax", "f_100000_float32", 0.0101, variant="jit", compile_s=1.0))
+               + figure("jit", "jax", "f_100000_float32", 0.010, variant="eager", rounds=8, drift=QUIET_DRIFT)
+               + figure("jit", "jax", "f_100000_float32", 0.0101, variant="jit", compile_s=1.0, rounds=8,
+                        drift=QUIET_DRIFT))
     [finding] = jit_findings(records)
     assert finding.status == "found"
     small, large = finding.rows
@@ -133,8 +141,9 @@ def test_latest_runs_takes_each_figure_from_the_latest_run_that_has_it() -> None
 
 
 def test_against_gives_the_ratio_per_framework_between_machines() -> None:
-    here = {"xla": matmul(numpy_s=0.010, jax_s=0.006)}
-    there_records: list[Record] = matmul(numpy_s=0.0025, jax_s=0.006, run_id="20261124T130000Z-bbbbbb")
+    quiet = {"rounds": 8, "drift": QUIET_DRIFT}  # the same within ±5 % needs rounds that resolve it
+    here = {"xla": matmul(numpy_s=0.010, jax_s=0.006, **quiet)}
+    there_records: list[Record] = matmul(numpy_s=0.0025, jax_s=0.006, run_id="20261124T130000Z-bbbbbb", **quiet)
     ratios = {r.framework: r for r in machine_ratios(here, {"xla": there_records})}
     assert ratios["numpy"].geomean == pytest.approx(4.0, rel=0.05)
     assert ratios["numpy"].count("faster") == 1
@@ -151,22 +160,22 @@ def test_an_interval_excluding_one_but_not_the_margin_is_undecided() -> None:
     records = matmul(numpy_s=0.010, jax_s=0.008)
     comparison = Comparison(baseline_run_id=RUN, baseline_median_s=0.010, baseline_iqr_s=0.0, change_pct=-20.0,
                             verdict="unchanged", method="welch-rounds", p_value=0.06, rounds=3, baseline_rounds=3,
-                            log_ratio=LogRatio(-0.22, 0.05, 4.0))
+                            log_ratio=LogRatio(-0.12, 0.03, 4.0))
     contrast = Contrast("jax", "numpy", tuple(records[3:]), tuple(records[:3]), comparison, decide([comparison])[0])
     low, high = contrast.interval or (0.0, 0.0)
-    assert 1 < low < high  # jax faster by the interval alone, but the interval reaches inside the margin
-    phrase = contrast.phrase()  # (the detectable change of 3 rounds a side, 20 %): undecided, the margin named
-    assert "undecided after 3 rounds: a difference below 20.4 % is not detectable here" in phrase
-    assert "margin ±20.4 % (the detectable change of these rounds)" in phrase
+    assert 1 < low < 1.05 < high  # jax faster by the interval alone, but the interval reaches inside the margin
+    phrase = contrast.phrase()  # neither beyond ±5 % nor inside it: undecided, the detectable change named
+    assert "undecided after 3 rounds: a difference below 11.8 % is not detectable here" in phrase
+    assert "margin ±5 %," in phrase
     assert "the same" not in phrase and "faster" not in phrase
 
 
 def test_against_finding_names_each_shared_figure_and_both_machines() -> None:
     from jax_benchmarks.verdict.against import against_finding
 
-    here = {"xla": matmul(numpy_s=0.010, jax_s=0.006)}
-    there = {"xla": matmul(numpy_s=0.0025, jax_s=0.006, run_id="20261124T130000Z-bbbbbb",
-                           env={"cpu": "Big CPU", "cpu_cores": 64, "gpu": "NVIDIA H100"})}
+    here = {"xla": matmul(numpy_s=0.010, jax_s=0.006, rounds=8, drift=QUIET_DRIFT)}
+    there = {"xla": matmul(numpy_s=0.0025, jax_s=0.006, run_id="20261124T130000Z-bbbbbb", rounds=8,
+                           drift=QUIET_DRIFT, env={"cpu": "Big CPU", "cpu_cores": 64, "gpu": "NVIDIA H100"})}
     finding = against_finding(here, there)
     assert "(Big CPU (64 cores), NVIDIA H100 against Test CPU (2 cores), no GPU)" in finding.sentence
     assert [(row[0], row[1], row[4]) for row in finding.rows] == [

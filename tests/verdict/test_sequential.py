@@ -42,6 +42,16 @@ def test_only_groups_with_an_undecided_finding_get_another_round() -> None:
     assert next_round(SCALE, 3, ["xla"], 200.0, 240.0, 10.0) is None  # at this pace a round takes 50 s
 
 
+def test_a_budget_too_small_for_every_open_group_buys_rounds_for_the_cheapest() -> None:
+    scale = Scale("quick", 3, (Step("xla", "all", (), 20.0), Step("jit", "all", (), 5.0), Step("jit", "flax", (), 4.0),
+                               Step("scipy", "all", (), 6.0)), "test")
+    more = next_round(scale, 3, ["xla", "jit", "scipy"], spent_s=200.0, budget_s=216.0, pace=1.0)
+    # 16 s left: scipy (6 s) and then jit (both its steps, 9 s) fit; xla (20 s) does not.
+    assert more is not None and [(s.group, s.command) for s in more.steps] == [("jit", "all"), ("jit", "flax"),
+                                                                              ("scipy", "all")]
+    assert more.rounds == 4
+
+
 def test_rounds_are_added_until_the_finding_is_decided(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     store = tmp_path / "r.jsonl"
     ran: list[tuple[tuple[str, ...], int]] = []

@@ -106,7 +106,7 @@ def run_backend(module: BackendModule, spec: CommandSpec, settings: BenchSetting
         with applied(settings.precision, [framework.module for framework in spec.needs]):
             for suite in module.suites(settings):
                 run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns, memory=settings.memory,
-                          device_memory=spec.device_memory)
+                          device_memory=spec.device_memory, min_time_s=settings.min_time)
     except Exception as exc:
         if is_out_of_memory(exc):
             raise OutOfMemory(exc) from None
@@ -142,7 +142,7 @@ def execute(
     policy = gpu_policy_for(settings)
     run = Run(group.name, settings.results, log=console.print, run_id=run_id or settings.run_id,
               round_index=settings.round_index, rounds=settings.rounds if settings.is_round else None,
-              settings_env={"threads": settings.threads, **policy.record()},
+              settings_env={"threads": settings.threads, "min_time_s": settings.min_time, **policy.record()},
               # Bars only on a terminal: rich draws nothing useful into a pipe or file, only blank lines.
               progress=RichProgress(console) if show and console.is_terminal else None)
     print_run_header(console, run, settings)

@@ -28,7 +28,9 @@ class RNG_Provider:  # noqa: N801 - the name the project's users know
         np.random.seed(seed % 2**32)
         self.numpy: np.random.Generator = np.random.default_rng(seed)
         self._key: jax.Array | None = None
-        if "torch" in sys.modules:
+        # A module hidden by setting sys.modules[name] = None (as the tests of a missing framework do) is not
+        # loaded: only a real module there means torch was imported.
+        if sys.modules.get("torch") is not None:
             self.seed_torch()
 
     def get(self) -> jax.Array:

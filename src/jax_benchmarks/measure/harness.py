@@ -76,7 +76,8 @@ from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, SEPARATE_PASS, Devi
                                            release_freed_memory)
 from jax_benchmarks.measure.progress import Progress
 from jax_benchmarks.store.record import Output, Record, Scalar
-from jax_benchmarks.measure.timing import Measurement, Sync, measure, no_sync, single, time_call, time_runs
+from jax_benchmarks.measure.timing import (MIN_TIME_S, Measurement, Sync, measure, no_sync, single, time_call,
+                                           time_runs)
 
 R = TypeVar("R")
 T = TypeVar("T")
@@ -412,8 +413,8 @@ def select(cases: Iterable[Case[Any]], patterns: Sequence[str]) -> list[Case[Any
     return [case for case in cases if matches(case, patterns)]
 
 
-def measure_keeping_result(fn: Callable[[], R], sync: Sync, repeats: int, fixed_count: bool = False
-                           ) -> tuple[R, Measurement]:
+def measure_keeping_result(fn: Callable[[], R], sync: Sync, repeats: int, fixed_count: bool = False,
+                           min_time_s: float = MIN_TIME_S) -> tuple[R, Measurement]:
     """`measure(fn)` that also hands back the last result, so no step is computed twice.
 
     The previous result is dropped before the next call starts, so at most one result is alive at a
@@ -430,25 +431,26 @@ def measure_keeping_result(fn: Callable[[], R], sync: Sync, repeats: int, fixed_
     if fixed_count:  # see `Timed.fixed_count`
         measurement = measure(call, sync, repeats=repeats, min_time_s=0.0, block_s=0.0)
     else:
-        measurement = measure(call, sync, repeats=repeats)
+        measurement = measure(call, sync, repeats=repeats, min_time_s=min_time_s)
     return last[0], measurement
 
 
-def time_case(timed: Timed[R], repeats: int) -> tuple[R, Measurement]:
+def time_case(timed: Timed[R], repeats: int, min_time_s: float = MIN_TIME_S) -> tuple[R, Measurement]:
     if timed.once:
         result, seconds = time_call(timed.call, timed.sync)
         return result, single(seconds)
     if timed.runs is not None:
         return time_runs(timed.call, timed.sync, timed.runs, timed.before_each)
-    return measure_keeping_result(timed.call, timed.sync, repeats, timed.fixed_count)
+    return measure_keeping_result(timed.call, timed.sync, repeats, timed.fixed_count, min_time_s)
 
 
-def sampled_case(timed: Timed[R], repeats: int, sampler: Sampler) -> tuple[R, Measurement]:
+def sampled_case(timed: Timed[R], repeats: int, sampler: Sampler, min_time_s: float = MIN_TIME_S
+                 ) -> tuple[R, Measurement]:
     """`time_case`, with what other processes took of the machine meanwhile on the measurement
     (jax_benchmarks.measure.contention: a reading of /proc before and after, outside the timed calls;
     benchmarks/contention.py measures their cost)."""
     before = sampler.read()
-    result, measurement = time_case(timed, repeats)
+    result, measurement = time_case(timed, repeats, min_time_s)
     seen = contention_between(before, sampler.read())
     if sampler.gpu is not None:  # after the CPU's reading: nvidia-smi's tens of ms are not in its window
         seen = replace(seen, gpu=sampler.gpu())
@@ -456,7 +458,7 @@ def sampled_case(timed: Timed[R], repeats: int, sampler: Sampler) -> tuple[R, Me
 
 
 def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
-                 sampler: Sampler | None = None) -> tuple[R, Measurement]:
+                 sampler: Sampler | None = None, min_time_s: float = MIN_TIME_S) -> tuple[R, Measurement]:
     """`time_case`, then the memory figures on the measurement (none without a probe). Returns the last
     result: the memory pass's, where there is one (the same call on the same inputs as the timed ones)."""
     if timed.single_pass:
@@ -468,14 +470,14 @@ def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
         release_freed_memory()
     sampler = sampler or Sampler.of_this_machine()
     if probe is None:
-        return sampled_case(timed, repeats, sampler)
+        return sampled_case(timed, repeats, sampler, min_time_s)
     if timed.single_pass:
         probe.start(settle=False)
-        result, measurement = sampled_case(timed, repeats, sampler)
+        result, measurement = sampled_case(timed, repeats, sampler, min_time_s)
         figures = probe.stop(AROUND_TIMED_RUN)
     else:
         probe.before_timing()
-        result, measurement = sampled_case(timed, repeats, sampler)
+        result, measurement = sampled_case(timed, repeats, sampler, min_time_s)
         del result  # no more results alive during the pass than during a timed call
         probe.start(settle=True)
         result = timed.call()
@@ -489,7 +491,7 @@ def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
 def run_cases(
     run: Recorder, target: Target, cases: Sequence[Case[Any]], *, repeats: int, patterns: Sequence[str] = (),
     progress: Progress | None = None, fixtures: Sequence[Fixture[Any]] = (), memory: bool = True,
-    device_memory: DeviceMemory | None = None,
+    device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S,
 ) -> dict[str, Measurement]:
     """Time, judge and record every selected case in order; raise `CheckFailed` at the end if any check
     failed. Returns the measurements by case label (for a backend that reports across cases). The
@@ -498,13 +500,13 @@ def run_cases(
     device peak of a case on a GPU (the backend's spec declares it; None: the record says none is read)."""
     with LiveFixtures(fixtures) as live:
         return run_live(run, target, cases, live, repeats=repeats, patterns=patterns, progress=progress,
-                        memory=memory, device_memory=device_memory)
+                        memory=memory, device_memory=device_memory, min_time_s=min_time_s)
 
 
 def run_live(
     run: Recorder, target: Target, cases: Sequence[Case[Any]], live: LiveFixtures, *, repeats: int,
     patterns: Sequence[str] = (), progress: Progress | None = None, kept_for_after: Sequence[Fixture[Any]] = (),
-    memory: bool = True, device_memory: DeviceMemory | None = None,
+    memory: bool = True, device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S,
 ) -> dict[str, Measurement]:
     """`run_cases` with the suite's live fixtures, keeping `kept_for_after` alive for `Suite.after`."""
     progress = progress or run.progress
@@ -539,7 +541,7 @@ def run_live(
                     live.keep_only(still_needed(index + 1, case))
                 values = [live.value(fixture) for fixture in case.uses]
                 probe = Probe.of(device_memory, target.backend, target.device) if memory else None
-                result, measurement = measure_case(case.prepare(*values), repeats, probe, sampler)
+                result, measurement = measure_case(case.prepare(*values), repeats, probe, sampler, min_time_s)
             except case.cannot_run as exc:
                 dead[case.variant] = f"{type(exc).__name__}: {first_line(exc)}"
                 run.log(f"skipped: {escape(label)}: {escape(dead[case.variant])}")
@@ -574,7 +576,8 @@ def run_live(
 
 
 def run_suite(run: Recorder, suite: Suite, *, repeats: int, patterns: Sequence[str] = (),
-              memory: bool = True, device_memory: DeviceMemory | None = None) -> dict[str, Measurement]:
+              memory: bool = True, device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S
+              ) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
     selected; all of it inside the suite's `context`, the fixtures torn down before it is left."""
     with suite.context(), LiveFixtures(suite.fixtures, SuiteRecords(run)) as live:
@@ -583,7 +586,7 @@ def run_suite(run: Recorder, suite: Suite, *, repeats: int, patterns: Sequence[s
             suite.before(run)
         measured = run_live(run, suite.target, suite.cases, live, repeats=repeats, patterns=patterns,
                             kept_for_after=suite.after_uses if suite.after is not None else (), memory=memory,
-                            device_memory=device_memory)
+                            device_memory=device_memory, min_time_s=min_time_s)
         if suite.after is not None and measured:
             suite.after(run, *(live.value(fixture) for fixture in suite.after_uses))
         return measured

@@ -30,6 +30,10 @@ T = TypeVar("T")
 Sync = Callable[[Any], object]
 
 NOISY_IQR_RATIO = 0.10
+# Seconds of samples a figure takes at least (`--min-time`). On a shared host the CPU slows for tenths of a
+# second at a time (another tenant on a sibling hyperthread; /proc/stat shows nothing): a window this short can
+# fall entirely in such a spell, and its fastest sample with it (docs/timing.md#a-steadier-window).
+MIN_TIME_S = 0.2
 
 
 def no_sync(_: object) -> None:
@@ -127,7 +131,7 @@ def measure(
     *,
     repeats: int = 5,
     warmup: int = 1,
-    min_time_s: float = 0.2,
+    min_time_s: float = MIN_TIME_S,
     block_s: float = 2e-3,
     max_repeats: int = 1000,
 ) -> Measurement:

@@ -153,21 +153,9 @@ def supervise(commands: Sequence[Sequence[str]], env: Mapping[str, str], cwd: st
 
 def saved_records(results: ResultsLocation, run_id: str) -> str:
     """What the run has in the results store, said truly: "N records of run X are saved in PLACE"."""
-    from jax_benchmarks.store.location import open_store, store_errors
-    from jax_benchmarks.store.sql import StoreError
+    from jax_benchmarks.store.location import saved_count
 
-    try:
-        store = open_store(results, create=False)
-    except StoreError:
-        return f"0 records of run {run_id} are saved in {results}"
-    try:
-        with store_errors(store):
-            count = len(store.run_records(run_id))
-    except (StoreError, OSError):
-        count = 0
-    finally:
-        store.close()
-    return f"{count} records of run {run_id} are saved in {results}"
+    return f"{saved_count(results, run_id)} records of run {run_id} are saved in {results}"
 
 
 def child_environment(environ: Mapping[str, str], count: int, cores: int) -> dict[str, str]:

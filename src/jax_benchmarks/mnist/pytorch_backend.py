@@ -330,7 +330,7 @@ def follow(settings: MnistSettings, data: MnistData, rank: int, world: int, sele
     (suite,) = mnist_suites(follower, BACKEND, None, build_trainer(follower), compiled=False, data=data)
     run = Run("mnist", follower.results, recording=False)
     run_suite(run, suite, repeats=settings.repeats, patterns=[n for n in selected if n not in (names.load, names.peak)],
-              memory=False)
+              memory=False, min_time_s=settings.min_time)
 
 
 class SpawnedRanks:

@@ -97,7 +97,8 @@ def limit_lines(limits: Sequence[Limit], threshold_pct: float) -> list[str]:
                      f"{len(blind)} of {len(limits)} calibrated figure(s) (A/A calibration run "
                      f"{worst.calibration_run}): e.g. {worst.figure} resolves only changes of "
                      f"{worst.resolvable_pct:.3g} % or more with {worst.rounds} rounds a side ({threshold_pct:g} % "
-                     f"needs {needed}); record more --rounds or raise the threshold")
+                     f"needs {needed}); record more --rounds, sample longer (--min-time, e.g. 1: steadier rounds on a "
+                     f"shared host) or raise the threshold")
     alarming = [limit for limit in limits if limit.false_alarm_rate > ALPHA]
     if alarming:
         worst = max(alarming, key=lambda limit: limit.false_alarm_rate)

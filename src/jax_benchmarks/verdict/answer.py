@@ -128,6 +128,6 @@ def plain_answer(found: Sequence[Answer]) -> list[str]:
         if topics:
             lines.append(f"{later if lines else first} {_listed(topics)}.")
     lines.append("Each answer sets JAX's fastest figure against the fastest other framework's on one case: faster "
-                 "only where the ratio's 95 % confidence interval lies beyond the equivalence margin (5 % or the detectable change, whichever "
-                 "is larger), the same only where an equivalence test (TOST) puts it inside, else undecided.")
+                 "only where the ratio's 95 % confidence interval lies beyond the margin of ±5 %, the same only where an "
+                 "equivalence test (TOST) puts it inside ±5 %, else undecided.")
     return lines

@@ -75,6 +75,9 @@ def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Pat
                                             rounds=scale.rounds, index=index, run_id=run_id),
                                  stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
             done.append(RoundDone(label, time.perf_counter() - began, code))
+            with log.open("a", encoding="utf-8") as out:  # the wall times the scale's round estimates come from
+                out.write(f"== verdict {run_id}: {step.label} (round {index + 1}/{scale.rounds}) took "
+                          f"{done[-1].seconds:.1f} s, exit {code}\n")
     return done
 
 

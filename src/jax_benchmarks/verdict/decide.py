@@ -4,8 +4,11 @@ Built on the regression gate's test (`jax_benchmarks.report.compare`): the log o
 means of the rounds' fastest samples, with Welch's standard error, and the gate's minimum detectable change
 (`Comparison.detectable_pct`: the smallest change these rounds detect at α 0.05 two-sided with 80 % power).
 
-* The margin m: `DEFAULT_MARGIN_PCT` (5 %) or the detectable change, whichever is larger (a difference the
-  rounds cannot detect is not one they can rule out either); the sentence says which.
+* The margin m: `DEFAULT_MARGIN_PCT` (5 %), the difference the page treats as real, the same for both claims.
+  It is not widened to the rounds' detectable change: the tests below already account for the rounds' spread
+  (a wide interval neither excludes nor fits inside ±m), and a wider margin would make "faster" ask for more
+  than its interval shows (beyond 1 + detectable change, about 6.5 standard errors at 3 rounds a side) and
+  let "the same" mean "within ±50 %". Where neither claim holds, the sentence gives the detectable change.
 * faster / slower: Welch's test says the ratio lies beyond the margin (beyond 1 + m, or below 1 / (1 + m)),
   two-sided: the 95 % interval the page shows excludes the margin.
 * the same within ±m %: an equivalence test, TOST on the log-ratio (Schuirmann 1987): both one-sided tests
@@ -39,31 +42,16 @@ class Decision:
 
     word: Word
     rounds: int  # the fewer rounds of the two sides
-    margin_pct: float | None  # m of "the same within ±m %"; None when not tested
-    margin_is_detectable: bool  # m is the detectable change (larger than DEFAULT_MARGIN_PCT)
+    margin_pct: float | None  # m of "beyond ±m %" and "the same within ±m %"; None when not tested
     detectable_pct: float | None  # the smallest change these rounds detect; None when not tested
     q_value: float | None  # BH-adjusted p of the claim made (beyond the margin, or within it)
     why_undecided: str = ""  # for `undecided`: too few rounds, busy, too wide, or not resolved
     refused: bool = False  # the two figures are not the same work: never compared (`why_undecided` says why)
 
     @property
-    def margin_short(self) -> str:
+    def margin_text(self) -> str:
         """'±5 %'."""
         return "no margin" if self.margin_pct is None else f"±{self.margin_pct:.3g} %"
-
-    @property
-    def margin_text(self) -> str:
-        """'±5 %' or '±12 % (the detectable change of these rounds)'."""
-        text = self.margin_short
-        return text + " (the detectable change of these rounds)" if self.margin_is_detectable else text
-
-
-def margin_pct(comparison: Comparison) -> tuple[float, bool] | None:
-    """(m, whether m is the detectable change): the larger of DEFAULT_MARGIN_PCT and the detectable change."""
-    detectable = comparison.detectable_pct
-    if detectable is None:
-        return None
-    return (detectable, True) if detectable > DEFAULT_MARGIN_PCT else (DEFAULT_MARGIN_PCT, False)
 
 
 def p_beyond_margin(ratio: LogRatio, margin: float) -> float:
@@ -81,25 +69,20 @@ def p_within_margin(ratio: LogRatio, margin: float) -> float:
 
 def decide(comparisons: Sequence[Comparison]) -> list[Decision]:
     """The word for each comparison, those of one finding judged as one family (Benjamini–Hochberg)."""
-    testable: list[int] = []
-    margins: dict[int, tuple[float, bool]] = {}
-    for i, comparison in enumerate(comparisons):
-        found = margin_pct(comparison)
-        if comparison.log_ratio is not None and comparison.busy is None and found is not None:
-            testable.append(i)
-            margins[i] = found
-    beyond = benjamini_hochberg([p_beyond_margin(_ratio(comparisons[i]), margins[i][0]) for i in testable])
-    within = benjamini_hochberg([p_within_margin(_ratio(comparisons[i]), margins[i][0]) for i in testable])
+    margin = DEFAULT_MARGIN_PCT
+    testable = [i for i, comparison in enumerate(comparisons)
+                if comparison.log_ratio is not None and comparison.busy is None and comparison.detectable_pct is not None]
+    beyond = benjamini_hochberg([p_beyond_margin(_ratio(comparisons[i]), margin) for i in testable])
+    within = benjamini_hochberg([p_within_margin(_ratio(comparisons[i]), margin) for i in testable])
     q_beyond, q_within = dict(zip(testable, beyond, strict=True)), dict(zip(testable, within, strict=True))
     out = []
     for i, comparison in enumerate(comparisons):
         rounds = min(comparison.rounds, comparison.baseline_rounds)
-        if i not in margins:
+        if i not in q_beyond:
             why = (f"taken on a busy machine ({comparison.busy}), not judged" if comparison.busy is not None
                    else f"too few rounds to judge, {MIN_ROUNDS} needed a side")
-            out.append(Decision("undecided", rounds, None, False, None, None, why))
+            out.append(Decision("undecided", rounds, None, None, None, why))
             continue
-        margin, is_detectable = margins[i]
         ratio = _ratio(comparison)
         low, high = ratio.interval()
         word: Word = "undecided"
@@ -113,13 +96,13 @@ def decide(comparisons: Sequence[Comparison]) -> list[Decision]:
             word, q = "same", q_within[i]
         else:
             why = "not resolved"
-        out.append(Decision(word, rounds, margin, is_detectable, comparison.detectable_pct, q, why))
+        out.append(Decision(word, rounds, margin, comparison.detectable_pct, q, why))
     return out
 
 
 def refusal(rounds: int, differs: str) -> Decision:
     """The word for two figures that are not the same work: never compared; `differs` names what differs."""
-    return Decision("undecided", rounds, None, False, None, None, differs, refused=True)
+    return Decision("undecided", rounds, None, None, None, differs, refused=True)
 
 
 def undecided_text(decision: Decision) -> str:

@@ -110,7 +110,7 @@ class Contrast:
     @property
     def same_text(self) -> str:
         """'the same within ±5 %' (the equivalence test's margin)."""
-        return f"the same within {self.decision.margin_short}"
+        return f"the same within {self.decision.margin_text}"
 
     def phrase(self) -> str:
         """'jax is 2.10× faster than numpy (95 % CI …)', 'the same within ±5 %' or 'undecided after N rounds'."""

@@ -174,8 +174,8 @@ def render_html(here: Machine, others: Sequence[Machine] = (), across: Sequence[
         body.append(f'<div class="summary">{image(here.summary)}</div>')
     body += [f"<h2>Findings on {html.escape(here.name)}</h2>",
              '<p class="meta">Each finding is one sentence computed from the records; open it for the evidence. '
-             "Three words: faster (the ratio lies beyond the equivalence margin, 5 % or the detectable change, "
-             "whichever is larger), the same within ±m % (an equivalence test, TOST), or undecided (with the "
+             "Three words: faster (the ratio's 95 % interval lies beyond the margin of ±5 %), the same within "
+             "±5 % (an equivalence test, TOST), or undecided (with the "
              "rounds taken and the smallest difference they detect; an interval wider than 10× is undecided).</p>",
              findings_list(here),
              "<h3>What was measured</h3>",
@@ -238,8 +238,8 @@ def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Seque
                   *md_table(between.headers, between.rows), ""]
     if fleet is not None:
         lines += ["### One column per machine", "", fleet.sentence, "", *md_table(fleet.headers, fleet.rows), ""]
-    lines += ["Faster only where the ratio lies beyond the equivalence margin (5 % or the detectable change, "
-              "whichever is larger); the same within ±m % only where an equivalence test (TOST) puts it inside; "
+    lines += ["Faster only where the ratio's 95 % interval lies beyond the margin of ±5 %; the same within ±5 % "
+              "only where an equivalence test (TOST) puts it inside; "
               "otherwise undecided (the regression gate's test: fastest sample per round, Welch, "
               "Benjamini–Hochberg).", ""]
     return "\n".join(lines)

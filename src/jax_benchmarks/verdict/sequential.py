@@ -5,7 +5,7 @@ Each added round is a fresh process per group command, run by the verdict's own 
 (`verdict.cli.measure`) with the next round index; a group command runs every framework it compares in each
 round, one after the other, so the frameworks stay interleaved round by round. A round is started only when it
 fits what is left of the budget at the pace the finished rounds ran (their wall time against the scale's
-reference figures). A refused comparison (the records are not the same work) is never a reason to add rounds:
+reference figures); where the rounds of every open group do not fit, those that do (the cheapest first) run. A refused comparison (the records are not the same work) is never a reason to add rounds:
 more rounds cannot make it comparable.
 
 Pure functions of records and figures: the CLI runs the rounds.
@@ -47,15 +47,21 @@ def open_groups(chosen: Mapping[str, Sequence[Record]], target: float | None) ->
 
 def next_round(scale: Scale, rounds_done: int, open_now: Sequence[str], spent_s: float, budget_s: float,
                pace: float) -> Scale | None:
-    """The scale to run round `rounds_done` (0-based index) of: the steps of the groups in `open_now`, with
-    `rounds` one more than done; None when none is open, the round would not fit the budget at `pace` (seconds
-    taken per reference second), or the rounds' cap is reached."""
-    steps = tuple(step for step in scale.steps if step.group in open_now)
-    if not steps or rounds_done >= MAX_ROUNDS:
+    """The scale to run round `rounds_done` (0-based index) of: the steps of the groups in `open_now` that fit what
+    is left of the budget at `pace` (seconds taken per reference second), the cheapest first, so that a budget
+    too small for every open group still buys rounds for some; `rounds` one more than done. None when none is
+    open, none fits, or the rounds' cap is reached."""
+    if rounds_done >= MAX_ROUNDS:
         return None
-    if spent_s + pace * sum(step.round_s for step in steps) > budget_s:
-        return None
-    return replace(scale, rounds=rounds_done + 1, steps=steps)
+    groups = [group for group in dict.fromkeys(step.group for step in scale.steps) if group in open_now]
+    cost = {group: pace * sum(step.round_s for step in scale.steps if step.group == group) for group in groups}
+    left, chosen = budget_s - spent_s, set()
+    for group in sorted(groups, key=lambda g: cost[g]):
+        if cost[group] <= left:
+            chosen.add(group)
+            left -= cost[group]
+    steps = tuple(step for step in scale.steps if step.group in chosen)
+    return replace(scale, rounds=rounds_done + 1, steps=steps) if steps else None
 
 
 def decided_count(findings: Sequence[Finding], undecided_keys: Collection[str] = ()) -> tuple[int, int]:
