@@ -21,7 +21,8 @@ from tests.conftest import invoke, read_jsonl
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 # 96 training images: 6 steps of 16 per epoch; validation of the 40 test images in batches of 20.
 TINY = ("--batch-size", "16", "--test-batch-size", "20", "--epochs", "2")
-EPOCH, VALIDATION = "train_epoch_16x28x28_float32", "validation_20x28x28_float32"
+STEP, EPOCH, VALIDATION = "train_step_16x28x28_float32", "train_epoch_16x28x28_float32", "validation_20x28x28_float32"
+LOAD, PEAK = "load_mnist_28x28_uint8", "matmul_peak_2048x2048_float32"
 
 
 def synthetic_digits(n_train: int = 96, n_test: int = 40) -> MnistData:
@@ -51,7 +52,12 @@ def refuse(*_: object, **__: object) -> Any:
 
 
 def by_label(path: Path) -> dict[tuple[str, str], dict[str, Any]]:
+    """The newest record of each case and variant (an epoch's: the last epoch's)."""
     return {(str(r["case"]), str(r["variant"])): r for r in read_jsonl(path)}
+
+
+def epochs_of(path: Path, case: str, variant: str) -> list[dict[str, Any]]:
+    return [r for r in read_jsonl(path) if (r["case"], r["variant"]) == (case, variant)]
 
 
 def test_list_reads_no_data_and_builds_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -59,9 +65,11 @@ def test_list_reads_no_data_and_builds_no_model(monkeypatch: pytest.MonkeyPatch)
     monkeypatch.setattr(flax_backend, "FlaxTrainer", refuse)
     result = invoke("jit", "flax", "--model", "cnn", "--list")
     assert result.exit_code == 0, result.output
-    assert result.stdout.splitlines()[1:] == [
-        "  train_epoch_128x28x28_float32 [eager]", "  validation_1000x28x28_float32 [eager]",
-        "  train_epoch_128x28x28_float32 [jit]", "  validation_1000x28x28_float32 [jit]"]
+    per_mode = ["train_step_128x28x28_float32 [{}]", "train_epoch_128x28x28_float32 [{}]",
+                "validation_1000x28x28_float32 [{}]"] + ["train_epoch_128x28x28_float32 [{}]",
+                                                         "validation_1000x28x28_float32 [{}]"]
+    assert result.stdout.splitlines()[1:] == [f"  {LOAD}", f"  {PEAK}"] + [
+        f"  {line.format(mode)}" for mode in ("eager", "jit") for line in per_mode]
 
 
 def test_suites_name_the_cases_from_the_settings_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -70,23 +78,48 @@ def test_suites_name_the_cases_from_the_settings_alone(tmp_path: Path, monkeypat
         {"train_batch_size": 64, "test_batch_size": 500, "num_epochs": 3, "device": "cpu",
          "results": tmp_path / "r.jsonl"})
     [suite] = flax_backend.suites(settings)
-    assert [(c.name, c.variant, c.compiled, c.speedup_over) for c in suite.cases] == [
-        ("train_epoch_64x28x28_float32", "eager", False, "eager"), ("validation_500x28x28_float32", "eager", False, None),
-        ("train_epoch_64x28x28_float32", "jit", True, "eager"), ("validation_500x28x28_float32", "jit", False, None)]
-    assert "not_jitted" in suite.cases[0].params and "not_jitted" not in suite.cases[2].params
-    assert suite.cases[0].params["model"] == "cnn"
+    step, epoch, validation = "train_step_64x28x28_float32", "train_epoch_64x28x28_float32", "validation_500x28x28_float32"
+
+    def mode(variant: str, compiled: bool, over: str | None) -> list[tuple[str, str | None, bool, str | None, int | None]]:
+        return [(step, variant, compiled, over, None)] + [
+            case for n in (1, 2, 3) for case in ((epoch, variant, False, over, n), (validation, variant, False, None, n))]
+
+    # The data's load and the peak once, for both modes; then mnist's training cases per mode.
+    assert [(c.name, c.variant, c.compiled, c.speedup_over, c.params.get("epoch")) for c in suite.cases] == [
+        (LOAD, None, False, None, None), (PEAK, None, False, None, None), *mode("eager", False, None),
+        *mode("jit", True, "eager")]
+    eager, jit = suite.cases[2:9], suite.cases[9:]
+    assert all("not_jitted" in c.params and c.params["model"] == "cnn" for c in eager)
+    assert all("not_jitted" not in c.params and c.params["model"] == "cnn" for c in jit)
+    # One data fixture and one peak for the suite; each mode its own trainer and steps.
+    names = [f.name for f in suite.fixtures]
+    assert names.count("data") == 1 and names.count("peak") == 1 and len(names) == len(set(names))
+    assert {"eager trainer", "jit trainer", "eager: timed step", "jit: compiled step"} <= set(names)
 
 
-def test_trains_with_and_without_jit_and_shows_jaxpr_and_plot(results_path: Path) -> None:
+def test_trains_with_and_without_jit_and_shows_jaxpr_and_plot(results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    reads: list[object] = []
+    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", lambda settings, log: reads.append(1) or synthetic_digits())
     result = invoke("jit", "flax", *TINY, "--show-jaxpr", "--plot", "--results", str(results_path))
     assert result.exit_code == 0, result.output
+    assert len(reads) == 1  # both modes train on the one data fixture
     records = by_label(results_path)
-    assert set(records) == {(EPOCH, "eager"), (VALIDATION, "eager"), (EPOCH, "jit"), (VALIDATION, "jit")}
+    assert set(records) == {(LOAD, "None"), (PEAK, "None")} | {
+        (case, mode) for case in (STEP, EPOCH, VALIDATION) for mode in ("eager", "jit")}
+    # jax.jit's compile is timed apart on the jitted step; the epochs run on the compiled step, one record each.
+    assert records[(STEP, "jit")]["compile_s"] is not None and records[(STEP, "eager")]["compile_s"] is None
+    for mode in ("eager", "jit"):
+        assert [r["params"]["epoch"] for r in epochs_of(results_path, EPOCH, mode)] == [1, 2]
+        assert [r["params"]["epoch"] for r in epochs_of(results_path, VALIDATION, mode)] == [1, 2]
     eager, jit = records[(EPOCH, "eager")], records[(EPOCH, "jit")]
-    assert jit["compile_s"] is not None and eager["compile_s"] is None
-    assert jit["repeats"] == eager["repeats"] == 1  # two epochs: the first apart, one sample
+    assert jit["repeats"] == eager["repeats"] == 1 and jit["compile_s"] is None
+    # The comparison judge judged the jitted mode's last epoch, and it alone.
     assert jit["metrics"]["compilations"] == 1 and jit["checks"]["expected_compilations"] == 1
+    assert "compilations" not in epochs_of(results_path, EPOCH, "jit")[0]["metrics"]
+    assert "compilations" not in eager["metrics"] and "speedup" not in eager["metrics"]
     assert jit["metrics"]["speedup"] == pytest.approx(eager["median_s"] / jit["median_s"])
+    step_speedup = records[(STEP, "eager")]["median_s"] / records[(STEP, "jit")]["median_s"]
+    assert records[(STEP, "jit")]["metrics"]["speedup"] == pytest.approx(step_speedup)
     # The same seed, data and step: the two modes train the same model, up to XLA's reordered rounding.
     assert jit["checks"]["final_loss_rel_diff_vs_eager"] <= flax_backend.LOSS_RTOL
     assert jit["params"]["steps_per_epoch"] == 6 and jit["params"]["source"] == "synthetic"
@@ -106,7 +139,7 @@ def test_one_epoch_is_a_single_figure_and_json_is_alone_on_stdout(results_path: 
     result = invoke("jit", "flax", "--batch-size", "32", "--test-batch-size", "20", "--epochs", "1",
                     "--results", str(results_path), "--json")
     assert result.exit_code == 0, result.stderr
-    assert [r["variant"] for r in json.loads(result.stdout)] == ["eager", "eager", "jit", "jit"]
+    assert [r["variant"] for r in json.loads(result.stdout)] == [None, None, "eager", "eager", "eager", "jit", "jit", "jit"]
     jit = by_label(results_path)[("train_epoch_32x28x28_float32", "jit")]
     assert jit["repeats"] == 1 and jit["params"]["steps_per_epoch"] == 3
 
@@ -123,11 +156,12 @@ def test_k_selects_the_jitted_mode_alone(results_path: Path) -> None:
     result = invoke("jit", "flax", *TINY, "-k", "[jit]", "--results", str(results_path))
     assert result.exit_code == 0, result.output
     records = read_jsonl(results_path)
-    assert [(r["case"], r["variant"]) for r in records] == [(EPOCH, "jit"), (VALIDATION, "jit")]
-    assert records[0]["metrics"]["compilations"] == 1
-    assert "speedup" not in records[0]["metrics"] and "final_loss_eager" not in records[0]["checks"]
+    assert [(r["case"], r["variant"]) for r in records] == [(STEP, "jit")] + [(EPOCH, "jit"), (VALIDATION, "jit")] * 2
+    assert records[3]["metrics"]["compilations"] == 1
+    assert "speedup" not in records[3]["metrics"] and "final_loss_eager" not in records[3]["checks"]
     out = " ".join(result.stdout.split())
-    assert "skipped: flax: 2 of 4 case(s) not selected by -k [jit]" in out  # one line: the eager epoch and validation
+    # One line: the load, the peak and the eager mode's step, epochs and validations.
+    assert "skipped: flax: 7 of 12 case(s) not selected by -k [jit]" in out
     assert f"{EPOCH} [eager]" not in out
 
 
@@ -138,7 +172,7 @@ def test_an_unexpected_compilation_fails_the_check_and_keeps_the_records(
     result = invoke("jit", "flax", *TINY, "-k", "[jit]", "--results", str(results_path))
     assert result.exit_code == 1
     assert "compiled the step 2 time(s), expected 1" in result.stderr
-    assert [r["variant"] for r in read_jsonl(results_path)] == ["jit", "jit"]
+    assert [r["variant"] for r in read_jsonl(results_path)] == ["jit"] * 5
 
 
 def test_a_batch_larger_than_the_data_set_is_refused(results_path: Path) -> None:

@@ -1,19 +1,20 @@
-"""`jit flax`: the mnist group's training, with the train step jitted and not jitted.
+"""`jit flax`: the mnist group's training, with the train step not jitted and jitted.
 
 One model, one data path, one trainer: the mnist group's CNN, data loader and flax.nnx trainer
 (`jax_benchmarks.mnist.flax_trainer.FlaxTrainer`: forward, loss, gradient and optimizer update in one step
 function, the data resident on the device). Each mode trains its own trainer from the same seed (the same
 initial parameters, shuffles and dropout masks) over the same data: "eager" calls the step function directly,
-so every JAX operation is dispatched on its own; "jit" calls it through `jax.jit`. Per mode, in order:
+so every JAX operation is dispatched on its own; "jit" calls it through `jax.jit`.
 
-- `train_epoch_{batch}x28x28_float32 [eager|jit]`: `--epochs` epochs timed one by one (`Timed.runs`), the
-  first apart (it includes compiling), the others the samples; the jitted mode records how many times jax.jit
-  compiled the step (once: every batch has one shape, as the trainer drops the last, partial batch), its
-  speedup over eager, and its last epoch's mean loss against eager's;
-- `validation_{test batch}x28x28_float32 [eager|jit]`: the trained model on the test images.
+The cases are mnist's own (`jax_benchmarks.mnist.cases`): once, the data set's load and (CPU) the float32 peak;
+then per mode (eager, then jit) `training_cases`: `train_step_{batch}x28x28_float32` (jax.jit's compile timed
+apart), per epoch `train_epoch_{batch}x28x28_float32` (timed once, `epoch` in params) and
+`validation_{test batch}x28x28_float32`. The jitted mode's step and epochs record their speedup over eager's,
+and one comparison judge (`against_eager`) judges its last epoch: jax.jit compiled the step exactly once, the
+last epoch's mean loss is within 1 % of eager's when eager ran, and `--show-jaxpr`'s text.
 
-Case names come from the settings alone: building the suite (and `--list`) reads no data. `--show-jaxpr` prints
-the step's jaxpr with the jitted epochs' lines; `--plot` draws the epoch times once both modes ran.
+Case names come from the settings alone: building the suite (and `--list`) reads no data. `--plot` draws the epoch
+times once both modes ran.
 """
 
 from __future__ import annotations
@@ -25,146 +26,116 @@ from rich.markup import escape
 
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.frameworks.rng import RNG_Provider
+from jax_benchmarks.jit.plot import epoch_figure
 from jax_benchmarks.jit.settings import JitTrainingSettings
-from jax_benchmarks.measure.harness import RECORDS, Case, Fixture, Judgement, Suite, SuiteRecords, Target, Timed
+from jax_benchmarks.measure.harness import RECORDS, Case, Fixture, Judgement, Suite, SuiteRecords, Target
 from jax_benchmarks.measure.relative import relative_error
-from jax_benchmarks.measure.timing import Measurement
-from jax_benchmarks.mnist.cases import CaseNames, data_fixture, eval_metrics, evaluating, trainer_fixture
+from jax_benchmarks.mnist.cases import (CaseNames, Comparison, data_cases, suite_data, trainer_fixture,
+                                        training_cases)
 from jax_benchmarks.mnist.data import MnistData
-from jax_benchmarks.mnist.flax_trainer import EpochOutput, EvalOutput, FlaxTrainer
+from jax_benchmarks.mnist.flax_trainer import FlaxTrainer
+from jax_benchmarks.mnist.trainer import EpochResult
 from jax_benchmarks.run import Run
-from jax_benchmarks.store.record import Scalar
+from jax_benchmarks.store.record import Record, Scalar
 
 BACKEND = "flax"
-DTYPE = "float32"
 Mode = Literal["eager", "jit"]
 MODES: tuple[Mode, ...] = ("eager", "jit")
 EAGER_HOW = "the unjitted train step called directly (op-by-op dispatch)"
-HEADINGS: dict[Mode, str] = {"eager": f"not jitted — {EAGER_HOW}:", "jit": "jitted — jax.jit of the same step:"}
 # Both modes run the same float32 steps from the same start; XLA's fusion only reorders rounding, which training
 # amplifies from epoch to epoch: the last epochs' mean losses may differ by up to 1 %.
 LOSS_RTOL = 1e-2
 EXPECTED_COMPILATIONS = 1  # every batch has one shape
 
 
-def case_params(settings: JitTrainingSettings, mode: Mode) -> dict[str, Scalar]:
-    return {
-        "model": settings.model, "dataset": settings.dataset, "epochs": settings.num_epochs,
-        "batch_size": settings.train_batch_size, "optimizer": settings.optimizer, "learning_rate": settings.lr,
-        "schedule": settings.lr_schedule, "dry_run": settings.dry_run,
-        "timed": "one epoch = every train step, synced at the end",
-        **({"not_jitted": EAGER_HOW} if mode == "eager" else {}),
-    }
+def mode_params(settings: JitTrainingSettings, mode: Mode) -> dict[str, Scalar]:
+    """What jit flax's cases record beside mnist's training params: the model, and how the eager step runs."""
+    return {"model": settings.model, **({"not_jitted": EAGER_HOW} if mode == "eager" else {})}
 
 
-def trained_params(trainer: FlaxTrainer, data: MnistData) -> dict[str, Scalar]:
-    return {"source": data.source, "train_images": len(data.y_train), "test_images": len(data.y_test),
-            "steps_per_epoch": trainer.plan.steps}
-
-
-def epoch_lines(measurement: Measurement, mode: Mode) -> list[str]:
-    """Every epoch's time in order: the first (timed apart) and the samples."""
-    first = [] if measurement.first_call_s is None else [measurement.first_call_s]
-    note = " (includes compilation)" if mode == "jit" else " (includes compiling each operation on first use)"
-    return [f"  epoch {i + 1}: {format_seconds(seconds)}{note if i == 0 else ''}"
-            for i, seconds in enumerate(first + list(measurement.samples_s))]
-
-
-def epochs_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[FlaxTrainer],
-                data: Fixture[MnistData]) -> Case[EpochOutput]:
+def against_eager(settings: JitTrainingSettings) -> Callable[[FlaxTrainer, EpochResult, SuiteRecords], Judgement]:
+    """The jitted mode's last epoch against the eager mode's: jax.jit compiled the step once (one batch shape), the
+    last epoch's mean loss within `LOSS_RTOL` of eager's when eager ran (-k may select the jitted mode alone); with
+    --show-jaxpr, the step's jaxpr."""
     names = CaseNames(settings)
 
-    def prepare(trained: FlaxTrainer, *_: object) -> Timed[EpochOutput]:
-        steps = trained.plan.steps
-        return Timed(lambda: trained.train_epoch(steps, lambda: None), trained.sync, runs=settings.num_epochs)
-
-    def judge(output: EpochOutput, measurement: Measurement, trained: FlaxTrainer, loaded: MnistData,
-              records: SuiteRecords) -> Judgement:
-        result = trained.read_epoch(output)
-        metrics: dict[str, Scalar] = {"items_per_s": trained.plan.images_per_epoch / measurement.median_s,
-                                      "final_loss": result.loss}
-        checks: dict[str, Scalar] = {}
+    def judge(trained: FlaxTrainer, result: EpochResult, records: SuiteRecords) -> Judgement:
+        compilations = trained.compilations()
+        checks: dict[str, Scalar] = {"expected_compilations": EXPECTED_COMPILATIONS}
         failures: list[str] = []
-        notes = [HEADINGS[mode], *epoch_lines(measurement, mode),
-                 f"  last epoch: mean loss {result.loss:.4f} · train acc {result.accuracy:.2%}"]
-        if mode == "jit":
-            compilations = trained.compilations()
-            metrics["compilations"] = compilations
-            checks["expected_compilations"] = EXPECTED_COMPILATIONS
-            notes.append(f"jit cache size after {settings.num_epochs} epoch(s): {compilations}")
-            if compilations != EXPECTED_COMPILATIONS:
-                failures.append(f"jax.jit compiled the step {compilations} time(s), expected "
-                                f"{EXPECTED_COMPILATIONS} (one batch shape)")
-            eager_record = records.last(names.epoch, "eager")
-            eager_loss = eager_record.metrics.get("final_loss") if eager_record is not None else None
-            if isinstance(eager_loss, float):  # the eager mode ran (-k may select the jitted one alone)
-                diff = relative_error(result.loss, eager_loss)
-                checks.update(final_loss_eager=eager_loss, final_loss_rel_diff_vs_eager=diff)
-                if not diff <= LOSS_RTOL:
-                    failures.append(f"last epoch's mean loss jit {result.loss:.6g} vs eager {eager_loss:.6g}: "
-                                    f"relative difference {diff:.3g} > {LOSS_RTOL:g}")
-            if settings.show_jaxpr:
-                equations, text = trained.step_jaxpr()
-                notes += [f"jaxpr of the train step for one batch of {trained.plan.batch} ({equations} equations):",
-                          escape(text)]
-        return Judgement(checks=checks, metrics=metrics, failures=failures, notes=notes,
-                         params=trained_params(trained, loaded))
+        notes = [f"jit cache size after {settings.num_epochs} epoch(s): {compilations}"]
+        if compilations != EXPECTED_COMPILATIONS:
+            failures.append(f"jax.jit compiled the step {compilations} time(s), expected {EXPECTED_COMPILATIONS} "
+                            "(one batch shape)")
+        eager = records.last(names.epoch, "eager", epoch=settings.num_epochs)
+        eager_loss = None if eager is None else eager.metrics.get("loss")
+        if isinstance(eager_loss, float):
+            diff = relative_error(result.loss, eager_loss)
+            checks.update(final_loss_eager=eager_loss, final_loss_rel_diff_vs_eager=diff)
+            if not diff <= LOSS_RTOL:
+                failures.append(f"last epoch's mean loss jit {result.loss:.6g} vs eager {eager_loss:.6g}: "
+                                f"relative difference {diff:.3g} > {LOSS_RTOL:g}")
+        if settings.show_jaxpr:
+            equations, text = trained.step_jaxpr()
+            notes += [f"jaxpr of the train step for one batch of {trained.plan.batch} ({equations} equations):",
+                      escape(text)]
+        return Judgement(checks=checks, metrics={"compilations": compilations}, failures=failures, notes=notes)
 
-    return Case(names.epoch, prepare, judge, variant=mode, dtype=DTYPE, params=case_params(settings, mode),
-                compiled=mode == "jit", speedup_over="eager", uses=(trainer, data, RECORDS))
+    return judge
 
 
-def tested_case(settings: JitTrainingSettings, mode: Mode, trainer: Fixture[FlaxTrainer],
-                    data: Fixture[MnistData]) -> Case[EvalOutput]:
-    def judge(output: EvalOutput, measurement: Measurement, trained: FlaxTrainer, loaded: MnistData) -> Judgement:
-        val = trained.read_eval(output)
-        return Judgement(metrics=eval_metrics(val, measurement), params=trained_params(trained, loaded),
-                         notes=[f"{mode}: test loss {val.loss:.4f} · test accuracy {val.accuracy:.2%}"])
-
-    return Case(CaseNames(settings).validation, lambda trained, _data: evaluating(trained), judge, variant=mode,
-                dtype=DTYPE, params=case_params(settings, mode), uses=(trainer, data))
+def epoch_records(records: SuiteRecords, names: CaseNames, mode: Mode, epochs: int) -> list[Record]:
+    """The mode's epoch records of this run, in order."""
+    return [r for n in range(1, epochs + 1) if (r := records.last(names.epoch, mode, epoch=n)) is not None]
 
 
-def summary(records: SuiteRecords, names: CaseNames) -> str | None:
-    """One line from the records: an epoch not jitted vs jitted, the compilation paid once, both test accuracies."""
-    e, j = records.last(names.epoch, "eager"), records.last(names.epoch, "jit")
-    if e is None or j is None or e.median_s is None or j.median_s is None:
+def summary(records: SuiteRecords, settings: JitTrainingSettings) -> str | None:
+    """One line from the records: an epoch not jitted vs jitted (`epoch_figure`: the median over the epochs), the
+    compilation paid once (the jitted step's), the last test accuracy of each mode."""
+    names = CaseNames(settings)
+    eager, jitted = (epoch_figure(epoch_records(records, names, mode, settings.num_epochs)) for mode in MODES)
+    if eager is None or jitted is None:
         return None
-    compile_text = f", compilation {format_seconds(j.compile_s)} paid once" if j.compile_s is not None else ""
+    e, j = eager[0], jitted[0]
+    step = records.last(names.step, "jit")
+    compile_text = f", compilation {format_seconds(step.compile_s)} paid once" if step and step.compile_s else ""
     tested = [records.last(names.validation, mode) for mode in MODES]
-    accuracy = [r.metrics.get("accuracy") for r in tested if r is not None]
-    accuracy_text = ""
-    if len(accuracy) == len(MODES) and all(isinstance(a, float) for a in accuracy):
-        accuracy_text = "; test accuracy " + " / ".join(f"{a:.1%}" for a in accuracy if isinstance(a, float))
-    return (f"one epoch: not jitted {format_seconds(e.median_s)}, jitted {format_seconds(j.median_s)} → "
-            f"×{e.median_s / j.median_s:.1f} with jit{compile_text}{accuracy_text}")
+    accuracy = [a for r in tested if r is not None and isinstance(a := r.metrics.get("accuracy"), float)]
+    accuracy_text = "; test accuracy " + " / ".join(f"{a:.1%}" for a in accuracy) if len(accuracy) == 2 else ""
+    return (f"one epoch: not jitted {format_seconds(e)}, jitted {format_seconds(j)} → "
+            f"×{e / j:.1f} with jit{compile_text}{accuracy_text}")
 
 
 def suites(settings: JitTrainingSettings) -> Sequence[Suite]:
-    """One suite on `--device`: eager's epochs and validation, then jit's (its speedup is over eager). Each
-    mode's trainer lives until its validation is judged; the data until the last case."""
-    data = data_fixture(settings, keep=settings.train_images)  # the first --train-images training images
-    trainers = {mode: trainer_fixture(trainer_builder(settings, mode), data, f"{mode} trainer",
-                                      check=lambda loaded: settings.check_batch_fits(len(loaded.y_train)))
-                for mode in MODES}
-    cases: list[Case[Any]] = []
+    """One suite on `--device`: the data's load and the peak, once; then eager's step, epochs and validations, then
+    jit's (its speedup is over eager's, and `against_eager` judges its last epoch). Each mode's trainer lives until
+    its last validation is judged; the data until the last case."""
+    shared = suite_data(settings, keep=settings.train_images)  # the first --train-images training images
+    cases: list[Case[Any]] = data_cases(settings, shared, None)
+    fixtures: list[Fixture[Any]] = [shared.data, shared.peak]
     for mode in MODES:
-        cases += [epochs_case(settings, mode, trainers[mode], data), tested_case(settings, mode, trainers[mode], data)]
+        trainer = trainer_fixture(trainer_builder(settings, mode), shared.data, f"{mode} trainer",
+                                  check=lambda loaded: settings.check_batch_fits(len(loaded.y_train)))
+        compare = Comparison("eager", against_eager(settings)) if mode == "jit" else None
+        trained, own = training_cases(settings, trainer, mode, shared=shared, compiled=mode == "jit",
+                                      params=mode_params(settings, mode), compare=compare)
+        cases += trained
+        fixtures += [trainer, *own]
 
     def after(run: Run, records: SuiteRecords) -> None:
-        line = summary(records, CaseNames(settings))
+        line = summary(records, settings)
         if line is not None:
             run.log(line)
         if settings.plot:
             from jax_benchmarks.cli.plots import save_figure
             from jax_benchmarks.jit.plot import epoch_time_chart
 
-            name = CaseNames(settings).epoch
-            epochs = [r for mode in MODES if (r := records.last(name, mode)) is not None]
+            names = CaseNames(settings)
+            epochs = [r for mode in MODES for r in epoch_records(records, names, mode, settings.num_epochs)]
             path = save_figure(epoch_time_chart(epochs), f"jit_flax_{settings.model}_epoch_times")
             run.log(f"plot: {path}")
 
-    return [Suite(Target(BACKEND, settings.device_kind), cases, after=after, fixtures=[data, *trainers.values()],
+    return [Suite(Target(BACKEND, settings.device_kind), cases, after=after, fixtures=fixtures,
                   after_uses=(RECORDS,))]
 
 

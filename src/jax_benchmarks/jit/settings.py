@@ -58,7 +58,7 @@ class JitTrainingSettings(TrainingSettings):
     model: Model = Field("cnn", description="cnn: the mnist group's CNN on MNIST digits (the one model).")
     num_epochs: int = Field(
         2, ge=1, le=100, json_schema_extra={"option": "--epochs"},
-        description="Epochs per mode; the first (compilation) is reported apart from the others.",
+        description="Epochs per mode, each timed once (jax.jit's compile is timed apart, on the train step).",
     )
     train_batch_size: int = Field(128, ge=1, le=1024, description="Images per training step (the last, partial "
                                   "batch of an epoch is dropped).", json_schema_extra={"aliases": ["--batch-size"]})

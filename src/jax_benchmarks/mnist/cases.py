@@ -13,6 +13,9 @@ A training suite is, in order (each a `Case`, so `--case/-k` selects any of them
    `validation_{test batch}x28x28_float32` on every test image (process 0 of a job only).
 
 Names come from the settings alone (building a suite reads no data); the data set's sizes are in params.
+Steps 1-2 are `data_cases`, once per suite; steps 3-4 are `training_cases`, per trainer fixture: `jit flax` runs
+them for two trainers on one data fixture (the step not jitted, then jitted), comparing the second's with the
+first's through a `Comparison`.
 
 What the cases share are the suite's fixtures (`jax_benchmarks.measure.harness.Fixture`): the data (provided
 by the load case, which times reading it, or read untimed for the first case that needs it), the trainer, the
@@ -28,8 +31,8 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from dataclasses import dataclass, replace
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -52,9 +55,9 @@ from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.tracking import Tracker, start_tracking
 
 Log = Callable[[str], None]
-# What other packages may use (jit flax trains the same model on the same data): declared, so that a test can
-# check that nothing else of this module is reached from outside mnist.
-__all__ = ["CaseNames", "Log", "data_fixture", "data_suite", "eval_metrics", "evaluating", "mnist_suites",
+# What other packages may use (jit flax trains the same model on the same data, through these cases): declared, so
+# that a test can check that nothing else of this module is reached from outside mnist.
+__all__ = ["CaseNames", "Comparison", "Log", "SuiteData", "data_cases", "data_suite", "mnist_suites", "suite_data",
            "trainer_fixture", "training_cases"]
 
 IMAGE = "28x28"
@@ -157,7 +160,7 @@ def trainer_fixture(build: Callable[[MnistData, Log], T], data: Fixture[MnistDat
 
 # ------------------------------------------------------------------------------------------ training ---
 
-def training_params(settings: MnistSettings) -> dict[str, Scalar]:
+def training_params(settings: TrainingSettings) -> dict[str, Scalar]:
     """The settings every training case records."""
     return {
         "dataset": settings.dataset, "epochs": settings.num_epochs, "optimizer": settings.optimizer,
@@ -274,22 +277,61 @@ def experiment_fixture(settings: MnistSettings, backend: str, variant: str | Non
     return Fixture("experiment", start, needs=(data, trainer, RECORDS), teardown=lambda e: e.end())
 
 
-def training_cases(settings: MnistSettings, build: BuildTrainer, backend: str, variant: str | None, *,
-                   compiled: bool, data_given: MnistData | None = None) -> tuple[list[Case[Any]], list[Fixture[Any]]]:
-    """Load, peak (CPU), step, then each epoch and its validation, with the fixtures they share; refuses a
-    validation selected without the epochs it validates."""
-    names, params, process = CaseNames(settings), training_params(settings), process_params(settings)
-    data = data_fixture(settings, given=data_given)
-    trainer = trainer_fixture(build, data, check=lambda loaded: settings.check_batch_fits(len(loaded.y_train)))
-    # The step case's own change: `prepare_step` keeps what its timed steps change, the teardown puts it back.
-    timed_step = Fixture("timed step", lambda t: (t, t.prepare_step()), needs=(trainer,),
-                         teardown=lambda stepped: stepped[0].end_step())
-    compiled_step = Fixture("compiled step", lambda t: t.warm_up(), needs=(trainer,))
-    peak = peak_fixture(settings.device_kind, settings.precision)
-    experiment = experiment_fixture(settings, backend, variant, data, trainer)
-    step_record = Fixture("step record", lambda records: records.last(names.step, variant), needs=(RECORDS,))
+@dataclass(frozen=True)
+class SuiteData:
+    """What every trainer of one training suite shares: the data set (read once, by the load case or untimed for
+    the first case that needs it) and the float32 peak the training's GFLOP/s are a share of."""
 
-    def step_judge(_result: object, measurement: Measurement, _stepped: object, t: AnyTrainer, loaded: MnistData,
+    data: Fixture[MnistData]
+    peak: Fixture[float | None]
+
+
+def suite_data(settings: TrainingSettings, *, keep: int | None = None, given: MnistData | None = None) -> SuiteData:
+    """The suite's data and peak fixtures (`keep`, `given`: see `data_fixture`)."""
+    return SuiteData(data_fixture(settings, keep=keep, given=given),
+                     peak_fixture(settings.device_kind, settings.precision))
+
+
+def data_cases(settings: TrainingSettings, shared: SuiteData, variant: str | None) -> list[Case[Any]]:
+    """What a training suite times once, whatever it trains: the load case (it provides the data fixture), then on a
+    CPU the float32 matmul rate this machine attains."""
+    names, process = CaseNames(settings), process_params(settings)
+    cases: list[Case[Any]] = [load_case(names.load, {"dataset": settings.dataset, **process}, shared.data, variant)]
+    if settings.device_kind == "cpu":
+        cases.append(peak_case(names.peak, process, variant))
+    return cases
+
+
+@dataclass(frozen=True)
+class Comparison(Generic[T]):
+    """How one trainer's cases compare with another variant's, trained earlier in the same suite (`jit flax`: jit
+    against eager): the step and every epoch record `speedup` over that variant's, and `judge(trainer, epoch's
+    figures, the suite's records)` judges the last epoch, its judgement added to that epoch's own."""
+
+    variant: str
+    judge: Callable[[T, EpochResult, SuiteRecords], Judgement]
+
+
+def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str | None, *, shared: SuiteData,
+                   compiled: bool, params: Mapping[str, Scalar] | None = None, compare: Comparison[T] | None = None,
+                   tracked: Fixture[Any] | None = None) -> tuple[list[Case[Any]], list[Fixture[Any]]]:
+    """One trainer's cases: its train step (jax.jit's compile apart when `compiled`), then each epoch and its
+    validation, on the suite's `shared` data; with the fixtures they add (the timed and the compiled step).
+    `params`: more params every case records; `tracked`: a fixture held from the first epoch to the last
+    validation (mnist's comet.ml experiment). Refuses a validation selected without the epochs it validates."""
+    names = CaseNames(settings)
+    params = {**training_params(settings), **(params or {})}
+    data, peak, records = shared.data, shared.peak, RECORDS
+    followers = () if tracked is None else (tracked,)
+    speedup_over = None if compare is None else compare.variant
+    # The step case's own change: `prepare_step` keeps what its timed steps change, the teardown puts it back.
+    # Named after the trainer: a suite of several trainers declares each one's steps.
+    mine = "" if trainer.name == "trainer" else f"{trainer.name.removesuffix(' trainer')}: "
+    timed_step = Fixture(f"{mine}timed step", lambda t: (t, t.prepare_step()), needs=(trainer,),
+                         teardown=lambda stepped: stepped[0].end_step())
+    compiled_step = Fixture(f"{mine}compiled step", lambda t: t.warm_up(), needs=(trainer,))
+
+    def step_judge(_result: object, measurement: Measurement, _stepped: object, t: T, loaded: MnistData,
                    peak_gflops: float | None) -> Judgement:
         figures = throughput(t.plan.batch, measurement.median_s, peak_gflops)
         first = "compile" if compiled else "first call"
@@ -299,8 +341,8 @@ def training_cases(settings: MnistSettings, build: BuildTrainer, backend: str, v
             f"{first} {measurement.compile_s or 0.0:.2f} s above it · {figures['images_per_s']:.0f} images/s"])
 
     def epoch(n: int, validated: bool) -> Case[Any]:
-        def judge(output: object, measurement: Measurement, t: AnyTrainer, loaded: MnistData,
-                  peak_gflops: float | None, _compiled: object, step: Record | None, _tracked: object) -> Judgement:
+        def judge(output: object, measurement: Measurement, t: T, loaded: MnistData, peak_gflops: float | None,
+                  _compiled: object, suite: SuiteRecords, *_followers: object) -> Judgement:
             result, seconds = t.read_epoch(output), measurement.median_s
             if not math.isfinite(result.loss):
                 return diverged(result, n, settings, data_params(loaded, t.plan))
@@ -308,6 +350,7 @@ def training_cases(settings: MnistSettings, build: BuildTrainer, backend: str, v
             metrics: dict[str, Scalar] = {**figures, "loss": result.loss, "accuracy": result.accuracy}
             checks: dict[str, Scalar] = {"loss_finite": True}
             explained: list[str] = []
+            step = suite.last(names.step, variant)
             if step is not None and step.median_s is not None:  # the step case ran
                 overhead = loop_overhead(seconds, measurement.contention, step.median_s, step.contention,
                                          t.plan.steps)
@@ -315,42 +358,49 @@ def training_cases(settings: MnistSettings, build: BuildTrainer, backend: str, v
                 explained = [] if overhead.why_not is None else [overhead.why_not]
             # With validation, its case logs this line completed by the test figures.
             line = epoch_line(n, settings.num_epochs, seconds, metrics, measurement.memory)
-            return Judgement(checks=checks, metrics=metrics, params=data_params(loaded, t.plan),
-                             output=TrainedEpoch(result, line),
-                             failures=peak_share(figures["gflops"], peak_gflops)[1],
-                             notes=[*explained, *([] if validated else [line])])
+            own = Judgement(checks=checks, metrics=metrics, params=data_params(loaded, t.plan),
+                            output=TrainedEpoch(result, line), failures=peak_share(figures["gflops"], peak_gflops)[1],
+                            notes=[*explained, *([] if validated else [line])])
+            if compare is None or n != settings.num_epochs:
+                return own
+            return joined(own, compare.judge(t, result, suite))
 
         return Case(names.epoch, lambda t, *_: Timed(lambda: t.train_epoch(t.plan.steps, no_step), t.sync, once=True),
-                    judge, variant=variant, dtype="float32", params={**params, "epoch": n},
-                    uses=(trainer, data, peak, compiled_step, step_record, experiment))
+                    judge, variant=variant, dtype="float32", params={**params, "epoch": n}, speedup_over=speedup_over,
+                    uses=(trainer, data, peak, compiled_step, records, *followers))
 
     def validation(n: int) -> Case[Any]:
-        def judge(output: object, measurement: Measurement, t: AnyTrainer, loaded: MnistData,
-                  records: SuiteRecords, _tracked: object) -> Judgement:
+        def judge(output: object, measurement: Measurement, t: T, loaded: MnistData, suite: SuiteRecords,
+                  *_followers: object) -> Judgement:
             val = t.read_eval(output)
-            trained = records.output(names.epoch, variant)  # epoch n's: a validation follows its epoch
+            trained = suite.output(names.epoch, variant)  # epoch n's: a validation follows its epoch
             line = f"{trained.line} · " if isinstance(trained, TrainedEpoch) else f"epoch {n}: "
             return Judgement(metrics=eval_metrics(val, measurement), params=data_params(loaded, t.plan), output=val,
                              notes=[f"{line}test loss {val.loss:.4f} acc {val.accuracy:.2%}"])
 
         return Case(names.validation, lambda t, *_: evaluating(t), judge, variant=variant, dtype="float32",
-                    params={**params, "epoch": n}, uses=(trainer, data, RECORDS, experiment))
+                    params={**params, "epoch": n}, uses=(trainer, data, records, *followers))
 
     validating = settings.lead and matches(validation(1), settings.case_patterns)
     if validating and not matches(epoch(1, True), settings.case_patterns):
         raise SettingsError("--case", f"{settings.case}: {names.validation} validates the model after each epoch; "
                                       f"select {names.epoch} too (e.g. -k train_epoch,validation)")
-    cases: list[Case[Any]] = [load_case(names.load, {"dataset": settings.dataset, **process}, data, variant)]
-    if settings.device_kind == "cpu":
-        cases.append(peak_case(names.peak, process, variant))
-    cases.append(Case(names.step, lambda stepped, t, *_: Timed(stepped[1], t.sync, fixed_count=t.fixed_count),
-                      step_judge, variant=variant, dtype="float32", params=params, compiled=compiled,
-                      uses=(timed_step, trainer, data, peak), provides=compiled_step))
+    cases: list[Case[Any]] = [
+        Case(names.step, lambda stepped, t, *_: Timed(stepped[1], t.sync, fixed_count=t.fixed_count), step_judge,
+             variant=variant, dtype="float32", params=params, compiled=compiled, speedup_over=speedup_over,
+             uses=(timed_step, trainer, data, peak), provides=compiled_step)]
     for n in range(1, settings.num_epochs + 1):
         cases.append(epoch(n, validating))
         if settings.lead:  # a job's other processes validate nothing: process 0's figures are the job's
             cases.append(validation(n))
-    return cases, [data, trainer, timed_step, compiled_step, peak, step_record, experiment]
+    return cases, [timed_step, compiled_step]
+
+
+def joined(own: Judgement, more: Judgement) -> Judgement:
+    """A case's judgement with another judge's checks, metrics, params, failures and notes added after its own."""
+    return replace(own, checks={**own.checks, **more.checks}, metrics={**own.metrics, **more.metrics},
+                   params={**own.params, **more.params}, failures=[*own.failures, *more.failures],
+                   notes=[*own.notes, *more.notes])
 
 
 @dataclass(frozen=True)
@@ -377,8 +427,10 @@ def training_suite(settings: MnistSettings, backend: str, variant: str | None, b
                    compiled: bool, finish: Callable[[], None] | None = None, data: MnistData | None = None) -> Suite:
     """`mnist flax|pytorch`: the training cases; `after` saves the checkpoint and the plot once every epoch is
     trained, then `finish` (e.g. end the worker processes). `data`: the data set another process read."""
-    cases, fixtures = training_cases(settings, build, backend, variant, compiled=compiled, data_given=data)
-    loaded_data, trainer = fixtures[:2]
+    shared = suite_data(settings, given=data)
+    trainer = trainer_fixture(build, shared.data, check=lambda loaded: settings.check_batch_fits(len(loaded.y_train)))
+    experiment = experiment_fixture(settings, backend, variant, shared.data, trainer)
+    trained, own = training_cases(settings, trainer, variant, shared=shared, compiled=compiled, tracked=experiment)
 
     def after(run: Recorder, t: AnyTrainer, loaded: MnistData, records: SuiteRecords) -> None:
         try:
@@ -387,8 +439,9 @@ def training_suite(settings: MnistSettings, backend: str, variant: str | None, b
             if finish is not None:
                 finish()
 
-    return Suite(Target(backend, settings.device_kind), cases, after=after, fixtures=fixtures,
-                 after_uses=(trainer, loaded_data, RECORDS))
+    return Suite(Target(backend, settings.device_kind), [*data_cases(settings, shared, variant), *trained],
+                 after=after, fixtures=[shared.data, shared.peak, trainer, *own, experiment],
+                 after_uses=(trainer, shared.data, RECORDS))
 
 
 def save_outputs(settings: MnistSettings, backend: str, variant: str | None, run: Recorder, trainer: AnyTrainer,

@@ -126,6 +126,12 @@ class TrainingSettings(EvaluateSettings):
         """Devices the model is trained on: one here; `mnist`'s --devices gives more."""
         return 1
 
+    @property
+    def lead(self) -> bool:
+        """Whether this process validates and records the job's figures: one process trains here, so it does
+        (`mnist`'s multi-process jobs: process 0 only)."""
+        return True
+
     def plan(self, n_train: int, n_test: int) -> Plan:
         """The steps of an epoch and the images validated, for a data set of these sizes."""
         batch = min(self.train_batch_size, n_train)  # evaluation trains nothing: any batch size will do

@@ -17,6 +17,9 @@ import numpy as np
 from jax_benchmarks.measure.timing import Sync
 from jax_benchmarks.mnist.settings import Plan
 
+# The protocol and figures every trainer shares: what other packages may use (jit flax judges an epoch's figures).
+__all__ = ["EpochOutput", "EpochResult", "EvalOutput", "EvalResult", "Trainer", "devices_variant", "parameter_table"]
+
 # A trainer's raw epoch and validation outputs (device arrays, not yet read back to the host).
 EpochOutput = TypeVar("EpochOutput")
 EvalOutput = TypeVar("EvalOutput")
