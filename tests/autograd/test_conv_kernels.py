@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from jax_benchmarks.autograd.cli import set_conv_kernels
 from jax_benchmarks.autograd.settings import AllSettings, CnnSettings, FlaxCnnSettings
+from jax_benchmarks.cli.commands import conv_kernels_before_import
 from jax_benchmarks.hardware.xla_flags import DOTS_ONLY, YNNPACK_OPS, set_before_jax
 from tests.conftest import invoke, read_jsonl
 
@@ -66,6 +66,7 @@ def test_the_flag_is_set_only_before_jax_loads(monkeypatch: pytest.MonkeyPatch) 
 def test_only_a_command_running_jax_on_the_cpu_sets_the_flag(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("XLA_FLAGS", raising=False)
     monkeypatch.delitem(sys.modules, "jax", raising=False)
+    set_conv_kernels = conv_kernels_before_import("jax")  # autograd's: its JAX backend is "jax"
     assert set_conv_kernels(["pytorch"], CnnSettings()) == CnnSettings()
     assert set_conv_kernels(["pytorch", "numpy"], AllSettings(xla_cpu_conv="xla")).xla_cpu_conv == "xla"
     assert "XLA_FLAGS" not in os.environ  # no JAX backend: nothing said or set

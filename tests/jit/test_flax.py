@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -10,10 +12,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
+from jax_benchmarks.cli.commands import conv_kernels_before_import
 from jax_benchmarks.frameworks.rng import RNG_Provider
+from jax_benchmarks.hardware.xla_flags import DOTS_ONLY, YNNPACK_OPS, conv_in_effect
 from jax_benchmarks.jit import flax_backend
 from jax_benchmarks.measure.timing import jax_sync
-from jax_benchmarks.jit.settings import JitTrainingSettings
+from jax_benchmarks.jit.settings import JitTrainingSettings, SweepSettings
 from jax_benchmarks.mnist.data.arrays import MnistData
 from jax_benchmarks.mnist.flax_trainer import FlaxTrainer
 from tests.conftest import invoke, read_jsonl
@@ -123,6 +127,8 @@ def test_trains_with_and_without_jit_and_shows_jaxpr_and_plot(results_path: Path
     # The same seed, data and step: the two modes train the same model, up to XLA's reordered rounding.
     assert jit["checks"]["final_loss_rel_diff_vs_eager"] <= flax_backend.LOSS_RTOL
     assert jit["params"]["steps_per_epoch"] == 6 and jit["params"]["source"] == "synthetic"
+    # The kernels XLA:CPU runs the convolutions on, as in effect in this process (JAX was loaded before the command).
+    assert jit["params"]["xla_cpu_conv"] == conv_in_effect(os.environ.get("XLA_FLAGS", ""))
     assert records[(VALIDATION, "jit")]["metrics"]["images"] == 40
     assert 0.0 <= records[(VALIDATION, "jit")]["metrics"]["accuracy"] <= 1.0
     out = " ".join(result.stdout.split())
@@ -213,3 +219,17 @@ def test_jit_flax_uses_only_mnists_public_names() -> None:
     modules = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
     assert not [m for m in modules if m.startswith("jax_benchmarks.mnist")]  # no `import ... as` module handles
     assert ("jax_benchmarks.mnist", "cases") not in imported
+
+
+def test_jit_flax_sets_the_convolution_kernels_before_jax_loads_as_mnist_flax_does(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    monkeypatch.delitem(sys.modules, "jax", raising=False)  # as in a fresh process
+    before = conv_kernels_before_import("flax")  # jit's
+    assert before(["numpy", "pytorch", "jax"], SweepSettings()) == SweepSettings()  # the sweep runs no convolution
+    assert "XLA_FLAGS" not in os.environ
+    settings = before(["flax"], JitTrainingSettings(device="cpu"))
+    assert settings.xla_cpu_conv == "xla" and os.environ["XLA_FLAGS"] == f"{YNNPACK_OPS}={DOTS_ONLY}"
+    monkeypatch.delenv("XLA_FLAGS")
+    assert before(["flax"], JitTrainingSettings(device="cpu", xla_cpu_conv="ynnpack")).xla_cpu_conv == "ynnpack"
+    assert YNNPACK_OPS not in os.environ.get("XLA_FLAGS", "")  # jaxlib's default: the flag is left out

@@ -5,15 +5,12 @@ Imports only click-side modules: the backends (and jax/torch) load when a comman
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any
 
 from jax_benchmarks.autograd.settings import AllSettings, CnnSettings, EngineSettings, FlaxCnnSettings
-from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group, set_xla_cpu_flags
+from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group, conv_kernels_before_import
 from jax_benchmarks.frameworks.available import JAX, TORCH
-from jax_benchmarks.hardware.devices import devices_to_time
 from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
-from jax_benchmarks.settings import BenchSettings
 
 
 def check_agreement(run: Any, _console: Any) -> None:
@@ -21,16 +18,6 @@ def check_agreement(run: Any, _console: Any) -> None:
     from jax_benchmarks.autograd.cases import record_gradient_agreement
 
     record_gradient_agreement(run)
-
-
-def set_conv_kernels(names: Sequence[str], settings: BenchSettings) -> BenchSettings:
-    """--xla-cpu-conv into XLA_FLAGS before the jax backend loads, where it runs on the CPU (as `mnist flax`
-    sets it); the settings say the kernels in effect. The Flax CNN case records them too (`params.xla_cpu_conv`,
-    read back from XLA_FLAGS)."""
-    if "jax" not in names or not isinstance(settings, FlaxCnnSettings) or "cpu" not in devices_to_time(settings.device):
-        return settings
-    conv = set_xla_cpu_flags(settings.xla_cpu_conv, 1, err=settings.json_output)
-    return settings.model_copy(update={"xla_cpu_conv": conv})
 
 
 SPEC = GroupSpec(
@@ -63,7 +50,8 @@ SPEC = GroupSpec(
     all_settings=AllSettings,
     metric_rows=("first_call_s", "images_per_s"),
     after=check_agreement,
-    before_import=set_conv_kernels,
+    # --xla-cpu-conv before JAX loads: the Flax CNN case records the kernels (`params.xla_cpu_conv`).
+    before_import=conv_kernels_before_import("jax"),
 )
 
 cli = build_group(SPEC)

@@ -23,7 +23,7 @@ from jax_benchmarks.cli.choice import NamedSubcommands
 from jax_benchmarks.frameworks.available import (
     Framework, FrameworkMissing, install_command, missing_libraries, unavailable_reason,
 )
-from jax_benchmarks.hardware.devices import gpu_names
+from jax_benchmarks.hardware.devices import devices_to_time, gpu_names
 from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted, is_out_of_memory
 from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
 from jax_benchmarks.hardware.xla_flags import CpuConv, set_before_jax
@@ -112,6 +112,20 @@ def set_xla_cpu_flags(conv: CpuConv, devices: int, *, err: bool) -> CpuConv:
     for note in notes:
         click.echo(note, err=err)
     return in_effect
+
+
+def conv_kernels_before_import(backend: str) -> Callable[[Sequence[str], BenchSettings], BenchSettings]:
+    """A group's `before_import` for a JAX `backend` with `--xla-cpu-conv`: the option into XLA_FLAGS before the
+    backend loads, where it runs on the CPU (as `mnist flax` sets it); the settings then say the kernels in
+    effect, which the backend records."""
+
+    def before(names: Sequence[str], settings: BenchSettings) -> BenchSettings:
+        conv = getattr(settings, "xla_cpu_conv", None)
+        if backend not in names or conv is None or "cpu" not in devices_to_time(settings.device):
+            return settings
+        return settings.model_copy(update={"xla_cpu_conv": set_xla_cpu_flags(conv, 1, err=settings.json_output)})
+
+    return before
 
 
 def run_backend(module: BackendModule, spec: CommandSpec, settings: BenchSettings, run: Any) -> None:

@@ -6,7 +6,7 @@ and Flax are imported when their backend runs.
 
 from __future__ import annotations
 
-from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
+from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group, conv_kernels_before_import
 from jax_benchmarks.frameworks.available import FLAX_STACK, JAX, TORCH
 from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
 from jax_benchmarks.jit.settings import JitTrainingSettings, SweepSettings
@@ -40,6 +40,8 @@ SPEC = GroupSpec(
     # Not "accuracy": the tables label it "test accuracy", and jit flax's epochs (mnist's cases) record their training
     # accuracy under that name; the test accuracies are in the run's summary line and the epoch lines.
     metric_rows=("items_per_s", "images_per_s", "speedup"),
+    # --xla-cpu-conv before JAX loads, as `mnist flax` sets it: the same CNN on the same kernels in both groups.
+    before_import=conv_kernels_before_import("flax"),
 )
 
 cli = build_group(SPEC)

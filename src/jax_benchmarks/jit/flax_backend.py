@@ -49,8 +49,10 @@ EXPECTED_COMPILATIONS = 1  # every batch has one shape
 
 
 def mode_params(settings: JitTrainingSettings, mode: Mode) -> dict[str, Scalar]:
-    """What jit flax's cases record beside mnist's training params: the model, and how the eager step runs."""
-    return {"model": settings.model, **({"not_jitted": EAGER_HOW} if mode == "eager" else {})}
+    """What jit flax's cases record beside mnist's training params: the model, how the eager step runs, and on a
+    CPU the convolution kernels in effect (the settings say which: the CLI set XLA_FLAGS before JAX loaded)."""
+    return {"model": settings.model, **({"not_jitted": EAGER_HOW} if mode == "eager" else {}),
+            **({"xla_cpu_conv": settings.xla_cpu_conv} if settings.device_kind == "cpu" else {})}
 
 
 def against_eager(settings: JitTrainingSettings) -> Callable[[FlaxTrainer, EpochResult, SuiteRecords], Judgement]:

@@ -11,6 +11,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import Field, field_validator
 
 from jax_benchmarks.hardware.devices import MULTI_DEVICE
+from jax_benchmarks.hardware.xla_flags import CpuConv, cpu_conv_field
 from jax_benchmarks.settings import BenchSettings
 from jax_benchmarks.mnist.settings import Schedule, TrainingSettings
 
@@ -66,6 +67,7 @@ class JitTrainingSettings(TrainingSettings):
     schedule: Schedule | None = Field("constant", description="Learning-rate schedule over epochs × steps.")
     show_jaxpr: bool = Field(False, description="Print the jaxpr of the train step for one batch.")
     plot: bool = Field(False, description="Write a bar chart of the epoch times under data/plots/.")
+    xla_cpu_conv: CpuConv = cpu_conv_field()
     train_images: int | None = Field(
         None, ge=1, le=1_000_000, description="Train on the first N training images only (default: all)."
     )

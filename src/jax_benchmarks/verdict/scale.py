@@ -71,8 +71,8 @@ SCALES: dict[ScaleName, Scale] = {
     # The cheapest case of each finding: small sizes, one of jit's lengths, a dry-run epoch.
     # Budgets: quick 5 min (its 3 rounds took 2.0 min on a quiet 2-core CPU before the mnist CNN's train step in
     # three frameworks joined autograd's rounds: about 3.0 min now, estimated; 5 min leaves one added round), standard
-    # 8 min (6.1 min measured then, about 7.3 now, estimated: the goal of issue 37 is a standard verdict within 8
-    # minutes on 2 cores), full twice its estimate.
+    # 8 min (its 3 rounds: 7.6 min from the groups' round times measured quietly on 2026-11-26, jit flax on 1,024
+    # images; the goal of issue 37 is a standard verdict within 8 minutes on 2 cores), full twice its estimate.
     "quick": Scale("quick", MIN_ROUNDS, group_steps("quick"),
                    "every finding once, on small sizes: is the pipeline sound (not a measurement to publish)", 300.0),
     "standard": Scale("standard", MIN_ROUNDS, group_steps("standard"),
