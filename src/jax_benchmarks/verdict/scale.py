@@ -5,10 +5,9 @@ Framework-free: the CLI builds `--help` from it. Each group declares its steps p
 a fresh process (`--rounds R --round-index i --run-id ID`, the same arguments `--rounds` gives its own
 children), so all the records of a verdict share one run id and the regression gate can judge them
 (it needs `MIN_ROUNDS` rounds a figure). `round_s` is one round's expected wall time on the reference
-machine (AMD EPYC, 2 cores, no GPU) when nothing else runs, measured on 2026-11-24 (a round's wall
-time, process start included: quick 2.0 min in all, standard 6.1 min), then raised where a group's rounds grew
-(each group's findings module says by how much, and that the rise is an estimate); full's are estimates from
-the groups' sizes, not measured. The time-left estimate
+machine (AMD EPYC, 2 cores, no GPU) when nothing else runs, a round's wall time, process start included,
+measured again on 2026-11-26 for quick and standard (each group's findings module gives the range); full's
+are estimates from the groups' sizes, not measured. The time-left estimate
 scales the remaining rounds' figures by how much slower or faster the finished rounds ran than theirs.
 """
 
@@ -69,8 +68,8 @@ def group_steps(scale: ScaleName) -> tuple[Step, ...]:
 
 SCALES: dict[ScaleName, Scale] = {
     # The cheapest case of each finding: small sizes, one of jit's lengths, a dry-run epoch.
-    # Budgets: quick 5 min (its 3 rounds took 2.0 min on a quiet 2-core CPU before the mnist CNN's train step in
-    # three frameworks joined autograd's rounds: about 3.0 min now, estimated; 5 min leaves one added round), standard
+    # Budgets: quick 5 min (its 3 rounds: 3.8 min from the groups' round times measured quietly on 2026-11-26; 5
+    # min leaves one added round of most groups: 5.0 min with it, measured), standard
     # 8 min (its 3 rounds: 7.6 min from the groups' round times measured quietly on 2026-11-26, jit flax on 1,024
     # images; the goal of issue 37 is a standard verdict within 8 minutes on 2 cores), full twice its estimate.
     "quick": Scale("quick", MIN_ROUNDS, group_steps("quick"),
