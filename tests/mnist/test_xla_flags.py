@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import Any
 
 import pytest
 
@@ -33,8 +34,11 @@ def test_conv_in_effect_reads_the_flags_back() -> None:
 def test_settings_say_the_kernels_in_effect_when_jax_was_already_loaded(monkeypatch: pytest.MonkeyPatch) -> None:
     """XLA reads XLA_FLAGS once: a second command in a process where JAX is loaded cannot change them, so its
     settings (which label the records) are made to say what the flags in effect run."""
-    from jax_benchmarks.mnist.cli import set_xla_flags
+    from jax_benchmarks.cli.commands import conv_kernels_before_import
     from jax_benchmarks.mnist.settings import FlaxSettings
+
+    def set_xla_flags(settings: FlaxSettings) -> Any:
+        return conv_kernels_before_import("flax")(["flax"], settings)  # mnist's, before its backend loads
 
     monkeypatch.setitem(sys.modules, "jax", sys.modules.get("jax", object()))  # type: ignore[arg-type]
     monkeypatch.setenv("XLA_FLAGS", "--xla_cpu_enable_fast_math=false")  # no YNNPACK flag: jaxlib's default

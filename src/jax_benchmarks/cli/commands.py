@@ -115,15 +115,17 @@ def set_xla_cpu_flags(conv: CpuConv, devices: int, *, err: bool) -> CpuConv:
 
 
 def conv_kernels_before_import(backend: str) -> Callable[[Sequence[str], BenchSettings], BenchSettings]:
-    """A group's `before_import` for a JAX `backend` with `--xla-cpu-conv`: the option into XLA_FLAGS before the
-    backend loads, where it runs on the CPU (as `mnist flax` sets it); the settings then say the kernels in
-    effect, which the backend records."""
+    """A group's `before_import` for a JAX `backend` with `--xla-cpu-conv` (and, in mnist's settings, `--devices`):
+    the flags into XLA_FLAGS before the backend loads, where it runs on the CPU; the settings then say the kernels
+    in effect, which the backend records. mnist calls it itself, before a multi-process job joins its runtime."""
 
     def before(names: Sequence[str], settings: BenchSettings) -> BenchSettings:
         conv = getattr(settings, "xla_cpu_conv", None)
         if backend not in names or conv is None or "cpu" not in devices_to_time(settings.device):
             return settings
-        return settings.model_copy(update={"xla_cpu_conv": set_xla_cpu_flags(conv, 1, err=settings.json_output)})
+        devices = getattr(settings, "device_count", 1)  # host devices: mnist's `--devices N` on a CPU
+        return settings.model_copy(update={"xla_cpu_conv": set_xla_cpu_flags(conv, devices,
+                                                                              err=settings.json_output)})
 
     return before
 

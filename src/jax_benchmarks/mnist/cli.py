@@ -2,8 +2,8 @@
 
 This module imports only click, pydantic and framework-free parts of the
 project: torch, jax and flax load when a backend runs. It sets XLA_FLAGS
-(`--devices`, `--xla-cpu-conv`) through `set_xla_cpu_flags`, as `autograd` does,
-which must happen before JAX is imported; the backend learns the kernels and
+(`--devices`, `--xla-cpu-conv`) through `conv_kernels_before_import`, as `autograd`
+and `jit` do, which must happen before JAX is imported; the backend learns the kernels and
 device count from the settings, never from the environment.
 """
 
@@ -16,8 +16,8 @@ from typing import Any, cast
 import click
 
 from jax_benchmarks.cli.commands import (
-    BackendGroup, BackendSpec, CommandSpec, GroupSpec, backend_command, execute, set_xla_cpu_flags, suite_command,
-    unavailable_command,
+    BackendGroup, BackendSpec, CommandSpec, GroupSpec, backend_command, conv_kernels_before_import, execute,
+    suite_command, unavailable_command,
 )
 from jax_benchmarks.frameworks.available import FLAX_STACK, TORCH
 from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
@@ -31,15 +31,6 @@ from jax_benchmarks.mnist.settings import DataSettings, EvaluateSettings, FlaxSe
 # The training figures, then the data set's (the load case; all of `mnist preprocess-images`).
 METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accuracy", "loss",
                "train_images", "test_images", "mean", "std")
-
-
-def set_xla_flags(settings: FlaxSettings) -> FlaxSettings:
-    """Set the XLA flags of a Flax run on CPU (host devices, convolution kernels) before the flax backend is
-    imported, and return the settings of what is in effect (`set_xla_cpu_flags`)."""
-    if settings.device_kind != "cpu":
-        return settings
-    conv = set_xla_cpu_flags(settings.xla_cpu_conv, settings.device_count, err=settings.json_output)
-    return settings.model_copy(update={"xla_cpu_conv": conv})
 
 
 def training(name: str, names: list[str], model: type[MnistSettings]) -> Callable[..., None]:
@@ -60,8 +51,8 @@ def training(name: str, names: list[str], model: type[MnistSettings]) -> Callabl
             raise click.BadParameter(
                 "PyTorch runs one device per process in a multi-process job; leave it at 1", param_hint="'--devices'"
             )
-        if isinstance(settings, FlaxSettings) and "flax" in names and not SPEC.backends["flax"].missing:
-            settings = set_xla_flags(settings)  # for JAX only: nothing is said about it where JAX does not run
+        if not SPEC.backends["flax"].missing:  # for JAX only: nothing is said about it where JAX does not run
+            settings = cast(MnistSettings, conv_kernels_before_import("flax")(names, settings))
         if not settings.multi_process:
             execute(SPEC, names, settings, command=name)
             return
