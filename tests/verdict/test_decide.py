@@ -51,8 +51,10 @@ def test_a_noisy_equal_pair_is_not_called_the_same_but_undecided_with_its_detect
     decision = decided(0.0100, 0.0100, rounds=5, drift=noisy)
     assert decision.word == "undecided" and decision.margin_pct == DEFAULT_MARGIN_PCT
     assert decision.detectable_pct is not None and decision.detectable_pct > DEFAULT_MARGIN_PCT
+    assert decision.rounds_to_decide is not None and decision.rounds_to_decide > 5
     assert undecided_text(decision) == (f"undecided after 5 rounds: a difference below "
-                                        f"{decision.detectable_pct:.3g} % is not detectable here")
+                                        f"{decision.detectable_pct:.3g} % is not detectable here; about "
+                                        f"{decision.rounds_to_decide} rounds a side would decide it at this spread")
 
 
 def test_too_few_rounds_are_undecided_and_say_how_many() -> None:
@@ -65,8 +67,30 @@ def test_an_unresolved_difference_is_undecided_with_its_detectable_change() -> N
     # 4 % apart, 3 rounds drifting ±3 %: neither beyond the margin nor clearly inside it.
     decision = decided(0.0100, 0.0104, rounds=3, drift=(1.00, 1.03, 0.97))
     assert decision.word == "undecided" and decision.detectable_pct is not None
-    assert undecided_text(decision) == (f"undecided after 3 rounds: a difference below "
-                                        f"{decision.detectable_pct:.3g} % is not detectable here")
+    assert undecided_text(decision).startswith(f"undecided after 3 rounds: a difference below "
+                                               f"{decision.detectable_pct:.3g} % is not detectable here; ")
+
+
+def test_the_rounds_an_undecided_comparison_names_are_the_rounds_that_decide_it() -> None:
+    noisy = (1.00, 1.12, 0.90, 1.06, 0.95)  # rounds ±10 %
+    # 15 % apart: undecided after 3 rounds; the same spread over the rounds it names decides it, faster (the
+    # rounds are named with 80 % power: at that count a real difference of this size is decided 4 times in 5).
+    first = decided(0.0100, 0.0115, rounds=3, drift=noisy[:3])
+    assert first.word == "undecided" and first.rounds_to_decide is not None
+    named = first.rounds_to_decide
+    longer = tuple(noisy[:3][i % 3] for i in range(named))  # the same three drifts, repeated: the same spread
+    assert decided(0.0100, 0.0115, rounds=named, drift=longer).word == "faster"
+
+
+def test_a_ratio_near_the_margin_needs_more_rounds_than_one_far_from_it() -> None:
+    noisy = (1.00, 1.12, 0.90, 1.06, 0.95)
+    far = decided(0.0100, 0.0130, rounds=3, drift=noisy[:3])
+    near = decided(0.0100, 0.0115, rounds=3, drift=noisy[:3])
+    assert far.rounds_to_decide is not None and near.rounds_to_decide is not None
+    assert near.rounds_to_decide > far.rounds_to_decide
+    on_the_edge = decided(0.0100, 0.0105, rounds=5, drift=noisy)  # the ratio sits on the margin: no rounds decide it
+    assert on_the_edge.word == "undecided" and on_the_edge.rounds_to_decide is None
+    assert undecided_text(on_the_edge).endswith("; more than 100 rounds a side would be needed at this spread")
 
 
 def test_an_interval_wider_than_ten_times_is_never_a_finding() -> None:

@@ -1,5 +1,6 @@
-"""Sequential rounds (verdict/sequential.py): rounds are added to the groups whose findings are undecided, until each
-is decided or the budget is spent; a budget too small for one round is refused before anything runs."""
+"""Sequential rounds (verdict/sequential.py): rounds are added to the groups whose findings are undecided and could be
+decided within the budget, until each is decided, none left open can be, or the budget is spent; a budget too small
+for one round is refused before anything runs."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from jax_benchmarks.verdict import cli as verdict_cli
 from jax_benchmarks.verdict.cli import RoundDone, add_rounds
 from jax_benchmarks.verdict.findings import latest_runs
 from jax_benchmarks.verdict.scale import SCALES, Scale, Step
-from jax_benchmarks.verdict.sequential import next_round, open_groups
+from jax_benchmarks.verdict.sequential import next_round, open_groups, rounds_wanted
 from tests.conftest import invoke
 from tests.verdict.fixtures import RUN, figure
 
@@ -33,19 +34,37 @@ def xla_round(index: int, numpy_s: float = 0.0110) -> list[Record]:
 def test_only_groups_with_an_undecided_finding_get_another_round() -> None:
     undecided = [r for i in range(3) for r in xla_round(i)]
     assert open_groups(latest_runs(undecided), 0.98) == ["xla"]
+    wanted = rounds_wanted(latest_runs(undecided), 0.98)
+    assert list(wanted) == ["xla"] and wanted["xla"] >= 1
     clear = figure("xla", "jax", CASE, 0.005) + figure("xla", "numpy", CASE, 0.010)
-    assert open_groups(latest_runs(clear), 0.98) == []
-    more = next_round(SCALE, 3, ["xla"], spent_s=30.0, budget_s=240.0, pace=1.0)
+    assert open_groups(latest_runs(clear), 0.98) == [] and rounds_wanted(latest_runs(clear), 0.98) == {}
+    more = next_round(SCALE, 3, {"xla": 1}, spent_s=30.0, budget_s=240.0, pace=1.0)
     assert more is not None and [s.group for s in more.steps] == ["xla"] and more.rounds == 4
-    assert next_round(SCALE, 3, [], 30.0, 240.0, 1.0) is None  # nothing undecided
-    assert next_round(SCALE, 3, ["xla"], 236.0, 240.0, 1.0) is None  # 5 s more would pass the budget
-    assert next_round(SCALE, 3, ["xla"], 200.0, 240.0, 10.0) is None  # at this pace a round takes 50 s
+    assert next_round(SCALE, 3, {}, 30.0, 240.0, 1.0) is None  # nothing undecided
+    assert next_round(SCALE, 3, {"xla": 1}, 236.0, 240.0, 1.0) is None  # 5 s more would pass the budget
+    assert next_round(SCALE, 3, {"xla": 1}, 200.0, 240.0, 10.0) is None  # at this pace a round takes 50 s
+
+
+def test_a_group_gets_a_round_only_where_the_rounds_it_needs_fit_the_budget() -> None:
+    # 10 s of budget left, 5 s a round: a comparison that needs 2 more rounds gets one; one that needs 3 does not.
+    assert next_round(SCALE, 3, {"xla": 2}, spent_s=230.0, budget_s=240.0, pace=1.0) is not None
+    assert next_round(SCALE, 3, {"xla": 3}, spent_s=230.0, budget_s=240.0, pace=1.0) is None
+    # The cheapest decision first: scipy's 1 round (5 s) before xla's 2 (10 s) when only 10 s are left.
+    more = next_round(SCALE, 3, {"xla": 2, "scipy": 1}, spent_s=230.0, budget_s=240.0, pace=1.0)
+    assert more is not None and [s.group for s in more.steps] == ["scipy"]
+
+
+def test_a_comparison_on_the_margins_edge_asks_for_no_rounds() -> None:
+    # 5 % apart with the margin at 5 %: the ratio sits on the edge; no number of rounds decides it.
+    edge = [r for i in range(3) for r in xla_round(i, 0.0105)]
+    assert open_groups(latest_runs(edge), 0.98) == ["xla"]
+    assert rounds_wanted(latest_runs(edge), 0.98) == {}
 
 
 def test_a_budget_too_small_for_every_open_group_buys_rounds_for_the_cheapest() -> None:
     scale = Scale("quick", 3, (Step("xla", "all", (), 20.0), Step("jit", "all", (), 5.0), Step("jit", "flax", (), 4.0),
                                Step("scipy", "all", (), 6.0)), "test")
-    more = next_round(scale, 3, ["xla", "jit", "scipy"], spent_s=200.0, budget_s=216.0, pace=1.0)
+    more = next_round(scale, 3, {"xla": 1, "jit": 1, "scipy": 1}, spent_s=200.0, budget_s=216.0, pace=1.0)
     # 16 s left: scipy (6 s) and then jit (both its steps, 9 s) fit; xla (20 s) does not.
     assert more is not None and [(s.group, s.command) for s in more.steps] == [("jit", "all"), ("jit", "flax"),
                                                                               ("scipy", "all")]
@@ -76,10 +95,14 @@ def test_rounds_are_added_until_the_finding_is_decided(tmp_path: Path, monkeypat
     assert len(rounds) == 3 + len(added) == 4
 
 
-def test_the_budget_stops_the_rounds(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_no_round_is_added_that_the_budget_cannot_turn_into_a_decision(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "r.jsonl"
-    # 6 % apart with the margin at 5 %: undecided however many rounds this budget allows.
+    # 6 % apart with the margin at 5 %: undecided however many rounds this budget allows, and its rounds say so.
     assert open_groups(latest_runs([r for i in range(12) for r in xla_round(i, 0.0106)]), 0.98) == ["xla"]
+    needed = rounds_wanted(latest_runs([r for i in range(3) for r in xla_round(i, 0.0106)]), 0.98)
+    # The first three rounds take 15 s against 30 s of reference (pace 0.5): an xla round costs 2.5 s, 10 s are left.
+    assert needed["xla"] * 2.5 > 10.0
 
     def fake_measure(scale: Scale, results: object, run_id: str, log: Path, show: object, threads: object = None,
                      first_round: int = 0) -> list[RoundDone]:
@@ -91,7 +114,10 @@ def test_the_budget_stops_the_rounds(tmp_path: Path, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(verdict_cli, "measure", fake_measure)
     done = fake_measure(SCALE, store, RUN, tmp_path / "log", None)
     rounds = add_rounds(SCALE, 25.0, as_location(store), RUN, tmp_path / "log", done, 0.98)
-    assert len(rounds) == 5  # 15 s for the first 3 (30 s of reference: pace 0.5), 5 s each added: 2 fit in 25 s
+    assert len(rounds) == 3  # 15 s for the first 3 (30 s of reference: pace 0.5): 2 more fit in 25 s, not enough
+    assert capsys.readouterr().err.splitlines() == [
+        f"verdict run {RUN}: no round added: the undecided findings would need (xla {needed['xla']} more round(s)) "
+        "more than the 10 s of --budget left buys"]
 
 
 def test_a_budget_too_small_for_one_round_is_refused_and_nothing_is_written(tmp_path: Path) -> None:

@@ -59,7 +59,8 @@ def cnn_findings(records: Sequence[Record]) -> list[Finding]:
                 f"{speed(engine)} images/s against {against}: {'; '.join(c.phrase() for c in judged)}.")
     # The finding's status is the comparison with PyTorch eager when there is one (the engine's question is what
     # a framework's machinery buys over plain NumPy on the same eager work), else with Flax.
-    return [Finding(key, topic, sentence, status_of(judged[0]), run_ids(evidence), (case,), headers, rows, evidence)]
+    return [Finding(key, topic, sentence, status_of(judged[0]), run_ids(evidence), (case,), headers, rows, evidence,
+                    (judged[0].decision,))]
 
 
 def speed(records: Sequence[Record]) -> str:

@@ -156,5 +156,5 @@ def jit_findings(records: Sequence[Record]) -> list[Finding]:
             run_ids(evidence), case_names(evidence),
             ("case", "eager", compiled, "speed-up", "95 % CI", "judged", "compile",
              "break-even calls (epochs for an epoch)"),
-            rows, evidence))
+            rows, evidence, tuple(g.contrast.decision for g in mine)))  # any size decided decides the finding
     return out

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.answer import JAX_BACKENDS
+from jax_benchmarks.verdict.decide import Decision
 from jax_benchmarks.verdict.findings import (ROUND_INDEX, Finding, Status, case_names, contrasts, images_per_s, label,
                                              run_ids, size_of, spread_text, status_of, typical_s)
 
@@ -305,6 +306,7 @@ def training_findings(records: Sequence[Record]) -> list[Finding]:
     if len(series) < 2:
         sentence = f"Only {label(series[0][-1])} trained: {rows[0][2]} images/s per train step."
         status: Status = "measured"
+        decisions: tuple[Decision, ...] = ()
     else:
         judged = contrasts([(label(series[0][-1]), series[0], label(s[-1]), s) for s in series[1:]])[0]
         model = f"the same CNN and batch ({series[0][-1].case})"
@@ -314,6 +316,7 @@ def training_findings(records: Sequence[Record]) -> list[Finding]:
                         f"({ips_text} images/s; {judged.uncertainty})")
         else:
             sentence = f"With {model}, per train step: {judged.phrase()} ({ips_text} images/s)"
-        status = status_of(judged)
+        status, decisions = status_of(judged), (judged.decision,)
     return [Finding("training", "CNN training speed", sentence + ".", status, run_ids(evidence),
-                    case_names(evidence), ("framework", "train step", "images/s"), tuple(rows), evidence)]
+                    case_names(evidence), ("framework", "train step", "images/s"), tuple(rows), evidence,
+                    decisions)]

@@ -108,19 +108,29 @@ def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, l
 
 def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: str, log: Path, done: list[RoundDone],
                target: float | None, threads: int | None = None) -> list[RoundDone]:
-    """Sequential rounds (verdict/sequential.py): one more round of each group with an undecided finding, while
-    one fits what is left of `budget_s` (the whole verdict's wall time) at the pace `done` ran; every round run."""
+    """Sequential rounds (verdict/sequential.py): one more round of each group with an undecided finding that its
+    rounds say could be decided within what is left of `budget_s` (the whole verdict's wall time) at the pace `done`
+    ran; every round run. Where undecided findings stay but no round is added, one line says what they would need."""
     from jax_benchmarks.verdict.findings import latest_runs
-    from jax_benchmarks.verdict.sequential import next_round, open_groups
+    from jax_benchmarks.verdict.decide import MAX_ROUNDS
+    from jax_benchmarks.verdict.sequential import next_round, open_groups, rounds_wanted
     from jax_benchmarks.verdict.source import read_results
 
     rounds, reference_s = list(done), scale.budget_s
     while True:
         spent = sum(r.seconds for r in rounds)
         records = read_results(results, warn, run_id)[0]
-        more = next_round(scale, max(r.round_index or 0 for r in records) + 1, open_groups(
-            latest_runs(records, run_id), target), spent, budget_s, spent / reference_s if reference_s else 1.0)
+        chosen = latest_runs(records, run_id)
+        wanted = rounds_wanted(chosen, target)
+        more = next_round(scale, max(r.round_index or 0 for r in records) + 1, wanted, spent, budget_s,
+                          spent / reference_s if reference_s else 1.0)
         if more is None:
+            still = open_groups(chosen, target)
+            if still:
+                needs = ", ".join(f"{group} {wanted[group]} more round(s)" if group in wanted
+                                  else f"{group} more than {MAX_ROUNDS}" for group in still)
+                click.echo(f"verdict run {run_id}: no round added: the undecided findings would need ({needs}) more "
+                           f"than the {duration_text(max(0.0, budget_s - spent))} of --budget left buys", err=True)
             return rounds
         click.echo(f"verdict run {run_id}: {', '.join(s.group for s in more.steps)} undecided: round {more.rounds} "
                    f"({duration_text(budget_s - spent)} of --budget left)", err=True)

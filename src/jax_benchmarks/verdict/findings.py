@@ -52,6 +52,9 @@ class Finding:
     headers: tuple[str, ...] = ()
     rows: tuple[tuple[str, ...], ...] = ()
     records: tuple[Record, ...] = ()  # the timed records behind it (drawn as box plots)
+    # The decisions its status rests on (the comparisons that would make it decided): what sequential rounds ask of
+    # it, e.g. the rounds still needed (verdict/sequential.py); empty where its status is not one comparison's.
+    decisions: tuple[Decision, ...] = ()
 
     @property
     def source(self) -> str:
@@ -301,7 +304,7 @@ def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[s
             if len(series) > 2:
                 sentence += f"; the slowest, {rows[-1][0]}, takes {float(rows[-1][2]):.0f}× the fastest's time"
             out.append(Finding(f"{group}-{case}", topic_of(group), sentence + ".", status_of(judged),
-                               run_ids(evidence), (case,), headers, rows, evidence))
+                               run_ids(evidence), (case,), headers, rows, evidence, (judged.decision,)))
     return out
 
 

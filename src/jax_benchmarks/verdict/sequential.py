@@ -1,5 +1,6 @@
 """Sequential rounds: after a measuring verdict's first rounds, one more round of each group whose findings are
-still undecided, again and again, until every finding is decided or the budget (`verdict --budget`) is spent.
+still undecided and could be decided within the budget (`verdict --budget`), again and again, until every finding
+is decided, none left open can be decided within what is left, or the budget is spent.
 
 Each added round is a fresh process per group command, run by the verdict's own round launcher
 (`verdict.cli.measure`) with the next round index; a group command runs every framework it compares in each
@@ -7,6 +8,14 @@ round, one after the other, so the frameworks stay interleaved round by round. A
 fits what is left of the budget at the pace the finished rounds ran (their wall time against the scale's
 reference figures); where the rounds of every open group do not fit, those that do (the cheapest first) run. A refused comparison (the records are not the same work) is never a reason to add rounds:
 more rounds cannot make it comparable.
+
+Which groups are worth a round: each undecided comparison names the rounds a side that would decide it at its
+spread and observed ratio (`Decision.rounds_to_decide`, verdict/decide.py; an estimate from the rounds so far,
+at 80 % power). A group gets a round only where one of its open comparisons asks for rounds that fit what is left
+of the budget at its round's cost (`rounds_wanted`); the cheapest decision first. A comparison whose ratio sits
+within the rounds' noise of the margin (more than 100 rounds a side) or that asks for more rounds than the budget
+leaves is not given rounds that cannot decide it: the verdict stops sooner and says so. One not yet tested (too
+few rounds, or taken on a busy machine) asks for one round.
 
 Pure functions of records and figures: the CLI runs the rounds.
 """
@@ -18,11 +27,9 @@ from dataclasses import replace
 
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.answer import answers
+from jax_benchmarks.verdict.decide import MAX_ROUNDS, Decision
 from jax_benchmarks.verdict.findings import Finding, group_findings
 from jax_benchmarks.verdict.scale import Scale
-
-# `--rounds` takes at most 100 (settings.BenchSettings.rounds): the last index a round may have is 99.
-MAX_ROUNDS = 100
 
 
 def is_open(finding: Finding) -> bool:
@@ -30,34 +37,75 @@ def is_open(finding: Finding) -> bool:
     return finding.status == "undecided"
 
 
-def open_groups(chosen: Mapping[str, Sequence[Record]], target: float | None) -> list[str]:
-    """The groups (of `chosen`: per group, the run's records) with at least one undecided finding, or an
-    undecided answer (JAX against the fastest other framework, verdict/answer.py; not a refused one)."""
-    out = []
+def more_rounds(decision: Decision) -> int | None:
+    """The rounds a side more that an undecided comparison asks for: one where it was not tested yet (too few rounds,
+    a busy machine), else those its rounds name (`rounds_to_decide`) beyond the ones done; None: decided, refused
+    (more rounds cannot make unlike work comparable), or more than 100 rounds a side."""
+    if decision.word != "undecided" or decision.refused:
+        return None
+    if decision.detectable_pct is None:
+        return 1
+    if decision.rounds_to_decide is None:
+        return None
+    return max(1, decision.rounds_to_decide - decision.rounds)
+
+
+def finding_wants(finding: Finding) -> int | None:
+    """The fewest more rounds that would decide an open finding (any of the comparisons its status rests on);
+    one where its status is not one comparison's (e.g. a time to accuracy no run reached); None when decided or
+    when no more rounds would decide it."""
+    if not is_open(finding):
+        return None
+    if not finding.decisions:
+        return 1
+    wanted = [n for n in map(more_rounds, finding.decisions) if n is not None]
+    return min(wanted) if wanted else None
+
+
+def group_findings_of(chosen: Mapping[str, Sequence[Record]], target: float | None) -> dict[str, list[Finding]]:
+    """Per group of `chosen` (per group, the run's records) that declares findings and has records: its findings."""
+    out = {}
     for group, records in chosen.items():
         declared = group_findings(group)
-        if declared is None or not records:
-            continue
-        found = declared.findings(records, target)
-        if any(is_open(f) for f in found) or any(a.word == "undecided" and not a.contrast.decision.refused
-                                                 for a in answers(found)):
-            out.append(group)
+        if declared is not None and records:
+            out[group] = declared.findings(records, target)
     return out
 
 
-def next_round(scale: Scale, rounds_done: int, open_now: Sequence[str], spent_s: float, budget_s: float,
+def rounds_wanted(chosen: Mapping[str, Sequence[Record]], target: float | None) -> dict[str, int]:
+    """Per group of `chosen` with an undecided finding or answer (JAX against the fastest other framework,
+    verdict/answer.py) that more rounds may decide: the fewest more rounds one of them asks for. A group whose open
+    comparisons no number of rounds within 100 would decide is left out."""
+    out = {}
+    for group, found in group_findings_of(chosen, target).items():
+        wanted = [n for n in map(finding_wants, found) if n is not None]
+        wanted += [n for n in (more_rounds(a.contrast.decision) for a in answers(found)) if n is not None]
+        if wanted:
+            out[group] = min(wanted)
+    return out
+
+
+def open_groups(chosen: Mapping[str, Sequence[Record]], target: float | None) -> list[str]:
+    """The groups with at least one undecided finding or answer, whether or not more rounds may decide it."""
+    return [group for group, found in group_findings_of(chosen, target).items()
+            if any(is_open(f) for f in found) or any(a.word == "undecided" and not a.contrast.decision.refused
+                                                     for a in answers(found))]
+
+
+def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_s: float, budget_s: float,
                pace: float) -> Scale | None:
-    """The scale to run round `rounds_done` (0-based index) of: the steps of the groups in `open_now` that fit what
-    is left of the budget at `pace` (seconds taken per reference second), the cheapest first, so that a budget
-    too small for every open group still buys rounds for some; `rounds` one more than done. None when none is
-    open, none fits, or the rounds' cap is reached."""
+    """The scale to run round `rounds_done` (0-based index) of: the steps of the groups in `wanted` (group: the more
+    rounds its cheapest open decision asks for) whose wanted rounds fit what is left of the budget at `pace`
+    (seconds taken per reference second), the cheapest decision first, each taking one round's cost from what is
+    left, so that a budget too small for every open group still buys rounds for some; `rounds` one more than done.
+    None when none is wanted, none fits, or the rounds' cap is reached."""
     if rounds_done >= MAX_ROUNDS:
         return None
-    groups = [group for group in dict.fromkeys(step.group for step in scale.steps) if group in open_now]
+    groups = [group for group in dict.fromkeys(step.group for step in scale.steps) if group in wanted]
     cost = {group: pace * sum(step.round_s for step in scale.steps if step.group == group) for group in groups}
     left, chosen = budget_s - spent_s, set()
-    for group in sorted(groups, key=lambda g: cost[g]):
-        if cost[group] <= left:
+    for group in sorted(groups, key=lambda g: (wanted[g] * cost[g], cost[g])):
+        if wanted[group] * cost[group] <= left:
             chosen.add(group)
             left -= cost[group]
     steps = tuple(step for step in scale.steps if step.group in chosen)

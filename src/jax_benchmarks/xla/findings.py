@@ -82,5 +82,5 @@ def linear_algebra(records: Sequence[Record]) -> list[Finding]:
                 sentence += f"; {runner_up.a} is " + ", ".join(f"{c.speedup:.1f}× faster than {c.b}" for c in others)
             out.append(Finding(
                 f"linear-algebra-{case}", topic, sentence + ".", status_of(runner_up), run_ids(evidence), (case,),
-                ("framework", "median of round medians", RATIO_HEADER), rows, evidence))
+                ("framework", "median of round medians", RATIO_HEADER), rows, evidence, (runner_up.decision,)))
     return out
