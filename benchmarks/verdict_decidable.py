@@ -25,35 +25,28 @@ from jax_benchmarks.store.location import as_location  # noqa: E402
 from jax_benchmarks.verdict.answer import answers  # noqa: E402
 from jax_benchmarks.verdict.decide import MAX_ROUNDS  # noqa: E402
 from jax_benchmarks.verdict.findings import all_findings, latest_runs  # noqa: E402
-from jax_benchmarks.verdict.scale import SCALES  # noqa: E402
-from jax_benchmarks.verdict.sequential import decided_count, finding_wants, is_open, more_rounds  # noqa: E402
+from jax_benchmarks.verdict.scale import SCALES, Scale  # noqa: E402
+from jax_benchmarks.verdict.sequential import decided_count, is_open, rounds_to_settle  # noqa: E402
 from jax_benchmarks.verdict.source import read_results  # noqa: E402
 
 GOAL = 0.8
 
 
-def report(store: Path, scale: str) -> None:
+def report(store: Path, scale: Scale) -> None:
     records, _ = read_results(as_location(str(store)), lambda message: print(f"  warning: {message}"))
     chosen = latest_runs(records)
     findings = all_findings(chosen)
     answer_of = {a.key: a for a in answers(findings)}
-    round_s = {step.group: 0.0 for step in SCALES[scale].steps}
-    for step in SCALES[scale].steps:
+    round_s = {step.group: 0.0 for step in scale.steps}
+    for step in scale.steps:
         round_s[step.group] += step.round_s
     rows = []  # (finding key, group, rounds done, more rounds needed: 0 decided, None more than MAX_ROUNDS)
     for finding in findings:
         if not (finding.status in ("found", "same") or is_open(finding)):
             continue
         group = finding.records[0].group if finding.records else finding.key.split("-")[0]
-        answer = answer_of.get(finding.key)
-        parts = []
-        if is_open(finding):
-            parts.append(finding_wants(finding))
-        if answer is not None and answer.word == "undecided" and not answer.contrast.decision.refused:
-            parts.append(more_rounds(answer.contrast.decision))
         done = max((d.rounds for d in finding.decisions), default=0)
-        needed = 0 if not parts else (None if None in parts else max(n for n in parts if n is not None))
-        rows.append((finding.key, group, done, needed))
+        rows.append((finding.key, group, done, rounds_to_settle(finding, answer_of.get(finding.key))))
     decided, undecided = decided_count(findings, {k for k, a in answer_of.items() if a.word == "undecided"
                                                   and a.contrast.interval is not None
                                                   and not a.contrast.decision.refused})
@@ -66,9 +59,10 @@ def report(store: Path, scale: str) -> None:
     # The least added time to decide GOAL of the comparisons: a group's added rounds serve all its comparisons, so
     # deciding a set costs, per group, its largest need times its round time; try the cheapest sets greedily.
     goal = math.ceil(GOAL * len(rows))
-    open_rows = sorted((r for r in rows if r[3]), key=lambda r: r[3] * round_s.get(r[1], math.inf))  # type: ignore[operator]
-    have, per_group = sum(1 for r in rows if r[3] == 0), {}
-    for key, group, done, needed in open_rows:
+    decidable = sorted(((group, needed) for _, group, _, needed in rows if needed),
+                       key=lambda pair: pair[1] * round_s.get(pair[0], math.inf))
+    have, per_group = sum(1 for r in rows if r[3] == 0), dict[str, int]()
+    for group, needed in decidable:
         if have >= goal:
             break
         per_group[group] = max(per_group.get(group, 0), needed)
@@ -77,7 +71,7 @@ def report(store: Path, scale: str) -> None:
         added = sum(n * round_s[g] for g, n in per_group.items())
         print(f"{GOAL:.0%} decided ({goal} of {len(rows)}): about {added / 60:.1f} min of added rounds at the scale's "
               f"quiet round times ({', '.join(f'{g} {n} more' for g, n in per_group.items()) or 'none'}), beyond "
-              f"its {SCALES[scale].rounds} rounds' {SCALES[scale].budget_s / 60:.1f} min")
+              f"its {scale.rounds} rounds' {scale.budget_s / 60:.1f} min")
     else:
         print(f"{GOAL:.0%} decided ({goal} of {len(rows)}): not within {MAX_ROUNDS} rounds a side: "
               f"{sum(1 for r in rows if r[3] is None)} comparison(s) sit within the rounds' noise of the margin")
@@ -89,7 +83,7 @@ def main() -> None:
     parser.add_argument("stores", nargs="+", type=Path)
     args = parser.parse_args()
     for store in args.stores:
-        report(store, args.scale)
+        report(store, SCALES[args.scale])
 
 
 if __name__ == "__main__":

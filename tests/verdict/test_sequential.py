@@ -116,8 +116,8 @@ def test_no_round_is_added_that_the_budget_cannot_turn_into_a_decision(
     rounds = add_rounds(SCALE, 25.0, as_location(store), RUN, tmp_path / "log", done, 0.98)
     assert len(rounds) == 3  # 15 s for the first 3 (30 s of reference: pace 0.5): 2 more fit in 25 s, not enough
     assert capsys.readouterr().err.splitlines() == [
-        f"verdict run {RUN}: no round added: the undecided findings would need (xla {needed['xla']} more round(s)) "
-        "more than the 10 s of --budget left buys"]
+        f"verdict run {RUN}: no round added with 10 s of --budget left: the undecided findings need more rounds "
+        f"(xla {needed['xla']} more)"]
 
 
 def test_a_budget_too_small_for_one_round_is_refused_and_nothing_is_written(tmp_path: Path) -> None:

@@ -127,10 +127,10 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
         if more is None:
             still = open_groups(chosen, target)
             if still:
-                needs = ", ".join(f"{group} {wanted[group]} more round(s)" if group in wanted
-                                  else f"{group} more than {MAX_ROUNDS}" for group in still)
-                click.echo(f"verdict run {run_id}: no round added: the undecided findings would need ({needs}) more "
-                           f"than the {duration_text(max(0.0, budget_s - spent))} of --budget left buys", err=True)
+                needs = ", ".join(f"{group} {wanted[group]} more" if group in wanted else f"{group} more than "
+                                  f"{MAX_ROUNDS}" for group in still)
+                click.echo(f"verdict run {run_id}: no round added with {duration_text(max(0.0, budget_s - spent))} of "
+                           f"--budget left: the undecided findings need more rounds ({needs})", err=True)
             return rounds
         click.echo(f"verdict run {run_id}: {', '.join(s.group for s in more.steps)} undecided: round {more.rounds} "
                    f"({duration_text(budget_s - spent)} of --budget left)", err=True)

@@ -26,7 +26,7 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
 from jax_benchmarks.store.record import Record
-from jax_benchmarks.verdict.answer import answers
+from jax_benchmarks.verdict.answer import Answer, answers
 from jax_benchmarks.verdict.decide import MAX_ROUNDS, Decision
 from jax_benchmarks.verdict.findings import Finding, group_findings
 from jax_benchmarks.verdict.scale import Scale
@@ -72,14 +72,27 @@ def group_findings_of(chosen: Mapping[str, Sequence[Record]], target: float | No
     return out
 
 
+def rounds_to_settle(finding: Finding, answer: Answer | None) -> int | None:
+    """The more rounds after which the page would count `finding` decided (`decided_count`): its own status and its
+    answer (JAX against the fastest other framework, `answer`, where it has one) both decided; 0 when they are,
+    None when no number of rounds within MAX_ROUNDS would decide one of them."""
+    parts = [finding_wants(finding)] if is_open(finding) else []
+    if answer is not None and answer.word == "undecided" and not answer.contrast.decision.refused:
+        parts.append(more_rounds(answer.contrast.decision))
+    if not parts:
+        return 0
+    wanted = [n for n in parts if n is not None]
+    return max(wanted) if len(wanted) == len(parts) else None
+
+
 def rounds_wanted(chosen: Mapping[str, Sequence[Record]], target: float | None) -> dict[str, int]:
-    """Per group of `chosen` with an undecided finding or answer (JAX against the fastest other framework,
-    verdict/answer.py) that more rounds may decide: the fewest more rounds one of them asks for. A group whose open
-    comparisons no number of rounds within 100 would decide is left out."""
+    """Per group of `chosen` with a finding that is not decided yet and that more rounds may decide: the fewest more
+    rounds after which one of them would be (`rounds_to_settle`). A group none of whose open findings 100 rounds
+    would decide is left out."""
     out = {}
     for group, found in group_findings_of(chosen, target).items():
-        wanted = [n for n in map(finding_wants, found) if n is not None]
-        wanted += [n for n in (more_rounds(a.contrast.decision) for a in answers(found)) if n is not None]
+        answer_of = {a.key: a for a in answers(found)}
+        wanted = [n for n in (rounds_to_settle(f, answer_of.get(f.key)) for f in found) if n]
         if wanted:
             out[group] = min(wanted)
     return out
