@@ -139,3 +139,16 @@ def test_the_page_says_how_many_comparisons_stayed_undecided() -> None:
     unclear = [r.model_copy(update={"case": "inverse_1000x1000_float64"}) for r in unclear]
     page = build_page(clear + unclear, None, None, "markdown")
     assert "Decided: 1 of 2 comparisons; 1 stayed undecided (at most 3 rounds a figure)." in page.splitlines()
+
+
+def test_answers_are_judged_as_the_page_judges_them_one_family_across_groups() -> None:
+    drift = (1.00, 1.03, 0.97)
+    # JAX 13 % faster at the BFGS fit: decided when its answer is judged alone, undecided beside xla's (a matmul
+    # 5 % apart, on the margin's edge): Benjamini–Hochberg over the page's answers asks more of each.
+    scipy = (figure("scipy", "jax", "solve_10000_float64", 0.0100, drift=drift)
+             + figure("scipy", "numpy", "solve_10000_float64", 0.0113, drift=tuple(reversed(drift))))
+    xla = (figure("xla", "jax", CASE, 0.0100, drift=drift)
+           + figure("xla", "numpy", CASE, 0.0105, drift=tuple(reversed(drift))))
+    assert rounds_wanted(latest_runs(scipy), None) == {}
+    assert rounds_wanted(latest_runs(scipy + xla), None) == {"scipy": 1}  # xla's matmul: no rounds decide it
+    assert sorted(open_groups(latest_runs(scipy + xla), None)) == ["scipy", "xla"]

@@ -88,10 +88,11 @@ def rounds_to_settle(finding: Finding, answer: Answer | None) -> int | None:
 def rounds_wanted(chosen: Mapping[str, Sequence[Record]], target: float | None) -> dict[str, int]:
     """Per group of `chosen` with a finding that is not decided yet and that more rounds may decide: the fewest more
     rounds after which one of them would be (`rounds_to_settle`). A group none of whose open findings 100 rounds
-    would decide is left out."""
+    would decide is left out. The answers are judged together, as the page judges them (one family)."""
+    per_group = group_findings_of(chosen, target)
+    answer_of = {a.key: a for a in answers([f for found in per_group.values() for f in found])}
     out = {}
-    for group, found in group_findings_of(chosen, target).items():
-        answer_of = {a.key: a for a in answers(found)}
+    for group, found in per_group.items():
         wanted = [n for n in (rounds_to_settle(f, answer_of.get(f.key)) for f in found) if n]
         if wanted:
             out[group] = min(wanted)
@@ -99,10 +100,12 @@ def rounds_wanted(chosen: Mapping[str, Sequence[Record]], target: float | None) 
 
 
 def open_groups(chosen: Mapping[str, Sequence[Record]], target: float | None) -> list[str]:
-    """The groups with at least one undecided finding or answer, whether or not more rounds may decide it."""
-    return [group for group, found in group_findings_of(chosen, target).items()
-            if any(is_open(f) for f in found) or any(a.word == "undecided" and not a.contrast.decision.refused
-                                                     for a in answers(found))]
+    """The groups with at least one finding the page counts undecided (`rounds_to_settle` not 0), whether or not
+    more rounds may decide it."""
+    per_group = group_findings_of(chosen, target)
+    answer_of = {a.key: a for a in answers([f for found in per_group.values() for f in found])}
+    return [group for group, found in per_group.items()
+            if any(rounds_to_settle(f, answer_of.get(f.key)) != 0 for f in found)]
 
 
 def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_s: float, budget_s: float,
