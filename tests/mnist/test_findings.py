@@ -84,6 +84,16 @@ def test_records_without_a_validation_say_so_in_one_line() -> None:
     assert [f.key for f in findings(records, None)] == ["training", "time-to-accuracy"]
 
 
+def test_time_to_accuracy_reads_the_test_accuracy_of_the_validations_never_the_epochs_training_accuracy() -> None:
+    # The epochs' training accuracy reaches 99 % at once; the validations' test accuracy only at epoch 3.
+    records = [r.model_copy(update={"metrics": {**r.metrics, "accuracy": 0.995}})
+               if r.case.startswith("train_epoch_") else r for r in epochs("flax", 10.0, [0.95, 0.97, 0.99])]
+    [run, *_] = seed_runs(records)
+    assert run.best == 0.99 and run.epochs_to(0.99) == 3 and run.seconds_to(0.99) == pytest.approx(30.0)
+    finding = accuracy_finding(records, 0.99)
+    assert "flax 30 s" in finding.sentence and {row[0]: row[-1] for row in finding.rows} == {"flax": "99.0%"}
+
+
 def test_break_even_and_mlperf_score_known_answers() -> None:
     # 2 s of compile, 0.5 s saved per epoch: even after 4 epochs (2 + 4 × 3 = 14 = 4 × 3.5).
     assert break_even_epochs(2.0, 3.0, 0.0, 3.5) == pytest.approx(4.0)

@@ -23,6 +23,8 @@ def check_dry_run_and_round_trip(backend: str, results_path: Path) -> None:
     assert "skip comet.ml initialization" in result.stdout
     assert "2,380,938" in result.stdout  # the model summary's total
     assert f"{backend}: test accuracy" in result.stdout
+    # The epoch's accuracy is its training batches', the validation's the test images': the table says which.
+    assert "· training accuracy of the epoch (0–1)" in result.stdout and "· test accuracy (0–1)" in result.stdout
     cases = by_case(read_jsonl(results_path), backend)
     assert list(cases) == [LOAD, *auto_cases_with_peak(), STEP, EPOCH, VALIDATION]  # in the harness's order
     assert all(len(records) == 1 for records in cases.values())

@@ -62,7 +62,9 @@ def test_default_shows_latest_run_of_each_group(results: Path) -> None:
         assert column in out
     assert "matmul_100x100_float64" in out and "(fastest)" in out
     assert "noisy" in out  # the jit run has a noisy figure
-    assert "epoch_60000_float32" in out and "· test accuracy (0–1)" in out  # metric rows, under their case
+    # Metric rows, under their case; this epoch's case does not say whose accuracy it holds: the label claims neither
+    # training nor test (tests/report/test_metric_labels.py).
+    assert "epoch_60000_float32" in out and "· accuracy (0–1)" in out
 
 
 def test_tables_in_cli_group_order(results: Path) -> None:

@@ -7,7 +7,7 @@ from html.parser import HTMLParser
 
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.build import build_page
-from tests.verdict.fixtures import figure, matmul, record
+from tests.verdict.fixtures import ENV, figure, matmul, record
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -54,7 +54,7 @@ def test_html_puts_findings_first_with_evidence_in_details_and_embeds_everything
     assert len(images) == 3  # the summary chart (JAX against numpy on matmul); matmul and jit have timed records
     assert all(base64.b64decode(url.split(",", 1)[1])[:8] == PNG_MAGIC for url in images)
     # Machine, versions, precision policy and date are on the page.
-    for text in ("Test CPU (2 cores)", "jax 0.10.2", "Precision policy: float32", "2026-11-24"):
+    for text in ("Test CPU (2 cores)", "jax 0.10.2", "Precision policy: not applicable on a CPU", "2026-11-24"):
         assert text in page
 
 
@@ -74,3 +74,29 @@ def test_markdown_headline_table_and_the_other_machine() -> None:
     assert "### Findings on Other CPU (16 cores), NVIDIA H100" in text
     assert "### Between the two machines" in text and "numpy ×4.0" in text and "pytorch ×4.0" in text
     assert "jax ×1.00" in text
+
+
+def precision_line(records: list[Record]) -> str:
+    [line] = [line for line in build_page(records, None, None, "markdown").splitlines()
+              if line.startswith("Precision policy:")]
+    return line.rstrip()
+
+
+def test_on_a_cpu_the_precision_line_says_the_gpu_settings_do_not_apply() -> None:
+    # The env of a CPU run holds PyTorch's untouched CUDA setting ("none"): float32 on a CPU is IEEE whatever it says.
+    line = precision_line(matmul(numpy_s=0.010, jax_s=0.005, env={**ENV, "torch_matmul_precision": "none"}))
+    assert line == "Precision policy: not applicable on a CPU (float32 is IEEE)"
+
+
+def test_a_gpu_records_precision_settings_are_shown_even_when_a_cpu_record_is_newer() -> None:
+    on_gpu = [r.model_copy(update={"device": "cuda:0", "timestamp": "2026-11-24T11:00:00+00:00"})
+              for r in matmul(numpy_s=0.010, jax_s=0.005, pytorch_s=0.008,
+                              env={**ENV, "precision": "tf32", "jax_matmul_precision": "tensorfloat32",
+                                   "torch_matmul_precision": "tf32"})]
+    on_cpu = figure("jit", "jax", "f_10000_float32", 0.003, variant="eager",
+                    env={**ENV, "torch_matmul_precision": "none"})
+    assert precision_line(on_gpu) == ("Precision policy: float32 products and convolutions: tf32; JAX default "
+                                      "matmul precision: tensorfloat32; PyTorch float32 matmul: tf32")
+    assert precision_line([*on_gpu, *on_cpu]) == (
+        "Precision policy: float32 products and convolutions: tf32; JAX default matmul precision: tensorfloat32; "
+        "PyTorch float32 matmul: tf32; not applicable to the CPU records (float32 is IEEE)")

@@ -106,11 +106,16 @@ def gpu_policy_for(settings: BenchSettings) -> GpuPolicy:
 
 def set_xla_cpu_flags(conv: CpuConv, devices: int, *, err: bool) -> CpuConv:
     """`--xla-cpu-conv` (and mnist's `--devices`) into this process's XLA_FLAGS before JAX is imported, each flag
-    set said in one line (on stderr with `err`: --json keeps stdout to the records); returns the convolution
-    kernels in effect (what JAX started with, where it is already loaded)."""
+    set said in a note, wrapped at the console's width, the flag never cut (on stderr with `err`: --json keeps
+    stdout to the records); returns the convolution kernels in effect (what JAX started with, where it is
+    already loaded)."""
+    from jax_benchmarks.cli.console import make_console, print_whole_words
+
     in_effect, notes = set_before_jax(conv, devices, os.environ)
-    for note in notes:
-        click.echo(note, err=err)
+    if notes:
+        console = make_console(err)
+        for note in notes:
+            print_whole_words(console, note)
     return in_effect
 
 

@@ -15,6 +15,7 @@ import codecs
 import io
 import os
 import sys
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -32,6 +33,16 @@ if TYPE_CHECKING:  # the root command imports this module for `encodable_streams
 def make_console(json_output: bool = False) -> Console:
     """The console every command prints through (emoji codes such as `:x:` in data stay text)."""
     return Console(stderr=json_output, highlight=False, emoji=False)
+
+
+def print_whole_words(console: Console, text: str) -> None:
+    """`text` (data: printed literally) wrapped at the console's width between words, as rich wraps a note, except
+    that a word wider than the console stays whole on a line of its own instead of being cut at the edge: an
+    XLA flag (`--xla_cpu_experimental_ynn_fusion_type=LIBRARY_FUSION_TYPE_INDIVIDUAL_DOT` and its `XLA_FLAGS=`)
+    can then be found with grep and copied."""
+    lines = textwrap.wrap(text, width=console.width, break_long_words=False, break_on_hyphens=False)
+    for line in lines or [""]:
+        console.print(literal(line), overflow="ignore", crop=False)  # already wrapped: printed as it is
 
 
 def invoked_as(argv0: str) -> str:

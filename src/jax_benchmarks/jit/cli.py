@@ -37,8 +37,8 @@ SPEC = GroupSpec(
         ),
     },
     all_settings=SweepSettings,
-    # Not "accuracy": the tables label it "test accuracy", and jit flax's epochs (mnist's cases) record their training
-    # accuracy under that name; the test accuracies are in the run's summary line and the epoch lines.
+    # Not "accuracy" (jit compares speed): jit flax's test accuracies are in the run's summary line and the epoch lines;
+    # `report` shows them, and each epoch's training accuracy, under labels that say which (cli/tables.metric_label).
     metric_rows=("items_per_s", "images_per_s", "speedup"),
     # --xla-cpu-conv before JAX loads, as `mnist flax` sets it: the same CNN on the same kernels in both groups.
     before_import=conv_kernels_before_import("flax"),

@@ -18,7 +18,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
-from jax_benchmarks.store.record import Record
+from jax_benchmarks.store.record import Record, of_operation
 
 # (backend, device, dataset, global batch)
 SetupKey = tuple[str, str, str, int]
@@ -44,9 +44,8 @@ def _int(value: object, default: int) -> int:
 
 
 def is_training_epoch(case: str) -> bool:
-    """An mnist training epoch's record: `train_epoch_{batch}x28x28_float32`, or `train_epoch` as records
-    written before the cases were named `{op}_{shape}_{dtype}` call it."""
-    return case == "train_epoch" or case.startswith("train_epoch_")
+    """An mnist training epoch's record: `train_epoch_{batch}x28x28_float32`, or `train_epoch` (older records)."""
+    return of_operation(case, "train_epoch")
 
 
 def median_rate(epochs: Sequence[Record]) -> float:

@@ -66,6 +66,12 @@ class Record(BaseModel):
     _source: tuple[Path, int, int] | None = PrivateAttr(default=None)
 
 
+def of_operation(case: str, operation: str) -> bool:
+    """Whether `case` is a case of `operation`: `{operation}_{shape}_{dtype}`, or `operation` alone, as the records
+    written before the cases were named `{op}_{shape}_{dtype}` call it (mnist's first `train_epoch`, `validation`)."""
+    return case == operation or case.startswith(f"{operation}_")
+
+
 def new_run_id() -> str:
     """Sortable and unique: UTC time plus a random suffix."""
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)

@@ -83,13 +83,27 @@ def dates(records: Sequence[Record]) -> str:
     return "no records" if not days else days[0] if len(days) == 1 else f"{days[0]} to {days[-1]}"
 
 
-def precision_text(env: Mapping[str, Scalar]) -> str:
-    """The precision policy the records ran under (the run's --precision and what each framework reported)."""
+# A CPU computes float32 in IEEE arithmetic whatever --precision and the frameworks' TF32 settings say
+# (hardware/gpu_policy.py), so a CPU record's precision fields describe nothing that was measured.
+NOT_ON_A_CPU = "not applicable on a CPU (float32 is IEEE)"
+
+
+def precision_text(records: Sequence[Record], env: Mapping[str, Scalar]) -> str:
+    """The precision policy the records ran under: the run's --precision and what each framework reported, read
+    from the latest GPU record's env (`env`, the machine's, where no record says its device); on a CPU, that it
+    does not apply."""
+    on_gpu = [r for r in records if r.device != "cpu"]
+    if records and not on_gpu:
+        return NOT_ON_A_CPU
+    if on_gpu:
+        env = max(on_gpu, key=lambda r: r.timestamp).env
     parts = [f"float32 products and convolutions: {env.get('precision') or 'not recorded'}"]
     for key, name in (("jax_matmul_precision", "JAX default matmul precision"),
                       ("torch_matmul_precision", "PyTorch float32 matmul")):
         if key in env:
             parts.append(f"{name}: {env.get(key) or 'default'}")
+    if len(on_gpu) < len(records):
+        parts.append("not applicable to the CPU records (float32 is IEEE)")
     return "; ".join(parts)
 
 
@@ -100,7 +114,7 @@ def about_lines(machine: Machine) -> list[str]:
     return [
         f"Machine: {machine_title(dict(env))}",
         f"BLAS (NumPy, as threadpoolctl sees it): {env.get('blas') or 'not recorded'}",
-        f"Precision policy: {precision_text(env)}",
+        f"Precision policy: {precision_text(machine.records, env)}",
         f"Measured: {dates(machine.records)} · run(s) {', '.join(runs) or 'none'} · git {env.get('git_commit') or '?'}",
     ]
 
