@@ -67,10 +67,12 @@ def report(store: Path, scale: Scale) -> None:
             break
         per_group[group] = max(per_group.get(group, 0), needed)
         have += 1
-    if have >= goal:
+    if have >= goal and not per_group:
+        print(f"{GOAL:.0%} decided ({goal} of {len(rows)}): reached by these rounds")
+    elif have >= goal:
         added = sum(n * round_s[g] for g, n in per_group.items())
         print(f"{GOAL:.0%} decided ({goal} of {len(rows)}): about {added / 60:.1f} min of added rounds at the scale's "
-              f"quiet round times ({', '.join(f'{g} {n} more' for g, n in per_group.items()) or 'none'}), beyond "
+              f"quiet round times ({', '.join(f'{g} {n} more' for g, n in per_group.items())}), beyond "
               f"its {scale.rounds} rounds' {scale.budget_s / 60:.1f} min")
     else:
         print(f"{GOAL:.0%} decided ({goal} of {len(rows)}): not within {MAX_ROUNDS} rounds a side: "
