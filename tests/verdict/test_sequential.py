@@ -152,3 +152,13 @@ def test_answers_are_judged_as_the_page_judges_them_one_family_across_groups() -
     assert rounds_wanted(latest_runs(scipy), None) == {}
     assert rounds_wanted(latest_runs(scipy + xla), None) == {"scipy": 1}  # xla's matmul: no rounds decide it
     assert sorted(open_groups(latest_runs(scipy + xla), None)) == ["scipy", "xla"]
+
+
+def test_the_page_says_how_many_undecided_comparisons_no_budget_would_decide() -> None:
+    from jax_benchmarks.verdict.build import build_page
+
+    clear = figure("xla", "jax", CASE, 0.005) + figure("xla", "numpy", CASE, 0.010)
+    edge = [r.model_copy(update={"case": "inverse_1000x1000_float64"}) for i in range(3) for r in xla_round(i, 0.0105)]
+    page = build_page(clear + edge, None, None, "markdown")
+    assert ("Decided: 1 of 2 comparisons; 1 stayed undecided (at most 3 rounds a figure); 1 of them would need more "
+            "than 100 rounds a side here (a ratio within the rounds' noise of the margin).") in page.splitlines()

@@ -19,8 +19,9 @@ from jax_benchmarks.report.plot import machine_title
 from jax_benchmarks.report.rows import ReportTable
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.verdict.answer import SCALE_BANNERS, Answer, plain_answer
+from jax_benchmarks.verdict.decide import MAX_ROUNDS
 from jax_benchmarks.verdict.findings import Finding
-from jax_benchmarks.verdict.sequential import decided_count
+from jax_benchmarks.verdict.sequential import decided_count, rounds_to_settle
 
 PAGE_TITLE = "jax-benchmarks verdict"
 QUESTION = "Is JAX worth it on this machine, for my kind of work?"
@@ -71,11 +72,19 @@ def banner(machine: Machine, scale: str | None) -> str:
 
 
 def decided_line(machine: Machine) -> str:
-    """'Decided: 9 of 12 comparisons; 3 stayed undecided (at most 5 rounds a figure).'"""
+    """'Decided: 9 of 12 comparisons; 3 stayed undecided (at most 5 rounds a figure); 2 of them would need more
+    than 100 rounds a side here.' (the last clause where some would: more budget would not decide those)"""
     decided, undecided = decided_count(machine.findings, undecided_keys(machine))
     rounds = max((r.round_index + 1 for r in machine.records if r.round_index is not None), default=1)
-    return (f"Decided: {decided} of {decided + undecided} comparisons; {undecided} stayed undecided "
-            f"(at most {rounds} round{'' if rounds == 1 else 's'} a figure).")
+    line = (f"Decided: {decided} of {decided + undecided} comparisons; {undecided} stayed undecided "
+            f"(at most {rounds} round{'' if rounds == 1 else 's'} a figure)")
+    answer_of = {a.key: a for a in machine.answers}
+    beyond = sum(1 for f in machine.findings  # of the comparisons decided_count counts
+                 if f.status in ("found", "same", "undecided") and rounds_to_settle(f, answer_of.get(f.key)) is None)
+    if beyond:
+        line += (f"; {beyond} of them would need more than {MAX_ROUNDS} rounds a side here (a ratio within the "
+                 "rounds' noise of the margin)")
+    return line + "."
 
 
 def dates(records: Sequence[Record]) -> str:
