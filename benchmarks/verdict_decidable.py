@@ -26,7 +26,8 @@ from jax_benchmarks.verdict.answer import answers  # noqa: E402
 from jax_benchmarks.verdict.decide import MAX_ROUNDS  # noqa: E402
 from jax_benchmarks.verdict.findings import all_findings, latest_runs  # noqa: E402
 from jax_benchmarks.verdict.scale import SCALES, Scale  # noqa: E402
-from jax_benchmarks.verdict.sequential import decided_count, is_open, rounds_to_settle  # noqa: E402
+from jax_benchmarks.verdict.page import undecided_keys  # noqa: E402
+from jax_benchmarks.verdict.sequential import counted, decided_count, rounds_to_settle  # noqa: E402
 from jax_benchmarks.verdict.source import read_results  # noqa: E402
 
 GOAL = 0.8
@@ -37,30 +38,25 @@ def report(store: Path, scale: Scale) -> None:
     chosen = latest_runs(records)
     findings = all_findings(chosen)
     answer_of = {a.key: a for a in answers(findings)}
-    round_s = {step.group: 0.0 for step in scale.steps}
-    for step in scale.steps:
-        round_s[step.group] += step.round_s
     rows = []  # (finding key, group, rounds done, more rounds needed: 0 decided, None more than MAX_ROUNDS)
     for finding in findings:
-        if not (finding.status in ("found", "same") or is_open(finding)):
+        if not counted(finding):
             continue
         group = finding.records[0].group if finding.records else finding.key.split("-")[0]
         done = max((d.rounds for d in finding.decisions), default=0)
         rows.append((finding.key, group, done, rounds_to_settle(finding, answer_of.get(finding.key))))
-    decided, undecided = decided_count(findings, {k for k, a in answer_of.items() if a.word == "undecided"
-                                                  and a.contrast.interval is not None
-                                                  and not a.contrast.decision.refused})
+    decided, undecided = decided_count(findings, undecided_keys(list(answer_of.values())))
     print(f"== {store}: decided {decided} of {decided + undecided} ({decided / (decided + undecided):.0%})")
     print(f"{'comparison':48} {'group':9} {'rounds':>6} {'more rounds to decide':>22} {'their time':>11}")
     for key, group, done, needed in rows:
         more = ("decided" if needed == 0 else f"more than {MAX_ROUNDS}" if needed is None else f"{needed}")
-        cost = "" if not needed else f"{needed * round_s.get(group, math.nan) / 60:.1f} min"
+        cost = "" if not needed else f"{needed * scale.group_round_s(group) / 60:.1f} min"
         print(f"{key[:48]:48} {group:9} {done:>6} {more:>22} {cost:>11}")
     # The least added time to decide GOAL of the comparisons: a group's added rounds serve all its comparisons, so
     # deciding a set costs, per group, its largest need times its round time; try the cheapest sets greedily.
     goal = math.ceil(GOAL * len(rows))
     decidable = sorted(((group, needed) for _, group, _, needed in rows if needed),
-                       key=lambda pair: pair[1] * round_s.get(pair[0], math.inf))
+                       key=lambda pair: pair[1] * scale.group_round_s(pair[0]))
     have, per_group = sum(1 for r in rows if r[3] == 0), dict[str, int]()
     for group, needed in decidable:
         if have >= goal:
@@ -70,7 +66,7 @@ def report(store: Path, scale: Scale) -> None:
     if have >= goal and not per_group:
         print(f"{GOAL:.0%} decided ({goal} of {len(rows)}): reached by these rounds")
     elif have >= goal:
-        added = sum(n * round_s[g] for g, n in per_group.items())
+        added = sum(n * scale.group_round_s(g) for g, n in per_group.items())
         print(f"{GOAL:.0%} decided ({goal} of {len(rows)}): about {added / 60:.1f} min of added rounds at the scale's "
               f"quiet round times ({', '.join(f'{g} {n} more' for g, n in per_group.items())}), beyond "
               f"its {scale.rounds} rounds' {scale.budget_s / 60:.1f} min")

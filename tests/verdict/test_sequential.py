@@ -14,7 +14,7 @@ from jax_benchmarks.verdict import cli as verdict_cli
 from jax_benchmarks.verdict.cli import RoundDone, add_rounds
 from jax_benchmarks.verdict.findings import latest_runs
 from jax_benchmarks.verdict.scale import SCALES, Scale, Step
-from jax_benchmarks.verdict.sequential import next_round, open_groups, rounds_wanted
+from jax_benchmarks.verdict.sequential import next_round, open_groups, rounds_wanted, settle_by_group
 from tests.conftest import invoke
 from tests.verdict.fixtures import RUN, figure
 
@@ -33,11 +33,12 @@ def xla_round(index: int, numpy_s: float = 0.0110) -> list[Record]:
 
 def test_only_groups_with_an_undecided_finding_get_another_round() -> None:
     undecided = [r for i in range(3) for r in xla_round(i)]
-    assert open_groups(latest_runs(undecided), 0.98) == ["xla"]
-    wanted = rounds_wanted(latest_runs(undecided), 0.98)
+    assert open_groups(settle_by_group(latest_runs(undecided), 0.98)) == ["xla"]
+    wanted = rounds_wanted(settle_by_group(latest_runs(undecided), 0.98))
     assert list(wanted) == ["xla"] and wanted["xla"] >= 1
     clear = figure("xla", "jax", CASE, 0.005) + figure("xla", "numpy", CASE, 0.010)
-    assert open_groups(latest_runs(clear), 0.98) == [] and rounds_wanted(latest_runs(clear), 0.98) == {}
+    assert open_groups(settle_by_group(latest_runs(clear), 0.98)) == []
+    assert rounds_wanted(settle_by_group(latest_runs(clear), 0.98)) == {}
     more = next_round(SCALE, 3, {"xla": 1}, spent_s=30.0, budget_s=240.0, pace=1.0)
     assert more is not None and [s.group for s in more.steps] == ["xla"] and more.rounds == 4
     assert next_round(SCALE, 3, {}, 30.0, 240.0, 1.0) is None  # nothing undecided
@@ -57,8 +58,8 @@ def test_a_group_gets_a_round_only_where_the_rounds_it_needs_fit_the_budget() ->
 def test_a_comparison_on_the_margins_edge_asks_for_no_rounds() -> None:
     # 5 % apart with the margin at 5 %: the ratio sits on the edge; no number of rounds decides it.
     edge = [r for i in range(3) for r in xla_round(i, 0.0105)]
-    assert open_groups(latest_runs(edge), 0.98) == ["xla"]
-    assert rounds_wanted(latest_runs(edge), 0.98) == {}
+    assert open_groups(settle_by_group(latest_runs(edge), 0.98)) == ["xla"]
+    assert rounds_wanted(settle_by_group(latest_runs(edge), 0.98)) == {}
 
 
 def test_a_budget_too_small_for_every_open_group_buys_rounds_for_the_cheapest() -> None:
@@ -90,8 +91,8 @@ def test_rounds_are_added_until_the_finding_is_decided(tmp_path: Path, monkeypat
     assert added and all(groups == ("xla",) for groups, _ in added)  # scipy has no records: not rerun
     assert [first for _, first in added] == list(range(3, 3 + len(added)))  # one round more each time
     records = [r for i in range(3 + len(added)) for r in xla_round(i)]
-    assert open_groups(latest_runs(records), 0.98) == []  # it stopped because the finding was decided
-    assert open_groups(latest_runs(records[:-2]), 0.98) == ["xla"]  # ... and not a round earlier
+    assert open_groups(settle_by_group(latest_runs(records), 0.98)) == []  # it stopped because the finding was decided
+    assert open_groups(settle_by_group(latest_runs(records[:-2]), 0.98)) == ["xla"]  # ... and not a round earlier
     assert len(rounds) == 3 + len(added) == 4
 
 
@@ -99,8 +100,9 @@ def test_no_round_is_added_that_the_budget_cannot_turn_into_a_decision(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     store = tmp_path / "r.jsonl"
     # 6 % apart with the margin at 5 %: undecided however many rounds this budget allows, and its rounds say so.
-    assert open_groups(latest_runs([r for i in range(12) for r in xla_round(i, 0.0106)]), 0.98) == ["xla"]
-    needed = rounds_wanted(latest_runs([r for i in range(3) for r in xla_round(i, 0.0106)]), 0.98)
+    twelve = latest_runs([r for i in range(12) for r in xla_round(i, 0.0106)])
+    assert open_groups(settle_by_group(twelve, 0.98)) == ["xla"]
+    needed = rounds_wanted(settle_by_group(latest_runs([r for i in range(3) for r in xla_round(i, 0.0106)]), 0.98))
     # The first three rounds take 15 s against 30 s of reference (pace 0.5): an xla round costs 2.5 s, 10 s are left.
     assert needed["xla"] * 2.5 > 10.0
 
@@ -149,9 +151,10 @@ def test_answers_are_judged_as_the_page_judges_them_one_family_across_groups() -
              + figure("scipy", "numpy", "solve_10000_float64", 0.0113, drift=tuple(reversed(drift))))
     xla = (figure("xla", "jax", CASE, 0.0100, drift=drift)
            + figure("xla", "numpy", CASE, 0.0105, drift=tuple(reversed(drift))))
-    assert rounds_wanted(latest_runs(scipy), None) == {}
-    assert rounds_wanted(latest_runs(scipy + xla), None) == {"scipy": 1}  # xla's matmul: no rounds decide it
-    assert sorted(open_groups(latest_runs(scipy + xla), None)) == ["scipy", "xla"]
+    assert rounds_wanted(settle_by_group(latest_runs(scipy), None)) == {}
+    # xla's matmul: no rounds decide it
+    assert rounds_wanted(settle_by_group(latest_runs(scipy + xla), None)) == {"scipy": 1}
+    assert sorted(open_groups(settle_by_group(latest_runs(scipy + xla), None))) == ["scipy", "xla"]
 
 
 def test_the_page_says_how_many_undecided_comparisons_no_budget_would_decide() -> None:

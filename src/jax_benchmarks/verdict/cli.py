@@ -113,19 +113,19 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
     ran; every round run. Where undecided findings stay but no round is added, one line says what they would need."""
     from jax_benchmarks.verdict.findings import latest_runs
     from jax_benchmarks.verdict.decide import MAX_ROUNDS
-    from jax_benchmarks.verdict.sequential import next_round, open_groups, rounds_wanted
+    from jax_benchmarks.verdict.sequential import next_round, open_groups, rounds_wanted, settle_by_group
     from jax_benchmarks.verdict.source import read_results
 
     rounds, reference_s = list(done), scale.budget_s
     while True:
         spent = sum(r.seconds for r in rounds)
         records = read_results(results, warn, run_id)[0]
-        chosen = latest_runs(records, run_id)
-        wanted = rounds_wanted(chosen, target)
+        settle = settle_by_group(latest_runs(records, run_id), target)
+        wanted = rounds_wanted(settle)
         more = next_round(scale, max(r.round_index or 0 for r in records) + 1, wanted, spent, budget_s,
                           spent / reference_s if reference_s else 1.0)
         if more is None:
-            still = open_groups(chosen, target)
+            still = open_groups(settle)
             if still:
                 needs = ", ".join(f"{group} {wanted[group]} more" if group in wanted else f"{group} more than "
                                   f"{MAX_ROUNDS}" for group in still)

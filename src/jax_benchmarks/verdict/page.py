@@ -21,7 +21,7 @@ from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.verdict.answer import SCALE_BANNERS, Answer, plain_answer
 from jax_benchmarks.verdict.decide import MAX_ROUNDS
 from jax_benchmarks.verdict.findings import Finding
-from jax_benchmarks.verdict.sequential import decided_count, rounds_to_settle
+from jax_benchmarks.verdict.sequential import counted, decided_count, rounds_to_settle
 
 PAGE_TITLE = "jax-benchmarks verdict"
 QUESTION = "Is JAX worth it on this machine, for my kind of work?"
@@ -74,13 +74,12 @@ def banner(machine: Machine, scale: str | None) -> str:
 def decided_line(machine: Machine) -> str:
     """'Decided: 9 of 12 comparisons; 3 stayed undecided (at most 5 rounds a figure); 2 of them would need more
     than 100 rounds a side here.' (the last clause where some would: more budget would not decide those)"""
-    decided, undecided = decided_count(machine.findings, undecided_keys(machine))
+    decided, undecided = decided_count(machine.findings, undecided_keys(machine.answers))
     rounds = max((r.round_index + 1 for r in machine.records if r.round_index is not None), default=1)
     line = (f"Decided: {decided} of {decided + undecided} comparisons; {undecided} stayed undecided "
             f"(at most {rounds} round{'' if rounds == 1 else 's'} a figure)")
     answer_of = {a.key: a for a in machine.answers}
-    beyond = sum(1 for f in machine.findings  # of the comparisons decided_count counts
-                 if f.status in ("found", "same", "undecided") and rounds_to_settle(f, answer_of.get(f.key)) is None)
+    beyond = sum(1 for f in machine.findings if counted(f) and rounds_to_settle(f, answer_of.get(f.key)) is None)
     if beyond:
         line += (f"; {beyond} of them would need more than {MAX_ROUNDS} rounds a side here (a ratio within the "
                  "rounds' noise of the margin)")
@@ -152,13 +151,14 @@ def finding_item(finding: Finding, charts: Sequence[Chart], undecided: bool = Fa
             + "".join(body) + "</details></li>")
 
 
-def undecided_keys(machine: Machine) -> set[str]:
-    return {a.key for a in machine.answers
+def undecided_keys(found: Sequence[Answer]) -> set[str]:
+    """The findings whose answer (judged with the page's other answers) is undecided: counted undecided."""
+    return {a.key for a in found
             if a.word == "undecided" and a.contrast.interval is not None and not a.contrast.decision.refused}
 
 
 def findings_list(machine: Machine) -> str:
-    wide = undecided_keys(machine)
+    wide = undecided_keys(machine.answers)
     items = [finding_item(f, machine.charts.get(f.key, ()), f.key in wide) for f in machine.findings]
     return '<ol class="findings">' + "".join(items) + "</ol>"
 

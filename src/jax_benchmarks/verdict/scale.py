@@ -57,6 +57,10 @@ class Scale:
         """One round of every step on the reference machine: the least a --budget must allow."""
         return sum(step.round_s for step in self.steps)
 
+    def group_round_s(self, group: str) -> float:
+        """One round of `group`'s steps on the reference machine (jit has two commands)."""
+        return sum(step.round_s for step in self.steps if step.group == group)
+
 
 def group_steps(scale: ScaleName) -> tuple[Step, ...]:
     """The scale's steps, group by group in `BENCHMARK_GROUPS`' order, as each group declares them

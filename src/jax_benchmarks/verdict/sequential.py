@@ -6,8 +6,9 @@ Each added round is a fresh process per group command, run by the verdict's own 
 (`verdict.cli.measure`) with the next round index; a group command runs every framework it compares in each
 round, one after the other, so the frameworks stay interleaved round by round. A round is started only when it
 fits what is left of the budget at the pace the finished rounds ran (their wall time against the scale's
-reference figures); where the rounds of every open group do not fit, those that do (the cheapest first) run. A refused comparison (the records are not the same work) is never a reason to add rounds:
-more rounds cannot make it comparable.
+reference figures); where the rounds of every open group do not fit, those that do (the cheapest first) run.
+A refused comparison (the records are not the same work) is never a reason to add rounds: more rounds cannot
+make it comparable.
 
 Which groups are worth a round: each undecided comparison names the rounds a side that would decide it at its
 spread and observed ratio (`Decision.rounds_to_decide`, verdict/decide.py; an estimate from the rounds so far,
@@ -85,27 +86,25 @@ def rounds_to_settle(finding: Finding, answer: Answer | None) -> int | None:
     return max(wanted) if len(wanted) == len(parts) else None
 
 
-def rounds_wanted(chosen: Mapping[str, Sequence[Record]], target: float | None) -> dict[str, int]:
-    """Per group of `chosen` with a finding that is not decided yet and that more rounds may decide: the fewest more
-    rounds after which one of them would be (`rounds_to_settle`). A group none of whose open findings 100 rounds
-    would decide is left out. The answers are judged together, as the page judges them (one family)."""
+def settle_by_group(chosen: Mapping[str, Sequence[Record]], target: float | None) -> dict[str, list[int | None]]:
+    """Per group of `chosen` (per group, the run's records): `rounds_to_settle` of each of its findings, the answers
+    judged together, as the page judges them (one family)."""
     per_group = group_findings_of(chosen, target)
     answer_of = {a.key: a for a in answers([f for found in per_group.values() for f in found])}
-    out = {}
-    for group, found in per_group.items():
-        wanted = [n for n in (rounds_to_settle(f, answer_of.get(f.key)) for f in found) if n]
-        if wanted:
-            out[group] = min(wanted)
-    return out
+    return {group: [rounds_to_settle(f, answer_of.get(f.key)) for f in found] for group, found in per_group.items()}
 
 
-def open_groups(chosen: Mapping[str, Sequence[Record]], target: float | None) -> list[str]:
-    """The groups with at least one finding the page counts undecided (`rounds_to_settle` not 0), whether or not
+def rounds_wanted(settle: Mapping[str, Sequence[int | None]]) -> dict[str, int]:
+    """Per group (`settle`: `settle_by_group`) with a finding that is not decided yet and that more rounds may
+    decide: the fewest more rounds after which one of them would be. A group none of whose open findings 100 rounds
+    would decide is left out."""
+    return {group: min(wanted) for group, values in settle.items() if (wanted := [n for n in values if n])}
+
+
+def open_groups(settle: Mapping[str, Sequence[int | None]]) -> list[str]:
+    """The groups (`settle`: `settle_by_group`) with at least one finding the page counts undecided, whether or not
     more rounds may decide it."""
-    per_group = group_findings_of(chosen, target)
-    answer_of = {a.key: a for a in answers([f for found in per_group.values() for f in found])}
-    return [group for group, found in per_group.items()
-            if any(rounds_to_settle(f, answer_of.get(f.key)) != 0 for f in found)]
+    return [group for group, values in settle.items() if any(n != 0 for n in values)]
 
 
 def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_s: float, budget_s: float,
@@ -118,7 +117,7 @@ def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_
     if rounds_done >= MAX_ROUNDS:
         return None
     groups = [group for group in dict.fromkeys(step.group for step in scale.steps) if group in wanted]
-    cost = {group: pace * sum(step.round_s for step in scale.steps if step.group == group) for group in groups}
+    cost = {group: pace * scale.group_round_s(group) for group in groups}
     left, chosen = budget_s - spent_s, set()
     for group in sorted(groups, key=lambda g: (wanted[g] * cost[g], cost[g])):
         if wanted[group] * cost[group] <= left:
@@ -128,9 +127,14 @@ def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_
     return replace(scale, rounds=rounds_done + 1, steps=steps) if steps else None
 
 
+def counted(finding: Finding) -> bool:
+    """A finding the page counts as a comparison (decided or not): found, the same, or undecided."""
+    return finding.status in ("found", "same") or is_open(finding)
+
+
 def decided_count(findings: Sequence[Finding], undecided_keys: Collection[str] = ()) -> tuple[int, int]:
-    """(decided, undecided) among the findings that compare: found or the same, against undecided (or found or the
-    same but in `undecided_keys`: their answer, judged with the page's other answers, is undecided)."""
-    compared = [f for f in findings if f.status in ("found", "same") or is_open(f)]
+    """(decided, undecided) among the findings that compare (`counted`): found or the same, against undecided (or
+    found or the same but in `undecided_keys`: their answer, judged with the page's other answers, is undecided)."""
+    compared = [f for f in findings if counted(f)]
     undecided = sum(1 for f in compared if is_open(f) or f.key in undecided_keys)
     return len(compared) - undecided, undecided
