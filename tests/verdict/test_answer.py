@@ -7,8 +7,10 @@ import pytest
 from jax_benchmarks.verdict.answer import answers, plain_answer
 from jax_benchmarks.verdict.build import build_page
 from jax_benchmarks.verdict.findings import all_findings, latest_runs
+from jax_benchmarks.verdict.page import undecided_keys
+from jax_benchmarks.verdict.sequential import decided_count
 from jax_benchmarks.store.record import Record
-from tests.verdict.fixtures import figure, matmul
+from tests.verdict.fixtures import epochs, figure, matmul
 
 GRAD = "grad_1000_float32"
 
@@ -64,3 +66,21 @@ def test_the_page_opens_with_the_answer_and_the_scale(output_format: str) -> Non
         first = body.index("On this machine JAX is worth it for gradients (×8.0).")
         assert body.index("quick scale: a smoke test, not a result") < first < body.index("<img")
         assert first < body.index("Findings on") < body.index("Environment of the runs")
+
+
+def test_the_engines_cnn_step_leaves_the_jax_question_to_mnists_train_step() -> None:
+    # The engine's finding times mnist's Flax and PyTorch models on the same batch: whether JAX is worth it for
+    # that CNN is the mnist finding's question, answered and counted once; the engine's finding counts by its own
+    # comparison (PyTorch eager against the engine: 2× here, decided).
+    case = "cnn_train_step_128x28x28_float32"
+    engine = figure("autograd", "numpy", case, 2.0, variant="train step", metrics={"images_per_s": 64.0})
+    torch = figure("autograd", "pytorch", case, 1.0, variant="train step", metrics={"images_per_s": 128.0})
+    flax = figure("autograd", "jax", case, 1.0, variant="train step", metrics={"images_per_s": 128.0})
+    records = engine + torch + flax + epochs("flax", 10.0, [0.9]) + epochs("pytorch", 10.0, [0.9])
+    found = all_findings(latest_runs(records))
+    topics = {a.key: a.topic for a in answers(found)}
+    assert f"autograd-{case}" not in topics and topics["training"] == "CNN training speed"
+    lines = answer_lines(records)
+    assert "CNN training speed" in lines[0] and "beside the engine" not in " ".join(lines)
+    engines = next(f for f in found if f.key == f"autograd-{case}")
+    assert engines.status == "found" and decided_count([engines], undecided_keys(answers(found))) == (1, 0)

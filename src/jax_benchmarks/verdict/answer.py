@@ -10,7 +10,8 @@ the three words of `verdict/decide.py`:
 * undecided: too few rounds, a busy machine, an interval wider than `WIDEST_INTERVAL`, or neither test
   resolved (the sentence gives the rounds and the smallest difference they detect).
 A finding without both JAX and another framework (jit against eager within one framework, memory,
-agreement) is not a question this answer asks.
+agreement) is not a question this answer asks, nor one whose JAX question is another finding's
+(`Finding.asks_jax`: the engine's CNN step, whose Flax and PyTorch steps are mnist's train step again).
 
 Pure functions of findings: no I/O, no printing, no timing.
 """
@@ -89,7 +90,10 @@ def fastest(records: Sequence[Record]) -> tuple[str, list[Record]] | None:
 
 
 def pairing(finding: Finding) -> tuple[str, str, list[Record], str, list[Record]] | None:
-    """(case, JAX label, its records, other label, its records) on the finding's largest case with both."""
+    """(case, JAX label, its records, other label, its records) on the finding's largest case with both; None
+    where there is none or the finding does not ask it (`Finding.asks_jax`)."""
+    if not finding.asks_jax:
+        return None
     cases = sorted({r.case for r in finding.records if r.median_s}, key=size_of, reverse=True)
     for case in cases:
         on_case = [r for r in finding.records if r.case == case]

@@ -55,6 +55,9 @@ class Finding:
     # The decisions its status rests on (the comparisons that would make it decided): what sequential rounds ask of
     # it, e.g. the rounds still needed (verdict/sequential.py); empty where its status is not one comparison's.
     decisions: tuple[Decision, ...] = ()
+    # Whether the page's plain answer (JAX against the fastest other framework, verdict/answer.py) is asked of it:
+    # False where that question is another finding's, so that one question is answered and counted once.
+    asks_jax: bool = True
 
     @property
     def source(self) -> str:
