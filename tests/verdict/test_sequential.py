@@ -114,12 +114,14 @@ def test_no_round_is_added_that_the_budget_cannot_turn_into_a_decision(
         return [RoundDone(f"round {i}", 5.0, 0) for i in range(first_round, scale.rounds)]
 
     monkeypatch.setattr(verdict_cli, "measure", fake_measure)
+    monkeypatch.setenv("COLUMNS", "80")  # a narrow terminal's width, as rich reads it
     done = fake_measure(SCALE, store, RUN, tmp_path / "log", None)
     rounds = add_rounds(SCALE, 25.0, as_location(store), RUN, tmp_path / "log", done, 0.98)
     assert len(rounds) == 3  # 15 s for the first 3 (30 s of reference: pace 0.5): 2 more fit in 25 s, not enough
-    assert capsys.readouterr().err.splitlines() == [
-        f"verdict run {RUN}: no round added with 10 s of --budget left: the undecided findings need more rounds "
-        f"(xla {needed['xla']} more)"]
+    said = capsys.readouterr().err.splitlines()
+    assert " ".join(said) == (f"verdict run {RUN}: no round added with 10 s of --budget left: the undecided findings "
+                              f"need more rounds (xla {needed['xla']} more)")
+    assert all(len(line) <= 80 for line in said)  # wrapped at the console's width
 
 
 def test_a_budget_too_small_for_one_round_is_refused_and_nothing_is_written(tmp_path: Path) -> None:

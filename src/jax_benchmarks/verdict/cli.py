@@ -84,16 +84,17 @@ def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Pat
 def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, log: Path,
                           threads: int | None = None) -> list[RoundDone]:
     """`measure`, with a bar on a terminal and one line a round otherwise (both on stderr)."""
-    from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    console = Console(stderr=True, highlight=False)
+    from jax_benchmarks.cli.console import make_console, print_whole_words
+
+    console = make_console(json_output=True)
     total = scale.rounds * len(scale.steps)
-    console.print(f"verdict run {run_id} · scale {scale.name}: {len(scale.steps)} group commands × {scale.rounds} "
-                  f"rounds, about {duration_text(scale.budget_s)} on a quiet 2-core CPU; output of the groups in {log}")
+    say(f"verdict run {run_id} · scale {scale.name}: {len(scale.steps)} group commands × {scale.rounds} rounds, "
+        f"about {duration_text(scale.budget_s)} on a quiet 2-core CPU; output of the groups in {log}")
     if not console.is_terminal:
-        return measure(scale, results, run_id, log, lambda label, finished, left: console.print(
-            f"[{finished + 1}/{total}] {label} · about {duration_text(left)} left"), threads)
+        return measure(scale, results, run_id, log, lambda label, finished, left: print_whole_words(
+            console, f"[{finished + 1}/{total}] {label} · about {duration_text(left)} left"), threads)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("about {task.fields[left]} left"), console=console, transient=True) as bars:
         task = bars.add_task("verdict", total=total, left=duration_text(scale.budget_s))
@@ -129,11 +130,11 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
             if still:
                 needs = ", ".join(f"{group} {wanted[group]} more" if group in wanted else f"{group} more than "
                                   f"{MAX_ROUNDS}" for group in still)
-                click.echo(f"verdict run {run_id}: no round added with {duration_text(max(0.0, budget_s - spent))} of "
-                           f"--budget left: the undecided findings need more rounds ({needs})", err=True)
+                say(f"verdict run {run_id}: no round added with {duration_text(max(0.0, budget_s - spent))} of "
+                    f"--budget left: the undecided findings need more rounds ({needs})")
             return rounds
-        click.echo(f"verdict run {run_id}: {', '.join(s.group for s in more.steps)} undecided: round {more.rounds} "
-                   f"({duration_text(budget_s - spent)} of --budget left)", err=True)
+        say(f"verdict run {run_id}: {', '.join(s.group for s in more.steps)} undecided: round {more.rounds} "
+            f"({duration_text(budget_s - spent)} of --budget left)")
         rounds += measure(more, results, run_id, log, lambda label, finished, left: None, threads, more.rounds - 1)
         reference_s += sum(step.round_s for step in more.steps)
 
@@ -168,6 +169,14 @@ def round_log(results: ResultsLocation, run_id: str) -> Path:
     """The rounds' output: beside the results file, or in the default store's folder for a database."""
     folder = default_path(Path.cwd()).parent if results.kind == "postgres" else results.path.parent
     return folder / f"verdict-{run_id}.log"
+
+
+def say(text: str) -> None:
+    """A line of the verdict's progress on stderr (stdout keeps the page), wrapped at the console's width between
+    words as the progress header is; a path wider than the console stays whole on its own line."""
+    from jax_benchmarks.cli.console import make_console, print_whole_words
+
+    print_whole_words(make_console(json_output=True), text)
 
 
 def warn(message: str) -> None:
@@ -258,7 +267,7 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
 
         choice = choose_threads(threads, probe())
         if choice.line is not None:
-            click.echo(choice.line, err=True)
+            say(choice.line)
         threads = choice.threads
         run_id = new_run_id()
         log = round_log(results, run_id)
@@ -271,8 +280,8 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
                               f"{run_id} are saved in {results}", interrupt_signal(exc)) from None
         failed = [r for r in rounds if r.code != 0]
         source, used_scale = results, scale
-        click.echo(f"verdict run {run_id}: {len(rounds)} rounds in {duration_text(sum(r.seconds for r in rounds))}"
-                   f"; records in {results}", err=True)
+        say(f"verdict run {run_id}: {len(rounds)} rounds in {duration_text(sum(r.seconds for r in rounds))}; "
+            f"records in {results}")
     here, run_id = read_results(source, warn, run_id)
     others = [read_results(against, warn)[0] for against in against_paths]
     text = build_page(here, others, run_id, output_format, target_accuracy, used_scale,
@@ -285,7 +294,7 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
             output.write_text(text, encoding="utf-8")
         except OSError as exc:
             raise click.FileError(str(output), exc.strerror) from None
-        click.echo(f"verdict page written to {output}", err=True)
+        say(f"verdict page written to {output}")
     if failed:
         raise VerdictFailed(f"{len(failed)} round(s) failed: {', '.join(f'{r.label} (exit {r.code})' for r in failed)};"
                             " the page says which groups are missing")
