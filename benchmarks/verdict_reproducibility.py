@@ -80,8 +80,11 @@ def run_verdict(scale: str, budget: float | None, folder: Path, index: int) -> P
                "--format", "markdown", "-o", str(page), *(["--budget", str(budget)] if budget else [])]
     print(f"verdict {index}: {load()} before", flush=True)
     began = time.perf_counter()
+    # The verdict wraps its stderr at the console's width, which rich reads from COLUMNS when stderr is not a
+    # terminal: a wide one keeps each message on one line, so that its lines can be picked out below.
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, check=False,
-                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)])})
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), str(ROOT)]),
+                               "COLUMNS": "1000"})
     took = time.perf_counter() - began
     rounds = [line for line in done.stderr.splitlines() if line.startswith("verdict run ")]
     print(f"verdict {index}: exit {done.returncode} in {took / 60:.1f} min; {load()} after", flush=True)
