@@ -110,6 +110,11 @@ def test_report_compares_a_run_at_more_threads_with_one_at_fewer(results_path: P
     assert "oversubscribed: 2 threads took 217.2× the time of 1 thread(s)" in shown
 
 
+def words(text: str) -> str:
+    """The text with its lines joined: the verdict wraps its stderr at the console's width."""
+    return " ".join(text.split())
+
+
 def test_verdict_measures_with_the_threads_that_fit(monkeypatch: pytest.MonkeyPatch, results_path: Path) -> None:
     import jax_benchmarks.measure.oversubscription as oversubscription
     from jax_benchmarks.verdict import cli as verdict_cli
@@ -124,14 +129,14 @@ def test_verdict_measures_with_the_threads_that_fit(monkeypatch: pytest.MonkeyPa
     monkeypatch.setattr(verdict_cli, "measure_with_progress", measured)
     result = invoke("verdict", "--results", str(results_path))
     assert used == [1]
-    assert "every framework measures with --threads 1, which fits what they left" in result.stderr
+    assert "every framework measures with --threads 1, which fits what they left" in words(result.stderr)
     used.clear()
     asked = invoke("verdict", "--threads", "1", "--results", str(results_path))
-    assert used == [1] and "--threads 1 fits" in asked.stderr
+    assert used == [1] and "--threads 1 fits" in words(asked.stderr)
     used.clear()
     monkeypatch.setattr(oversubscription, "probe", lambda seconds=1.0: TWO_TAKEN_1_6)
     crowded = invoke("verdict", "--results", str(results_path))
-    assert used == [1] and "no thread count fits" in crowded.stderr
+    assert used == [1] and "no thread count fits" in words(crowded.stderr)
     used.clear()
     monkeypatch.setattr(oversubscription, "probe", lambda seconds=1.0: QUIET)
     quiet = invoke("verdict", "--results", str(results_path))
