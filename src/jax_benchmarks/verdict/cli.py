@@ -86,15 +86,15 @@ def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, l
     """`measure`, with a bar on a terminal and one line a round otherwise (both on stderr)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from jax_benchmarks.cli.console import make_console, print_whole_words
+    from jax_benchmarks.cli.console import make_console
 
     console = make_console(json_output=True)
     total = scale.rounds * len(scale.steps)
     say(f"verdict run {run_id} · scale {scale.name}: {len(scale.steps)} group commands × {scale.rounds} rounds, "
         f"about {duration_text(scale.budget_s)} on a quiet 2-core CPU; output of the groups in {log}")
     if not console.is_terminal:
-        return measure(scale, results, run_id, log, lambda label, finished, left: print_whole_words(
-            console, f"[{finished + 1}/{total}] {label} · about {duration_text(left)} left"), threads)
+        return measure(scale, results, run_id, log, lambda label, finished, left: say(
+            f"[{finished + 1}/{total}] {label} · about {duration_text(left)} left"), threads)
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
                   TextColumn("about {task.fields[left]} left"), console=console, transient=True) as bars:
         task = bars.add_task("verdict", total=total, left=duration_text(scale.budget_s))

@@ -76,7 +76,9 @@ def group_findings_of(chosen: Mapping[str, Sequence[Record]], target: float | No
 def rounds_to_settle(finding: Finding, answer: Answer | None) -> int | None:
     """The more rounds after which the page would count `finding` decided (`decided_count`): its own status and its
     answer (JAX against the fastest other framework, `answer`, where it has one) both decided; 0 when they are,
-    None when no number of rounds within MAX_ROUNDS would decide one of them."""
+    None when no number of rounds within MAX_ROUNDS would decide one of them. An answer with too few rounds to be
+    tested asks for one more round (`more_rounds`), though the page does not count it undecided (`undecided_keys`
+    takes only tested answers): one round more is what lets it be judged at all."""
     parts = [finding_wants(finding)] if is_open(finding) else []
     if answer is not None and answer.word == "undecided" and not answer.contrast.decision.refused:
         parts.append(more_rounds(answer.contrast.decision))
