@@ -30,7 +30,7 @@ from jax_benchmarks.measure.timing import MIN_TIME_S
 from jax_benchmarks.store.jsonl import regular_file_problem
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (
-    ResultsLocation, as_location, check_readable, check_writable, default_location,
+    ResultsLocation, as_location, check_readable, check_writable, default_location, default_text, DefaultStoreOption,
 )
 
 M = TypeVar("M", bound=BaseModel)
@@ -365,12 +365,13 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
             else:
                 default: Any = info.default
                 shown: Any = info.default is not None
+                option_class: type[click.Option] = click.Option
                 if info.default_factory is default_location:
-                    # The default store, chosen when the command runs, given whole; --help shows it without
-                    # its password.
-                    default, shown = (lambda: option_text(default_location())), str(default_location())
+                    # The default store, chosen when the command runs, given whole; --help shows it as it is
+                    # then, without its password.
+                    default, option_class = default_text, DefaultStoreOption
                 fn = click.option(
-                    option_name(model, name), *short_option(info), name,
+                    option_name(model, name), *short_option(info), name, cls=option_class,
                     type=click.Choice(narrowed) if narrowed else _click_type(info.annotation),
                     default=default, show_default=shown, help=help_, hidden=hidden, metavar=metavar(info),
                 )(fn)

@@ -17,8 +17,7 @@ from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.frameworks.available import MLXTEND, Framework, missing_libraries, unavailable_reason
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.cli.relaunch import run_fresh, self_command
-from jax_benchmarks.settings import option_text
-from jax_benchmarks.store.location import LocationParam, ResultsLocation, default_location, saved_count
+from jax_benchmarks.store.location import DefaultStoreOption, LocationParam, ResultsLocation, default_text, saved_count
 
 # The quick records go to the store every command uses by default: each record names its settings and its
 # cases their sizes, so `report` tells quick figures from real ones.
@@ -49,8 +48,8 @@ def smoke_commands(groups: tuple[str, ...]) -> list[tuple[str, str]]:
 
 @click.command("smoke", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("groups", nargs=-1, type=click.Choice(BENCHMARK_GROUPS))
-@click.option("--results", type=LocationParam(), default=lambda: option_text(default_location()),
-              show_default=str(default_location()),
+@click.option("--results", type=LocationParam(), default=default_text, cls=DefaultStoreOption,
+              show_default=True,
               help="The store the quick records are appended to: a .jsonl or SQLite file, or a postgresql:// URL "
                    "(default: the one every command uses; $JAX_BENCHMARKS_RESULTS, where set, replaces it).")
 def cli(groups: tuple[str, ...], results: ResultsLocation) -> None:

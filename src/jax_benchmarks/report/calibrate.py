@@ -21,8 +21,8 @@ import click
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.report.compare import MIN_ROUNDS
-from jax_benchmarks.settings import option_text
-from jax_benchmarks.store.location import LocationParam, ResultsLocation, as_location, default_location, saved_count
+from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_text,
+                                           saved_count)
 
 DEFAULT_ROUNDS = 10  # the issue's goal: a 1.5× slowdown caught in 19 of 20 trials at 10 rounds
 ALL = "all"
@@ -64,8 +64,8 @@ def check_command(group: str, command: str) -> None:
               help="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike (default: each library's own).")
 @click.option("--format", "output_format", type=click.Choice(["table", "json"]), default="table", show_default=True,
               help="table: one line per figure; json: the same as data.")
-@click.option("--results", type=LocationParam(), default=lambda: option_text(default_location()),
-              show_default=str(default_location()), help="The store the rounds are appended to.")
+@click.option("--results", type=LocationParam(), default=default_text, cls=DefaultStoreOption,
+              show_default=True, help="The store the rounds are appended to.")
 def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options: str, threads: int | None,
         output_format: Literal["table", "json"], results: ResultsLocation) -> None:
     """A/A calibration of the regression gate on this machine: run each GROUP[:COMMAND] (COMMAND

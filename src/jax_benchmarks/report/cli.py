@@ -22,7 +22,7 @@ from jax_benchmarks.settings import (
     OptionError, Results, lock_timeout_field, parse_settings, readable_path, readable_store, results_field,
     settings_options, with_lock_timeout, writable_dir,
 )
-from jax_benchmarks.store.location import POSTGRES_SCHEMES, ResultsLocation
+from jax_benchmarks.store.location import ResultsLocation, as_location
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.groups import BENCHMARK_GROUPS, BenchmarkGroup
 from jax_benchmarks.report.select import PREVIOUS, Filters, is_path_like
@@ -96,8 +96,8 @@ class ReportSettings(BaseModel):
     @field_validator("baseline")
     @classmethod
     def _baseline_file_readable(cls, value: str | None) -> str | None:
-        if (value is not None and value != PREVIOUS and is_path_like(value)
-                and not value.startswith(POSTGRES_SCHEMES)):
+        # A URL of a store this tool does not read is refused here, its password masked (store/location.py).
+        if value is not None and value != PREVIOUS and is_path_like(value) and as_location(value).kind != "postgres":
             path = readable_path(Path(value))
             if path.is_dir():
                 raise ValueError(f"{value} is a directory, not a results file")
@@ -293,7 +293,7 @@ class Baselines:
         self.same_machine = same_machine
         self.pool: list[Record] = []
         if self.value is not None and self.value != PREVIOUS:
-            self.pool = select.baseline_records(self.value, store, filters, warn)
+            self.pool = select.baseline_records(self.value, store, filters, warn, settings.lock_timeout)
 
     def for_run(self, run: Sequence[Record]) -> tuple[list[Record] | None, str | None]:
         """(baseline records or None, the note printed under the table)."""

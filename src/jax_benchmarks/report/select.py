@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from jax_benchmarks.errors import DataError, NoResultsYet
-from jax_benchmarks.store.location import POSTGRES_SCHEMES, open_store
+from jax_benchmarks.store.location import ResultsLocation, looks_like_url, open_store, store_errors
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.store.sql import StoreError
 from jax_benchmarks.store.views import ResultsStore, split_runs
@@ -118,21 +118,25 @@ def previous_on_machine(store: ResultsStore, current: Sequence[Record], backend:
 
 def is_path_like(value: str) -> bool:
     """A --baseline value that names a results store (a file or a database URL) rather than a run id."""
-    return (Path(value).exists() or "/" in value or value.startswith(POSTGRES_SCHEMES)
+    return (Path(value).exists() or "/" in value or looks_like_url(value)
             or value.endswith((".jsonl", ".json", ".sqlite", ".db")))
 
 
-def baseline_records(value: str, store: ResultsStore, filters: Filters, warn: Warn) -> list[Record]:
-    """Records of a baseline run id (in the results store) or of the latest runs in another store."""
+def baseline_records(value: str, store: ResultsStore, filters: Filters, warn: Warn,
+                     lock_timeout_s: float | None = None) -> list[Record]:
+    """Records of a baseline run id (in the results store) or of the latest runs in another store (read waiting up
+    to `lock_timeout_s` for a lock, --lock-timeout; None: the default)."""
     if is_path_like(value):
         try:
-            other = open_store(value, create=False, log=warn)
-        except StoreError as exc:
+            where = ResultsLocation(value) if lock_timeout_s is None else ResultsLocation(value, lock_timeout_s)
+            other = open_store(where, create=False, log=warn)
+        except (StoreError, ValueError) as exc:
             raise click.BadParameter(str(exc), param_hint="'--baseline'") from None
         try:
             if other.is_empty():
                 raise click.BadParameter(f"no benchmark records in {other.location}", param_hint="'--baseline'")
-            chosen = [r for group in other.groups(None) for r in other.latest_run(group, None)]
+            with store_errors(other):
+                chosen = [r for group in other.groups(None) for r in other.latest_run(group, None)]
             for summary in other.warnings():
                 warn(summary)
         finally:

@@ -2,8 +2,14 @@
 
 * a path ending in `.jsonl`, or an existing file of JSON lines: a JSON-lines file
   (src/jax_benchmarks/store/jsonl.py), read and appended as is;
-* `postgresql://…` or `postgres://…`: a PostgreSQL database (src/jax_benchmarks/store/postgres.py);
+* `postgresql://…` or `postgres://…` (the scheme in any capitals, blanks around the URL ignored): a PostgreSQL
+  database (src/jax_benchmarks/store/postgres.py);
 * any other path: an SQLite file (src/jax_benchmarks/store/sqlite.py).
+
+Any other text that looks like a URL (`SCHEME://…`: mysql://, sqlite://, http://, a driver suffix such as
+postgresql+psycopg://) or like a libpq connection string (`host=… password=…`) is refused with the reason, never
+taken as a file name: it may hold a password, and a file of that name would print it and keep it on disk.
+`masked` is the one way a location is shown (its password replaced by ***), wherever it is printed or written.
 
 Every command (the benchmark groups, report, verdict, smoke) has the same default store (docs/store.md):
 data/results/results.sqlite of the project when run inside a checkout of this project, else results.sqlite in
@@ -16,6 +22,7 @@ with it). A location is shown with its password left out, wherever it is printed
 from __future__ import annotations
 
 import os
+import re
 import stat
 import sys
 import tempfile
@@ -24,7 +31,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
-from urllib.parse import parse_qsl, unquote, urlencode, urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit
 
 import click
 
@@ -42,18 +49,96 @@ RESULTS_ENV = "JAX_BENCHMARKS_RESULTS"
 CHECKOUT_STORE = Path("data/results/results.sqlite")
 APP_FOLDER = "jax-benchmarks"
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
+POSTGRES_NAMES = ("postgresql", "postgres")
+POSTGRES_FORM = "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE"
 HIDDEN = "***"
 Kind = Literal["jsonl", "sqlite", "postgres"]
+# Text that looks like a URL: a scheme (two characters or more: `C:/x` is a Windows drive) and a colon, then a
+# slash (`mysql://…`, a mistyped `postgresql:/…`) or a user part before an @ (`mysql:bench:pw@db`).
+URL_LIKE = re.compile(r"\s*([A-Za-z][A-Za-z0-9+.-]+):(?:/+|(?=[^/\\]*@))")
+# libpq's keyword/value connection string (`host=db dbname=x password=…`): a store's text in another form.
+CONNINFO_KEYWORD = re.compile(r"(?:^|\s)(?:host|hostaddr|port|dbname|user|password|passfile|service|sslmode)\s*=",
+                              re.IGNORECASE)
+# A parameter whose value is a secret (libpq's `password`; what other URLs carry tokens in), in a URL's query or
+# a connection string: its value is shown as ***.
+SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "apikey", "api_key", "access_key", "accesskey")
+SECRET_PARAMETER = re.compile(r"(?i)((?:%s)\s*=\s*)('[^']*'|[^&;\s#]*)" % "|".join(SECRET_KEYS))
+
+
+def looks_like_url(text: str) -> bool:
+    """`text` is a URL (of any scheme, in any capitals, blanks around it) or a libpq connection string: never a
+    file name, whatever it names."""
+    return URL_LIKE.match(text) is not None or CONNINFO_KEYWORD.search(text) is not None
+
+
+def masked(text: str) -> str:
+    """`text` as it may be shown or written anywhere: in a URL, the password of its user part (all of the user
+    part but a PostgreSQL URL's user name) and every secret parameter (?password=…) replaced by ***; in a
+    connection string, its secret parameters; any other text as it is."""
+    match = URL_LIKE.match(text)
+    if match is None:
+        return SECRET_PARAMETER.sub(rf"\g<1>{HIDDEN}", text) if CONNINFO_KEYWORD.search(text) else text
+    head, rest = text[:match.end()], text[match.end():]
+    # The user part ends at the last @: a password may hold an unescaped / or @ of its own.
+    user_part, at, tail = rest.rpartition("@")
+    if at:
+        user, colon, _password = user_part.partition(":")
+        postgres = match.group(1).lower() in POSTGRES_NAMES
+        rest = (f"{user}:{HIDDEN}" if colon else user) if postgres and "/" not in user else HIDDEN
+        rest += at + tail
+    return head + SECRET_PARAMETER.sub(rf"\g<1>{HIDDEN}", rest)
+
+
+def url_secrets(text: str) -> tuple[str, ...]:
+    """The secrets `masked` hides in `text`, as written and percent-decoded: what a driver's message may quote."""
+    found: list[str] = []
+    match = URL_LIKE.match(text)
+    if match is not None:
+        user_part, at, _tail = text[match.end():].rpartition("@")
+        user, colon, password = user_part.partition(":")
+        postgres = match.group(1).lower() in POSTGRES_NAMES
+        if at and postgres and "/" not in user:  # what `masked` hides: a PostgreSQL URL's password
+            found.append(password)
+        elif at:  # or the whole user part of any other URL
+            found.append(user_part)
+    found += [value.strip("'") for _key, value in SECRET_PARAMETER.findall(text)]
+    return tuple(dict.fromkeys(part for secret in found if secret for part in (secret, unquote(secret))))
+
+
+def store_text(text: str) -> str:
+    """The --results text to use: a PostgreSQL URL with blanks around it removed and its scheme in small letters,
+    any other path as given. Raises ValueError (the text masked) for any other URL or a connection string."""
+    match = URL_LIKE.match(text)
+    if match is None:
+        if CONNINFO_KEYWORD.search(text):
+            raise ValueError(f"{masked(text)} looks like a PostgreSQL connection string (keyword=value); "
+                             f"give it as a URL, {POSTGRES_FORM}")
+        return text
+    scheme, after = match.group(1).lower(), text[match.end(1):].rstrip()  # `after`: from the scheme's colon on
+    if scheme in POSTGRES_NAMES and after.startswith("://"):
+        return scheme + after
+    if scheme in POSTGRES_NAMES:
+        problem = f"is not a PostgreSQL URL (two slashes after '{scheme}:')"
+    elif scheme.partition("+")[0] in POSTGRES_NAMES:
+        problem = f"names a driver ({scheme}); this tool connects with psycopg 3: give the URL without it"
+    else:
+        problem = (f"names a {scheme}: location, not a store this tool reads: give a file path (.jsonl: JSON lines, "
+                   "else SQLite) or a PostgreSQL URL")
+    raise ValueError(f"{masked(text.strip())} {problem}, {POSTGRES_FORM}")
 
 
 @dataclass(frozen=True)
 class ResultsLocation:
     """A `--results` value. `str()` shows it with any password replaced by ***; `value` is the one to connect to.
-    `lock_timeout_s` (`--lock-timeout`): how long a writer waits for another process's lock (an SQLite file's
-    write lock, a PostgreSQL table lock) before giving up."""
+    `lock_timeout_s` (`--lock-timeout`): how long a writer or a reader waits for another process's lock (an SQLite
+    file's write lock, a PostgreSQL table lock) before giving up. Made only from a text `store_text` accepts:
+    raises ValueError (its text masked) for a URL of another kind."""
 
     value: str
     lock_timeout_s: float = field(default=LOCK_TIMEOUT_S, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "value", store_text(self.value))
 
     @property
     def kind(self) -> Kind:
@@ -68,24 +153,18 @@ class ResultsLocation:
         return Path(self.value)
 
     @property
-    def password(self) -> str | None:
-        """The password a PostgreSQL URL holds (in its user part or as ?password=), None if none."""
-        if self.kind != "postgres":
-            return None
-        parts = urlsplit(self.value)
-        query = dict(parse_qsl(parts.query))
-        return unquote(parts.password) if parts.password else query.get("password")
+    def secrets(self) -> tuple[str, ...]:
+        """The password (and any other secret) a PostgreSQL URL holds, as written and decoded; () if none."""
+        return url_secrets(self.value) if self.kind == "postgres" else ()
+
+    def hide(self, text: str) -> str:
+        """`text` (a driver's message) with every secret of this location replaced by ***."""
+        for secret in sorted(self.secrets, key=len, reverse=True):  # a longer one may hold a shorter
+            text = text.replace(secret, HIDDEN)
+        return text
 
     def __str__(self) -> str:
-        if self.kind != "postgres":
-            return self.value
-        parts = urlsplit(self.value)
-        netloc = parts.netloc
-        if parts.password is not None:
-            user, _, host = netloc.rpartition("@")
-            netloc = f"{user.partition(':')[0]}:{HIDDEN}@{host}"
-        query = urlencode([(k, HIDDEN if k == "password" else v) for k, v in parse_qsl(parts.query)], safe="*")
-        return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+        return masked(self.value)
 
 
 def starts_like_json_lines(path: Path) -> bool:
@@ -101,17 +180,22 @@ def starts_like_json_lines(path: Path) -> bool:
 
 
 def as_location(value: object) -> ResultsLocation:
-    """A ResultsLocation from an option's text, a Path or a location."""
+    """A ResultsLocation from an option's text, a Path or a location. Raises ValueError with the reason, the text
+    masked (naming $JAX_BENCHMARKS_RESULTS where the text is its value)."""
     if isinstance(value, ResultsLocation):
         return value
     if isinstance(value, (str, Path)) and str(value):
-        location = ResultsLocation(str(value))
-        if location.kind == "postgres":
-            try:
-                urlsplit(location.value)
-            except ValueError as exc:  # the URL's text is not shown: it may hold the password
-                raise ValueError(f"not a PostgreSQL URL ({exc}); the form is "
-                                 "postgresql://USER[:PASSWORD]@HOST[:PORT]/DATABASE") from None
+        try:
+            location = ResultsLocation(str(value))
+            if location.kind == "postgres":
+                try:
+                    urlsplit(location.value)
+                except ValueError as exc:  # the URL's text is not shown: it may hold the password
+                    raise ValueError(f"not a PostgreSQL URL ({exc}); the form is {POSTGRES_FORM}") from None
+        except ValueError as exc:
+            if os.environ.get(RESULTS_ENV) == str(value):
+                raise ValueError(f"${RESULTS_ENV}: {exc}") from None
+            raise
         return location
     raise ValueError("give a file path (.jsonl: JSON lines, else SQLite) or a postgresql:// URL")
 
@@ -134,6 +218,15 @@ class LocationParam(LocationParamBase):
             return as_location(value)
         except ValueError as exc:
             self.fail(str(exc), param, ctx)
+
+
+class DefaultStoreOption(click.Option):
+    """An option whose default is the default store (`default_text`): --help shows it as it is when --help runs
+    (the working directory, $JAX_BENCHMARKS_RESULTS), masked (`shown_default`)."""
+
+    def get_help_record(self, ctx: click.Context) -> tuple[str, str] | None:
+        self.show_default = shown_default()
+        return super().get_help_record(ctx)
 
 
 def checkout_root(start: Path) -> Path | None:
@@ -170,9 +263,21 @@ def default_path(cwd: Path) -> Path:
     return CHECKOUT_STORE if root == cwd else root / CHECKOUT_STORE
 
 
+def default_text() -> str:
+    """Where results go when --results is not given, as text, not yet checked: $JAX_BENCHMARKS_RESULTS, else
+    `default_path` (a click option's default: its check is the option's, with the option's error)."""
+    return os.environ.get(RESULTS_ENV) or str(default_path(Path.cwd()))
+
+
 def default_location() -> ResultsLocation:
-    """Where results go when --results is not given: $JAX_BENCHMARKS_RESULTS, else `default_path`."""
-    return as_location(os.environ.get(RESULTS_ENV) or default_path(Path.cwd()))
+    """Where results go when --results is not given (`default_text`), checked."""
+    return as_location(default_text())
+
+
+def shown_default() -> str:
+    """The default store as --help shows it: masked, whether or not it is a store this tool reads (a refused
+    $JAX_BENCHMARKS_RESULTS is said when a command runs)."""
+    return masked(default_text().strip())
 
 
 def legacy_jsonl(path: Path) -> Path:
@@ -189,7 +294,7 @@ def open_store(location: ResultsLocation | Path | str, *, create: bool = True,
     if where.kind == "postgres":
         from jax_benchmarks.store.postgres import PostgresStore
 
-        return PostgresStore(where.value, str(where), where.password, create=create,
+        return PostgresStore(where.value, str(where), where.hide, create=create,
                              lock_timeout_s=where.lock_timeout_s)
     problem = regular_file_problem(where.path)
     if problem:

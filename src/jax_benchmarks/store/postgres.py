@@ -7,7 +7,7 @@ psycopg is imported only when such a location is used.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, cast
 
@@ -33,10 +33,10 @@ class PostgresStore(SqlStore):
     tables_query = "SELECT tablename FROM pg_tables WHERE schemaname = current_schema()"
     owns_database = False  # a team's database may hold other tables beside the store's
 
-    def __init__(self, url: str, shown: str, password: str | None, *, create: bool = True,
-                 lock_timeout_s: float | None = None) -> None:
+    def __init__(self, url: str, shown: str, hide: Callable[[str], str] = lambda text: text, *,
+                 create: bool = True, lock_timeout_s: float | None = None) -> None:
         super().__init__(shown)
-        self.password = password
+        self.hide = hide  # a driver's message with the URL's password (as written and decoded) replaced
         try:
             import psycopg  # type: ignore[import-not-found,unused-ignore]  # an optional dependency
         except ImportError:
@@ -48,9 +48,11 @@ class PostgresStore(SqlStore):
         except psycopg.Error as exc:
             raise StoreError(f"cannot use the database {shown}: {self.reason(exc)}") from None
         try:
+            if lock_timeout_s is not None:
+                # --lock-timeout: every wait of this session for a lock ends (a writer's for the schema's or an
+                # import's; a reader's behind another session's table lock, e.g. LOCK TABLE or ALTER TABLE).
+                self.conn.execute(f"SET lock_timeout = {max(1, int(lock_timeout_s * 1000))}")  # 0 would be none
             if create:
-                if lock_timeout_s is not None:  # --lock-timeout: a wait for a lock (the schema's, an import's) ends
-                    self.conn.execute(f"SET lock_timeout = {max(1, int(lock_timeout_s * 1000))}")  # 0 would be none
                 with self.transaction() as cur:
                     cur.execute("SELECT pg_advisory_xact_lock(%s)", (SCHEMA_LOCK,))
                     self.create_schema(cur)
@@ -81,8 +83,9 @@ class PostgresStore(SqlStore):
         # libpq's messages: 'connection failed: connection to server at "…", port … failed: FATAL:  …'.
         lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
         text = lines[0] if lines else type(exc).__name__
-        if self.password:  # libpq quotes a malformed URL's parts: never the password
-            text = text.replace(self.password, "***")
+        text = self.hide(text)  # libpq quotes a malformed URL's parts: never the password
+        if "lock timeout" in text:
+            text += " (--lock-timeout SECONDS waits longer)"
         return text.replace("connection failed: ", "", 1)
 
     def cursor(self) -> Cursor:

@@ -24,9 +24,8 @@ from typing import Literal
 import click
 
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
-from jax_benchmarks.settings import option_text
-from jax_benchmarks.store.location import (LocationParam, ResultsLocation, as_location, default_location, default_path,
-                                           saved_count)
+from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_path,
+                                           default_text, saved_count)
 from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, Step, round_options, seconds_left
 
 Format = Literal["html", "markdown"]
@@ -200,8 +199,8 @@ def warn(message: str) -> None:
               show_default=True, help="html: one self-contained page; markdown: for a README or a pull request.")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), default=None,
               help="Write the page to this file (default: stdout).")
-@click.option("--results", type=LocationParam(), default=lambda: option_text(default_location()),
-              show_default=str(default_location()),
+@click.option("--results", type=LocationParam(), default=default_text, cls=DefaultStoreOption,
+              show_default=True,
               help="The store a measuring verdict appends its records to: a .jsonl or SQLite file, or a "
                    "postgresql:// URL (default: the one every command uses; $JAX_BENCHMARKS_RESULTS, where set, "
                    "replaces it).")
