@@ -58,12 +58,28 @@ def results_field(what: str) -> Any:
     )
 
 
+LOCK_TIMEOUT_HELP = ("How long to wait for another process's lock on the results store (an SQLite file's write "
+                     "lock, said on stderr after 1 s; a PostgreSQL table lock) before giving up with one line.")
+LOCK_TIMEOUT_MAX_S = 86_400
+
+
 def lock_timeout_field() -> Any:
-    """--lock-timeout: declared before --results, whose check (and every write) waits that long for a lock."""
-    return Field(LOCK_TIMEOUT_S, ge=0, le=86_400, json_schema_extra={"metavar": "SECONDS"},
-                 description="How long to wait for another process's lock on the results store (an SQLite "
-                             "file's write lock, said on stderr after 1 s; a PostgreSQL table lock) before giving "
-                             "up with one line.")
+    """--lock-timeout: declared before --results, whose check (and every read and write) waits that long for a lock."""
+    return Field(LOCK_TIMEOUT_S, ge=0, le=LOCK_TIMEOUT_MAX_S, json_schema_extra={"metavar": "SECONDS"},
+                 description=LOCK_TIMEOUT_HELP)
+
+
+def lock_timeout_option() -> Callable[[F], F]:
+    """--lock-timeout of a command whose options are plain click options (verdict, calibrate): the same as
+    `lock_timeout_field`'s, given to the command as `lock_timeout_s`."""
+    def finite(_ctx: click.Context, _param: click.Parameter, value: float) -> float:
+        if value != value:  # NaN passes FloatRange's comparisons
+            raise click.BadParameter(f"nan is not a number of seconds; allowed: 0–{LOCK_TIMEOUT_MAX_S}")
+        return value
+
+    return click.option("--lock-timeout", "lock_timeout_s", type=click.FloatRange(0, LOCK_TIMEOUT_MAX_S),
+                        default=LOCK_TIMEOUT_S, show_default=True, metavar="SECONDS", help=LOCK_TIMEOUT_HELP,
+                        callback=finite)
 
 
 def with_lock_timeout(location: ResultsLocation, info: ValidationInfo) -> ResultsLocation:

@@ -13,6 +13,7 @@ what this machine resolves with the rounds it compares.
 from __future__ import annotations
 
 import shlex
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -21,6 +22,8 @@ import click
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.report.compare import MIN_ROUNDS
+from jax_benchmarks.settings import lock_timeout_option
+from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_text,
                                            saved_count)
 
@@ -66,8 +69,10 @@ def check_command(group: str, command: str) -> None:
               help="table: one line per figure; json: the same as data.")
 @click.option("--results", type=LocationParam(), default=default_text, cls=DefaultStoreOption,
               show_default=True, help="The store the rounds are appended to.")
+@lock_timeout_option()
 def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options: str, threads: int | None,
-        output_format: Literal["table", "json"], results: ResultsLocation) -> None:
+        output_format: Literal["table", "json"], results: ResultsLocation, lock_timeout_s: float = LOCK_TIMEOUT_S
+        ) -> None:
     """A/A calibration of the regression gate on this machine: run each GROUP[:COMMAND] (COMMAND
     defaults to all) --rounds times in fresh processes, unchanged, then print per figure the gate's
     false-alarm rate at --fail-on-regression and the smallest slowdown it detects. The rounds stay in
@@ -80,6 +85,7 @@ def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options
     from jax_benchmarks.verdict.cli import duration_text, measure
     from jax_benchmarks.verdict.scale import Scale, Step
 
+    results = replace(results, lock_timeout_s=lock_timeout_s)  # the check, every round's writes, the report's read
     chosen = [parse_step(text) for text in steps]
     for group, command in chosen:
         check_command(group, command)
@@ -119,7 +125,8 @@ def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options
         from jax_benchmarks.report.cli import ReportSettings, report
 
         report(ReportSettings.model_validate({"run": run_id, "calibrate": True, "fail_on_regression": threshold_pct,
-                                              "results": results, "output_format": output_format}))
+                                              "results": results, "lock_timeout": lock_timeout_s,
+                                              "output_format": output_format}))
     if failed:
         raise CalibrationFailed(f"{len(failed)} round(s) failed: "
                                 f"{', '.join(f'{d.label} (exit {d.code})' for d in failed[:5])}; see {log}")

@@ -17,13 +17,15 @@ from __future__ import annotations
 import subprocess
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
 
 import click
 
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
+from jax_benchmarks.settings import lock_timeout_option
+from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_path,
                                            default_text, saved_count)
 from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, Step, round_options, seconds_left
@@ -48,9 +50,11 @@ def duration_text(seconds: float) -> str:
 
 def step_options(step: Step, index: int, results: ResultsLocation | Path, threads: int | None) -> list[str]:
     """A step's options in its round `index`: its own (`round_options`: e.g. the round's seed), the store
-    (`results` as given: a database URL with its password is the text to connect to, never shown) and
-    `--threads`."""
-    return [*round_options(step, index), "--results", as_location(results).value,
+    (`results` as given: a database URL with its password is the text to connect to, never shown), its
+    `--lock-timeout` where not the default, and `--threads`."""
+    where = as_location(results)
+    return [*round_options(step, index), "--results", where.value,
+            *(["--lock-timeout", f"{where.lock_timeout_s:g}"] if where.lock_timeout_s != LOCK_TIMEOUT_S else []),
             *(["--threads", str(threads)] if threads is not None else [])]
 
 
@@ -207,6 +211,7 @@ def warn(message: str) -> None:
 @click.option("--threads", type=click.IntRange(1, 1024), default=None,
               help="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike in every group (default: each "
                    "library's own; at most the cores this process may use).")
+@lock_timeout_option()
 @click.option("--budget", "budget_s", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
               help="Wall time a measuring verdict may take in all: after the scale's rounds, it adds rounds to the "
                    "groups whose findings are still undecided while one fits (default: quick 300, standard 480, "
@@ -217,7 +222,7 @@ def warn(message: str) -> None:
 def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tuple[ResultsLocation, ...],
         run_id: str | None,
         output_format: Format, output: Path | None, results: ResultsLocation, threads: int | None,
-        budget_s: float | None, target_accuracy: float | None) -> None:
+        budget_s: float | None, target_accuracy: float | None, lock_timeout_s: float = LOCK_TIMEOUT_S) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
     one click away. With --from, only the page.
@@ -229,6 +234,10 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
     from jax_benchmarks.verdict.build import build_page
     from jax_benchmarks.verdict.source import read_results
 
+    # --lock-timeout bounds every wait for a lock: reading --from and --against, appending to --results.
+    from_path, results = (None if from_path is None else replace(from_path, lock_timeout_s=lock_timeout_s),
+                          replace(results, lock_timeout_s=lock_timeout_s))
+    against_paths = tuple(replace(against, lock_timeout_s=lock_timeout_s) for against in against_paths)
     if run_id is not None and from_path is None:
         raise click.BadParameter("needs --from (a measuring verdict judges its own run)", param_hint="'--run'")
     if from_path is not None:
