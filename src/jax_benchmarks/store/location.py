@@ -26,7 +26,7 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,7 +41,7 @@ from jax_benchmarks.store.jsonl import (
 )
 from jax_benchmarks.errors import NoResultsYet
 from jax_benchmarks.store.sql import StoreError
-from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S, SqliteStore, sqlite_problem
+from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S, SQLITE_HEADER, SqliteStore, sqlite_problem
 from jax_benchmarks.store.views import ResultsStore
 
 RESULTS_ENV = "JAX_BENCHMARKS_RESULTS"
@@ -177,6 +177,73 @@ def starts_like_json_lines(path: Path) -> bool:
             return fh.read(SNIFF_BYTES).lstrip()[:1] == b"{"
     except OSError:
         return False
+
+
+# The first bytes of an SQLite write-ahead log (https://www.sqlite.org/fileformat.html#the_write_ahead_log).
+WAL_MAGIC = (b"\x37\x7f\x06\x82", b"\x37\x7f\x06\x83")
+SIDE_FILES = ("-wal", "-shm", "-journal")  # what SQLite keeps beside a database file, named after it
+
+
+def store_content(path: Path) -> str | None:
+    """What results data the existing file at `path` holds, told by its first bytes whatever its name: an SQLite
+    database, an SQLite log, or JSON lines whose first line is a record (a JSON object with a run id); None for
+    anything else or no file."""
+    try:
+        if not path.is_file():
+            return None
+        with path.open("rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+    except OSError:
+        return None
+    if head.startswith(SQLITE_HEADER):
+        return "an SQLite database"
+    if head.startswith(WAL_MAGIC):
+        return "an SQLite write-ahead log"
+    first = head.lstrip().partition(b"\n")[0]
+    return "a JSON-lines results file" if first.startswith(b"{") and b'"run_id"' in first else None
+
+
+def output_problem(path: Path, option: str, reads: Sequence[ResultsLocation], *, replaceable: Callable[[bytes], bool],
+                   what: str, force: bool) -> str | None:
+    """Why a command may not write its output (`what`, given as `option`) to `path`, checked before any work; None
+    when it may. Never over a store it reads or appends to (`reads`: the file itself, however named or linked, its
+    SQLite side files, the JSON-lines file an SQLite store imports), nor over any file that holds results data
+    (`store_content`); over another existing file only where it is one of this command's own outputs
+    (`replaceable(its first bytes)`), where it is empty (nothing in it to lose: `mktemp` makes one) or with
+    `force` (--force)."""
+    problem = regular_file_problem(path)
+    if problem is not None:
+        return problem
+    target = path.absolute()
+    for where in reads:
+        if where.kind == "postgres":
+            continue
+        store = where.path.absolute()
+        names = {store, legacy_jsonl(store), *(store.with_name(store.name + side) for side in SIDE_FILES)}
+        same = target in names or target.resolve() in {name.resolve() for name in names}
+        try:
+            same = same or (path.exists() and where.path.exists() and os.path.samefile(path, where.path))
+        except OSError:
+            pass
+        if same:
+            return (f"{path} is the results store this command reads or appends to ({where.path}) or one of its "
+                    f"files; an output never replaces it: give another {option}")
+    content = store_content(path)
+    database = next((path.with_name(path.name[:-len(side)]) for side in SIDE_FILES if path.name.endswith(side)), None)
+    if content is None and database is not None and store_content(database) == "an SQLite database":
+        content = f"a side file of the SQLite database {database} (by its name)"
+    if content is not None:
+        return f"{path} is {content}; an output never replaces results data: give another {option}"
+    if not path.exists() or force:
+        return None
+    try:
+        with path.open("rb") as fh:
+            head = fh.read(SNIFF_BYTES)
+    except OSError as exc:
+        return f"cannot read {path}: {exc.strerror}"
+    if not head or replaceable(head):
+        return None
+    return f"{path} exists and is not {what}; give --force to replace it, or another {option}"
 
 
 def as_location(value: object) -> ResultsLocation:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Literal
@@ -152,12 +152,17 @@ def checked_input(location: ResultsLocation, option: str) -> ResultsLocation:
         raise click.BadParameter(str(exc), param_hint=f"'{option}'") from None
 
 
-def checked_output(path: Path) -> Path:
-    """Refuse, before anything runs, a page path that is not a regular file or could not be made; its
-    missing folders are made only when the page is written (a refused command leaves none behind)."""
-    from jax_benchmarks.store.jsonl import check_folder_writable, regular_file_problem
+def checked_output(path: Path, reads: Sequence[ResultsLocation] = (), force: bool = False) -> Path:
+    """Refuse, before anything runs, a page path that is not a regular file or could not be made, that is (or
+    is a file of) a store the verdict reads or appends to (`reads`), or holds results data, or is an existing
+    file other than a verdict page (without --force: `output_problem`); its missing folders are made only when
+    the page is written (a refused command leaves none behind)."""
+    from jax_benchmarks.store.jsonl import check_folder_writable
+    from jax_benchmarks.store.location import output_problem
+    from jax_benchmarks.verdict.page import is_verdict_page
 
-    problem = regular_file_problem(path)
+    problem = output_problem(path, "--output", reads, replaceable=is_verdict_page, what="a verdict page",
+                             force=force)
     if problem is None and not path.exists():
         try:
             check_folder_writable(path)
@@ -202,7 +207,11 @@ def warn(message: str) -> None:
 @click.option("--format", "output_format", type=click.Choice(["html", "markdown"]), default="html",
               show_default=True, help="html: one self-contained page; markdown: for a README or a pull request.")
 @click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Write the page to this file (default: stdout).")
+              help="Write the page to this file (default: stdout). An existing file is replaced only where it is a "
+                   "verdict page, or with --force; a results store never.")
+@click.option("--force", is_flag=True, default=False,
+              help="Replace an existing --output file that is not a verdict page (never a results store, nor a "
+                   "file the verdict reads).")
 @click.option("--results", type=LocationParam(), default=default_text, cls=DefaultStoreOption,
               show_default=True,
               help="The store a measuring verdict appends its records to: a .jsonl or SQLite file, or a "
@@ -222,7 +231,8 @@ def warn(message: str) -> None:
 def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tuple[ResultsLocation, ...],
         run_id: str | None,
         output_format: Format, output: Path | None, results: ResultsLocation, threads: int | None,
-        budget_s: float | None, target_accuracy: float | None, lock_timeout_s: float = LOCK_TIMEOUT_S) -> None:
+        budget_s: float | None, target_accuracy: float | None, lock_timeout_s: float = LOCK_TIMEOUT_S,
+        force: bool = False) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
     one click away. With --from, only the page.
@@ -253,8 +263,8 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
                                  f"{SCALES[scale].one_round_s:.0f}", param_hint="'--budget'")
     for against in against_paths:
         checked_input(against, "--against")
-    if output is not None:
-        checked_output(output)
+    if output is not None:  # never over a store it reads or appends to: checked before anything is measured
+        checked_output(output, [*([from_path] if from_path is not None else [results]), *against_paths], force)
     if threads is not None:
         from jax_benchmarks.hardware.devices import cpu_count
 

@@ -266,3 +266,11 @@ def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Seque
               "otherwise undecided (the regression gate's test: fastest sample per round, Welch, "
               "Benjamini–Hochberg).", ""]
     return "\n".join(lines)
+
+
+def is_verdict_page(head: bytes) -> bool:
+    """The first bytes of a file are those of a page this module writes (HTML or markdown): a file `verdict
+    --output` may replace without --force."""
+    text = head.lstrip().decode("utf-8", "replace")
+    return ((text.startswith("<!DOCTYPE html>") and f"<title>{html.escape(PAGE_TITLE)}</title>" in text)
+            or text.startswith(f"## {QUESTION}\n"))
