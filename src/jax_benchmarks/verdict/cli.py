@@ -250,6 +250,8 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
     against_paths = tuple(replace(against, lock_timeout_s=lock_timeout_s) for against in against_paths)
     if run_id is not None and from_path is None:
         raise click.BadParameter("needs --from (a measuring verdict judges its own run)", param_hint="'--run'")
+    if output is not None:  # never over a store it reads or appends to: checked before any store is opened
+        checked_output(output, [*([from_path] if from_path is not None else [results]), *against_paths], force)
     if from_path is not None:
         checked_input(from_path, "--from")
         if click.get_current_context().get_parameter_source("scale") == click.core.ParameterSource.COMMANDLINE:
@@ -263,8 +265,6 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
                                  f"{SCALES[scale].one_round_s:.0f}", param_hint="'--budget'")
     for against in against_paths:
         checked_input(against, "--against")
-    if output is not None:  # never over a store it reads or appends to: checked before anything is measured
-        checked_output(output, [*([from_path] if from_path is not None else [results]), *against_paths], force)
     if threads is not None:
         from jax_benchmarks.hardware.devices import cpu_count
 
