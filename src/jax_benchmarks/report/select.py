@@ -133,9 +133,9 @@ def baseline_records(value: str, store: ResultsStore, filters: Filters, warn: Wa
         except (StoreError, ValueError) as exc:
             raise click.BadParameter(str(exc), param_hint="'--baseline'") from None
         try:
-            if other.is_empty():
-                raise click.BadParameter(f"no benchmark records in {other.location}", param_hint="'--baseline'")
-            with store_errors(other):
+            with store_errors(other):  # a driver's error (a lock timeout, a server gone): one line naming the store
+                if other.is_empty():
+                    raise click.BadParameter(f"no benchmark records in {other.location}", param_hint="'--baseline'")
                 chosen = [r for group in other.groups(None) for r in other.latest_run(group, None)]
             for summary in other.warnings():
                 warn(summary)
