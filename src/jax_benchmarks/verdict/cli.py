@@ -54,7 +54,7 @@ def step_options(step: Step, index: int, results: ResultsLocation | Path, thread
     `--lock-timeout` where not the default, and `--threads`."""
     where = as_location(results)
     return [*round_options(step, index), "--results", where.value,
-            *(["--lock-timeout", f"{where.lock_timeout_s:g}"] if where.lock_timeout_s != LOCK_TIMEOUT_S else []),
+            *(["--lock-timeout", str(where.lock_timeout_s)] if where.lock_timeout_s != LOCK_TIMEOUT_S else []),
             *(["--threads", str(threads)] if threads is not None else [])]
 
 
