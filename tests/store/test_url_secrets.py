@@ -193,13 +193,14 @@ def test_a_postgresql_url_in_every_form_keeps_its_password_out_of_every_output_a
     good = str(fill(str(tmp_path / "good.jsonl"), RECORDS))
     outputs: list[str] = []
     for name, url in forms.items():
-        runs = [(["xla", "numpy", *FAST, "--results", url], {}),
-                (["report", "--results", url], {}),
-                (["report", "--results", good, "--baseline", url, "--format", "markdown"], {}),
-                (["verdict", "--from", url, "--against", url, "--format", "markdown", "-o", f"page-{len(outputs)}.md"],
-                 {}),
-                (["xla", "numpy", *FAST, "--json"], {RESULTS_ENV: url}),
+        runs = [(["xla", "numpy", *FAST, "--results", url], {}),  # "N records appended to …"
                 (["report", "--format", "csv"], {RESULTS_ENV: url})]
+        if name in ("plain", "percent-encoded"):  # every other reader and writer (the same code for each form)
+            runs += [(["report", "--results", url], {}),
+                     (["report", "--results", good, "--baseline", url, "--format", "markdown"], {}),
+                     (["verdict", "--from", url, "--against", url, "--format", "markdown", "-o",
+                       f"page-{len(outputs)}.md"], {}),
+                     (["xla", "numpy", *FAST, "--json"], {RESULTS_ENV: url})]
         if name == "percent-encoded":  # its rounds' argv and output go to calibrate's log
             runs.append((["calibrate", "xla:numpy", "--rounds", "6", "--options", " ".join(FAST),
                           "--results", url], {}))
