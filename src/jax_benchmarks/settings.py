@@ -24,7 +24,7 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 
 from jax_benchmarks.hardware.devices import ONE_DEVICE, DeviceKind, DeviceRequest, cpu_count, devices_to_time, resolve_device
-from jax_benchmarks.errors import DataError, NoResultsYet
+from jax_benchmarks.errors import DataError, NoResultsYet, visible
 from jax_benchmarks.hardware.gpu_policy import MatmulPrecision
 from jax_benchmarks.measure.timing import MIN_TIME_S
 from jax_benchmarks.store.jsonl import regular_file_problem
@@ -214,7 +214,7 @@ def patterns_of(case: str) -> tuple[str, ...]:
 def writable_file(location: ResultsLocation | Path) -> ResultsLocation:
     """Refuse, before any work is done, a results location we could not append records to (a wait for another
     process's lock is said on stderr)."""
-    return check_writable(as_location(location), log=lambda message: click.echo(message, err=True))
+    return check_writable(as_location(location), log=lambda message: click.echo(visible(message), err=True))
 
 
 def writable_dir(path: Path, what: str) -> Path:

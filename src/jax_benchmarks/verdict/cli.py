@@ -180,7 +180,10 @@ def say(text: str) -> None:
 
 
 def warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+    """A warning about a store (its path is data): control characters shown as escapes, on a terminal or piped."""
+    from jax_benchmarks.cli.console import visible
+
+    click.echo(f"warning: {visible(message)}", err=True)
 
 
 @click.command("verdict", context_settings={"help_option_names": ["-h", "--help"]})
@@ -284,8 +287,11 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
             f"records in {results}")
     here, run_id = read_results(source, warn, run_id)
     others = [read_results(against, warn)[0] for against in against_paths]
-    text = build_page(here, others, run_id, output_format, target_accuracy, used_scale,
-                      [str(against) for against in against_paths])
+    from jax_benchmarks.cli.console import visible_lines
+
+    # The page's text as it reaches a terminal or a file that is later printed: no control character from a record.
+    text = visible_lines(build_page(here, others, run_id, output_format, target_accuracy, used_scale,
+                                    [str(against) for against in against_paths]))
     if output is None:
         click.echo(text, nl=False)
     else:
