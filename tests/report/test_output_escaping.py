@@ -40,7 +40,8 @@ def has_control(text: str) -> bool:
 # ----------------------------------------------------------------- the functions ---
 
 @pytest.mark.parametrize("text", [MARKUP, *CONTROLS, "# heading", "> quote", "- item", "+ item", "1. item",
-                                  "12) item", "===", "a\nb", "plain · text ×2"])
+                                  "12) item", "===", "---", "a\nb", "plain · text ×2",
+                                  "snake_case_ok _but_ __not__ this", "\\* \\_ \\[x](y) \\x1b", "~~gone~~ ~x~"])
 def test_markdown_text_renders_exactly_as_it_reads(text: str) -> None:
     rendered = MarkdownIt("commonmark").enable(["table", "strikethrough"]).render(markdown_text(text))
     inner = rendered.strip()
@@ -49,6 +50,13 @@ def test_markdown_text_renders_exactly_as_it_reads(text: str) -> None:
         assert tag not in rendered
     shown = html.unescape(inner.removeprefix("<p>").removesuffix("</p>"))
     assert shown == visible_lines(text).replace("\n", "\\n")  # the text itself, controls as escapes
+
+
+@pytest.mark.parametrize("text", ["matmul_1000x1000_float64", "1.1 ms ± 30 µs ×1.50 ~", "-5.0 %", "#tag",
+                                  "case[/]\\x1b[2Jx", "f(x) = 0.2·x + sin(x)"])
+def test_markdown_text_leaves_what_renders_as_it_reads(text: str) -> None:
+    # The raw markdown stays readable: a snake_case name, a figure, a noisy mark, a lone bracket are not markup.
+    assert markdown_text(text) == text
 
 
 def test_markdown_text_in_a_table_cell_stays_one_cell() -> None:

@@ -55,20 +55,34 @@ def visible_json(text: str) -> str:
     return "".join(c if c.isprintable() or c == "\n" else json.dumps(c)[1:-1] for c in text)
 
 
-# What CommonMark/GFM would read as markup inside a line (emphasis, code, links and images, tables,
-# strikethrough), escaped with a backslash; `<`, `>` and `&` become entities (raw HTML, autolinks).
-MARKDOWN_INLINE = re.compile(r"([\\`*_\[\]|~])")
-# What would make a line a heading, quote, list item or setext underline where it starts one.
-MARKDOWN_LINE_START = re.compile(r"^(\s*)([#>+=-]|\d+(?=[.)]))")
+# What CommonMark/GFM read as markup inside a line, escaped with a backslash: `*` and backticks always; `_`
+# except inside a word (snake_case is not emphasis); `~` next to a non-blank (strikethrough; "×1.50 ~" stays);
+# `|` (a table cell's end); `](` (a link or an image); a backslash before punctuation (`\x1b` stays as it
+# reads). `<`, `>` and `&` become entities (raw HTML, autolinks).
+MARKDOWN_INLINE = re.compile(r"[*`|]|_|~(?=\S)|(?<=\S)~|\](?=\()|\\(?=[!-/:-@\[-`{-~])")
+# What makes a line a heading, a list item or a setext underline where the text starts one.
+MARKDOWN_LINE_START = re.compile(r"^(\s*)(?:(#{1,6}|[-+])(?=\s|$)|(\d{1,9})([.)])(?=\s|$)|([=-])(?=[=-]*\s*$))")
+
+
+def _escape_inline(match: re.Match[str]) -> str:
+    char, text, at = match.group(), match.string, match.start()
+    if char == "_" and 0 < at < len(text) - 1 and text[at - 1].isalnum() and text[at + 1].isalnum():
+        return char
+    return "\\" + char
+
+
+def _escape_line_start(match: re.Match[str]) -> str:
+    blank, marker, digits, delimiter, underline = match.groups()
+    if digits is not None:
+        return f"{blank}{digits}\\{delimiter}"
+    return f"{blank}\\{marker or underline}"
 
 
 def markdown_text(text: object) -> str:
     """Data (a CPU name, a case, a run id, or a sentence that holds them) as markdown text that renders exactly
     as it reads: control characters visible, HTML escaped, markdown's markup characters backslash-escaped."""
-    escaped = html.escape(visible(str(text)), quote=False)
-    escaped = MARKDOWN_INLINE.sub(r"\\\1", escaped)
-    return MARKDOWN_LINE_START.sub(lambda m: m.group(1) + "\\" + m.group(2) if not m.group(2).isdigit()
-                                   else m.group(1) + m.group(2) + "\\", escaped, count=1)
+    escaped = MARKDOWN_INLINE.sub(_escape_inline, html.escape(visible(str(text)), quote=False))
+    return MARKDOWN_LINE_START.sub(_escape_line_start, escaped, count=1)
 
 
 # OWASP's CSV injection: a cell that starts with one of these is a formula to a spreadsheet.
