@@ -21,7 +21,7 @@ import click
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.report.compare import MIN_ROUNDS
-from jax_benchmarks.settings import option_text
+from jax_benchmarks.settings import FiniteFloatRange, option_text
 from jax_benchmarks.store.location import LocationParam, ResultsLocation, as_location, default_location, saved_count
 
 DEFAULT_ROUNDS = 10  # the goal: a 1.5× slowdown caught in 19 of 20 trials at 10 rounds
@@ -55,7 +55,7 @@ def check_command(group: str, command: str) -> None:
 @click.argument("steps", nargs=-1, required=True, metavar="GROUP[:COMMAND]...")
 @click.option("--rounds", type=click.IntRange(2 * MIN_ROUNDS, 100), default=DEFAULT_ROUNDS, show_default=True,
               help=f"Rounds of each group command, each a fresh process (the A/A splits need {2 * MIN_ROUNDS} or more).")
-@click.option("--fail-on-regression", "threshold_pct", type=click.FloatRange(0, 10_000), default=0.0,
+@click.option("--fail-on-regression", "threshold_pct", type=FiniteFloatRange(0, 10_000), default=0.0,
               show_default=True, metavar="PCT",
               help="The gate's threshold to calibrate: how often it calls a change of more than PCT % in unchanged code.")
 @click.option("--options", "group_options", default="", metavar="TEXT",

@@ -24,7 +24,7 @@ from typing import Literal
 import click
 
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
-from jax_benchmarks.settings import option_text
+from jax_benchmarks.settings import FiniteFloatRange, option_text
 from jax_benchmarks.store.location import (LocationParam, ResultsLocation, as_location, default_location, default_path,
                                            saved_count)
 from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, Step, round_options, seconds_left
@@ -211,11 +211,11 @@ def warn(message: str) -> None:
 @click.option("--threads", type=click.IntRange(1, 1024), default=None,
               help="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike in every group (default: each "
                    "library's own; at most the cores this process may use).")
-@click.option("--budget", "budget_s", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
+@click.option("--budget", "budget_s", type=FiniteFloatRange(0, min_open=True), default=None, metavar="SECONDS",
               help="Wall time a measuring verdict may take in all: after the scale's rounds, it adds rounds to the "
                    "groups whose findings are still undecided while one fits (default: quick 300, standard 480, "
                    "full twice its estimate).")
-@click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=None,
+@click.option("--target-accuracy", type=FiniteFloatRange(0.0, 1.0, min_open=True), default=None,
               help="Test accuracy of the 'time to accuracy' finding (default: 99 % on full MNIST, else the lowest "
                    "best accuracy of any framework and run, rounded down to a whole percent).")
 def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tuple[ResultsLocation, ...],
