@@ -92,6 +92,9 @@ class Run:
         if measurement is not None:
             if measurement.first_call_s is not None:
                 metrics.setdefault("first_call_s", measurement.first_call_s)
+            if measurement.sample_cap is not None:  # what happened instead of the --min-time asked for
+                metrics.setdefault("sample_cap", measurement.sample_cap)
+                metrics.setdefault("window_s", measurement.window_s)
             timing = dict(
                 median_s=measurement.median_s,
                 iqr_s=measurement.iqr_s,
