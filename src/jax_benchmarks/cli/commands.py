@@ -260,6 +260,33 @@ def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> N
                 click.echo(json.dumps([r.model_dump() for r in outcome.records]))
 
 
+class SettingsCommand(click.Command):
+    """A command whose options are a settings model's (`model`), so that its command line can be checked in full
+    without running it (`check_command_line`)."""
+
+    def __init__(self, name: str, model: type[BenchSettings], **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.model = model
+
+
+class UnavailableCommand(click.Command):
+    """A command whose framework is not installed: any command line is refused with `refusal()`."""
+
+    def __init__(self, name: str, refusal: Callable[[], click.ClickException], **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.refusal = refusal
+
+
+def check_command_line(command: click.Command, args: Sequence[str], parent: click.Context | None = None) -> None:
+    """Parse `args` as running `command` would (click's types, then its settings model's checks), running nothing:
+    the first problem raises as the command would raise it (a UsageError: one line naming the option)."""
+    with command.make_context(command.name, list(args), parent=parent) as ctx:
+        if isinstance(command, SettingsCommand):
+            parse_settings(command.model, ctx.params)
+        elif isinstance(command, UnavailableCommand):
+            raise command.refusal()
+
+
 def backend_command(group: GroupSpec, name: str, names: list[str], model: type[BenchSettings], help_: str,
                     run: Callable[..., None] | None = None) -> click.Command:
     """The command `name` with `model`'s options; `run` gets the option values (default: parse them, then
@@ -268,7 +295,7 @@ def backend_command(group: GroupSpec, name: str, names: list[str], model: type[B
         execute(group, names, parse_settings(model, values), command=name)
 
     callback = settings_options(model)(run or execute_backends)
-    return click.Command(name, callback=callback, params=callback.__click_params__, help=help_)  # type: ignore[attr-defined]
+    return SettingsCommand(name, model, callback=callback, params=callback.__click_params__, help=help_)  # type: ignore[attr-defined]
 
 
 def build_group(group: GroupSpec) -> BackendGroup:
@@ -308,7 +335,7 @@ def unavailable_command(command: str, missing: tuple[Framework, ...], help_: str
         raise FrameworkMissing(command, missing)
 
     # Its options are those of the backend it stands for: accept any, so the refusal names the real cause.
-    return click.Command(command.split()[-1], callback=refuse,
+    return UnavailableCommand(command.split()[-1], lambda: FrameworkMissing(command, missing), callback=refuse,
                          help=f"[unavailable: {unavailable_reason(missing)}] {help_}",
                          short_help=f"[unavailable: {install_command(missing)}] {help_}",
                          context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
