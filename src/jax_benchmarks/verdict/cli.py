@@ -141,10 +141,13 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
 
 def checked_input(location: ResultsLocation, option: str) -> ResultsLocation:
     """A store to read, checked before any work as `report` checks its --results (opened read-only)."""
+    from jax_benchmarks.errors import NoResultsYet
     from jax_benchmarks.settings import readable_store
 
     try:
         return readable_store(location)
+    except NoResultsYet as exc:  # its hint names the program as invoked, filled in where it is printed
+        raise exc.for_option(option) from None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint=f"'{option}'") from None
 
