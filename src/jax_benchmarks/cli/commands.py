@@ -183,6 +183,7 @@ def execute(
               # Bars only on a terminal: rich draws nothing useful into a pipe or file, only blank lines.
               progress=RichProgress(console) if show and console.is_terminal else None)
     print_run_header(console, run, settings)
+    started_by = os.getppid()  # a round's starter; another parent later: it ended, and the round got SIGTERM
     if settings.threads is not None:
         for note in set_before_import(settings.threads):
             console.print(f"--threads: {note}")
@@ -203,9 +204,12 @@ def execute(
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated): say what is saved, no traceback
         # A round of --rounds counts its own records; its parent then counts the whole run's in the store.
         of_round = f" (round {settings.round_index + 1})" if settings.round_index is not None else ""
+        # A round whose starter was killed (a SIGKILLed verdict) ends too (relaunch.ending_with_parent): said.
+        why = ("; the process that started this round ended, so the round was stopped"
+               if settings.is_round and os.getppid() != started_by else "")
         raise interrupted(
-            f"Interrupted: {len(run.records)} records of run {run.run_id}{of_round} are saved in {settings.results}",
-            interrupt_signal(exc),
+            f"Interrupted: {len(run.records)} records of run {run.run_id}{of_round} are saved in {settings.results}"
+            f"{why}", interrupt_signal(exc),
         ) from None
     finally:
         # Whatever happened, show and hand out what was measured: it is already on disk.
