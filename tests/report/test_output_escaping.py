@@ -261,3 +261,15 @@ def test_a_store_name_with_escapes_is_escaped_in_a_warning(tmp_path: Path, reade
     assert result.exit_code == 0, result.stderr
     assert not has_control(result.stderr)
     assert "a\\x1b]0;pwned\\x07\\x9b2Jb.jsonl" in result.stderr.replace("\n", "")
+
+
+def test_a_store_name_with_escapes_is_escaped_in_the_import_note(tmp_path: Path) -> None:
+    # An SQLite store first imports the JSON-lines file of the same name, and says so naming both paths.
+    name = tmp_path / "a\x1b]0;pwned\x07[bold]b"
+    write_results(name.with_suffix(".jsonl"), matmul(1.0, 0.5))
+    result = invoke("xla", "numpy", "--matrix-size", "8", "-k", "sum", "--repeats", "2",
+                    "--results", str(name.with_suffix(".sqlite")))
+    assert result.exit_code == 0, result.stderr + result.stdout
+    out = (result.stdout + result.stderr).replace("\n", "")
+    assert not has_control(result.stdout + result.stderr)
+    assert "imported 6 records from" in out and "a\\x1b]0;pwned\\x07[bold]b.jsonl" in out
