@@ -140,6 +140,7 @@ def hostile_store(tmp_path: Path) -> Path:
 FORMATS = ("csv", "markdown", "html", "json", "github-benchmark", "jsonl")
 
 
+@pytest.mark.filterwarnings("ignore:Glyph")  # the HTML history's charts lack glyphs for the control characters
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("history", [False, True])
 def test_no_format_prints_a_control_character(hostile_store: Path, fmt: str, history: bool) -> None:
