@@ -140,12 +140,12 @@ def hostile_store(tmp_path: Path) -> Path:
 FORMATS = ("csv", "markdown", "html", "json", "github-benchmark", "jsonl")
 
 
-@pytest.mark.filterwarnings("ignore:Glyph")  # the HTML history's charts lack glyphs for the control characters
+@pytest.mark.filterwarnings("ignore:Glyph")  # the HTML page's charts lack glyphs for the control characters
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("history", [False, True])
 def test_no_format_prints_a_control_character(hostile_store: Path, fmt: str, history: bool) -> None:
-    if history and fmt in ("github-benchmark", "jsonl"):
-        pytest.skip("no history form")
+    if history and fmt in ("github-benchmark", "jsonl", "html"):
+        pytest.skip("no history form (html: the same page escape as without --history, and 2 s of charts)")
     extra = ["--history"] if history else [] if fmt == "jsonl" else ["--baseline", XLA_OLD]
     result = invoke("report", "--results", str(hostile_store), "--format", fmt, *extra)
     assert result.exit_code == 0, result.stderr + result.stdout
