@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from jax_benchmarks.errors import ResultsWriteError, Terminated
+from jax_benchmarks.errors import ResultsWriteError, Terminated, literal
 from jax_benchmarks.hardware.environment import environment
 from jax_benchmarks.measure.progress import NoProgress, Progress
 from jax_benchmarks.measure.timing import Measurement
@@ -92,6 +92,9 @@ class Run:
         if measurement is not None:
             if measurement.first_call_s is not None:
                 metrics.setdefault("first_call_s", measurement.first_call_s)
+            if measurement.sample_cap is not None:  # what happened instead of the --min-time asked for
+                metrics.setdefault("sample_cap", measurement.sample_cap)
+                metrics.setdefault("window_s", measurement.window_s)
             timing = dict(
                 median_s=measurement.median_s,
                 iqr_s=measurement.iqr_s,
@@ -134,7 +137,8 @@ class Run:
         """The store records are appended to, opened once (a failure to open is one that writes nothing)."""
         if self.store is None:
             try:
-                self.store = open_store(self.results, log=self.log)
+                # The store's lines hold a path (data): printed literally, its control characters and markup shown.
+                self.store = open_store(self.results, log=lambda message: self.log(literal(message)))
             except StoreError as exc:
                 raise ResultsWriteError(str(self.results), str(exc)) from None
         return self.store

@@ -8,6 +8,7 @@ and both the `--help` text and the error message come from it.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tempfile
 import types
@@ -24,7 +25,7 @@ from pydantic import (
 from pydantic.fields import FieldInfo
 
 from jax_benchmarks.hardware.devices import ONE_DEVICE, DeviceKind, DeviceRequest, cpu_count, devices_to_time, resolve_device
-from jax_benchmarks.errors import DataError, NoResultsYet
+from jax_benchmarks.errors import DataError, NoResultsYet, visible
 from jax_benchmarks.hardware.gpu_policy import MatmulPrecision
 from jax_benchmarks.measure.timing import MIN_TIME_S
 from jax_benchmarks.store.jsonl import regular_file_problem
@@ -37,6 +38,36 @@ M = TypeVar("M", bound=BaseModel)
 # --results: a path or a URL, shown without its password (src/jax_benchmarks/store/location.py).
 Results = Annotated[ResultsLocation, BeforeValidator(as_location)]
 F = TypeVar("F", bound=Callable[..., Any])
+
+
+def finite_number(number: float, allowed: str, param_type: click.ParamType[Any], param: click.Parameter | None,
+                  ctx: click.Context | None) -> float:
+    """`number` if it is finite; else the option's one-line error (NaN compares false with every bound, and an
+    infinite budget or threshold means nothing), with what is allowed."""
+    if math.isfinite(number):
+        return number
+    param_type.fail(f"{number:g} is not a finite number" + (f"; allowed: {allowed}" if allowed else ""), param, ctx)
+
+
+class FiniteFloat(click.types.FloatParamType):
+    """Every float option of a settings model: NaN and ±infinity refused, naming the option (exit 2)."""
+
+    def __init__(self, allowed: str = "") -> None:
+        self.allowed = allowed
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        return finite_number(super().convert(value, param, ctx), self.allowed, self, param, ctx)
+
+
+class FiniteFloatRange(click.FloatRange):
+    """A float option with bounds, declared on a click command (verdict --budget, calibrate
+    --fail-on-regression): NaN, which every range check lets through, and ±infinity refused."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = click.FLOAT.convert(value, param, ctx)
+        low = "" if self.min is None else f"{self.min:g} {'<' if self.min_open else '≤'} "
+        high = "" if self.max is None else f" {'<' if self.max_open else '≤'} {self.max:g}"
+        return super().convert(finite_number(number, f"{low}value{high}", self, param, ctx), param, ctx)
 
 
 class OptionError(ValueError):
@@ -230,7 +261,7 @@ def patterns_of(case: str) -> tuple[str, ...]:
 def writable_file(location: ResultsLocation | Path) -> ResultsLocation:
     """Refuse, before any work is done, a results location we could not append records to (a wait for another
     process's lock is said on stderr)."""
-    return check_writable(as_location(location), log=lambda message: click.echo(message, err=True))
+    return check_writable(as_location(location), log=lambda message: click.echo(visible(message), err=True))
 
 
 def writable_dir(path: Path, what: str) -> Path:
@@ -344,14 +375,16 @@ def _choices(annotation: Any) -> list[str]:
     return []
 
 
-def _click_type(annotation: Any) -> Any:
+def _click_type(annotation: Any, allowed: str = "") -> Any:
     annotation = _unwrap_optional(annotation)
     choices = _choices(annotation)
     if choices:
         return click.Choice(choices)
     if annotation is Path:
         return click.Path(path_type=Path)
-    if annotation in (int, float, str):
+    if annotation is float:
+        return FiniteFloat(allowed)
+    if annotation in (int, str):
         return annotation
     return str
 
@@ -388,11 +421,11 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
                     default, option_class = default_text, DefaultStoreOption
                 fn = click.option(
                     option_name(model, name), *short_option(info), name, cls=option_class,
-                    type=click.Choice(narrowed) if narrowed else _click_type(info.annotation),
+                    type=click.Choice(narrowed) if narrowed else _click_type(info.annotation, allowed),
                     default=default, show_default=shown, help=help_, hidden=hidden, metavar=metavar(info),
                 )(fn)
                 for alias in option_aliases(info):
-                    fn = click.option(alias, ALIAS_PREFIX + name, type=_click_type(info.annotation),
+                    fn = click.option(alias, ALIAS_PREFIX + name, type=_click_type(info.annotation, allowed),
                                       default=None, hidden=True)(fn)
         return fn
 

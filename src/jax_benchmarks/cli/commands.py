@@ -183,6 +183,7 @@ def execute(
               # Bars only on a terminal: rich draws nothing useful into a pipe or file, only blank lines.
               progress=RichProgress(console) if show and console.is_terminal else None)
     print_run_header(console, run, settings)
+    started_by = os.getppid()  # a round's starter; another parent later: it ended, and the round got SIGTERM
     if settings.threads is not None:
         for note in set_before_import(settings.threads):
             console.print(f"--threads: {note}")
@@ -203,9 +204,12 @@ def execute(
     except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM (Terminated): say what is saved, no traceback
         # A round of --rounds counts its own records; its parent then counts the whole run's in the store.
         of_round = f" (round {settings.round_index + 1})" if settings.round_index is not None else ""
+        # A round whose starter was killed (a SIGKILLed verdict) ends too (relaunch.ending_with_parent): said.
+        why = ("; the process that started this round ended, so the round was stopped"
+               if settings.is_round and os.getppid() != started_by else "")
         raise interrupted(
-            f"Interrupted: {len(run.records)} records of run {run.run_id}{of_round} are saved in {settings.results}",
-            interrupt_signal(exc),
+            f"Interrupted: {len(run.records)} records of run {run.run_id}{of_round} are saved in {settings.results}"
+            f"{why}", interrupt_signal(exc),
         ) from None
     finally:
         # Whatever happened, show and hand out what was measured: it is already on disk.
@@ -260,6 +264,33 @@ def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> N
                 click.echo(json.dumps([r.model_dump() for r in outcome.records]))
 
 
+class SettingsCommand(click.Command):
+    """A command whose options are a settings model's (`model`), so that its command line can be checked in full
+    without running it (`check_command_line`)."""
+
+    def __init__(self, name: str, model: type[BenchSettings], **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.model = model
+
+
+class UnavailableCommand(click.Command):
+    """A command whose framework is not installed: any command line is refused with `refusal()`."""
+
+    def __init__(self, name: str, refusal: Callable[[], click.ClickException], **kwargs: Any) -> None:
+        super().__init__(name, **kwargs)
+        self.refusal = refusal
+
+
+def check_command_line(command: click.Command, args: Sequence[str], parent: click.Context | None = None) -> None:
+    """Parse `args` as running `command` would (click's types, then its settings model's checks), running nothing:
+    the first problem raises as the command would raise it (a UsageError: one line naming the option)."""
+    with command.make_context(command.name, list(args), parent=parent) as ctx:
+        if isinstance(command, SettingsCommand):
+            parse_settings(command.model, ctx.params)
+        elif isinstance(command, UnavailableCommand):
+            raise command.refusal()
+
+
 def backend_command(group: GroupSpec, name: str, names: list[str], model: type[BenchSettings], help_: str,
                     run: Callable[..., None] | None = None) -> click.Command:
     """The command `name` with `model`'s options; `run` gets the option values (default: parse them, then
@@ -268,7 +299,7 @@ def backend_command(group: GroupSpec, name: str, names: list[str], model: type[B
         execute(group, names, parse_settings(model, values), command=name)
 
     callback = settings_options(model)(run or execute_backends)
-    return click.Command(name, callback=callback, params=callback.__click_params__, help=help_)  # type: ignore[attr-defined]
+    return SettingsCommand(name, model, callback=callback, params=callback.__click_params__, help=help_)  # type: ignore[attr-defined]
 
 
 def build_group(group: GroupSpec) -> BackendGroup:
@@ -308,7 +339,7 @@ def unavailable_command(command: str, missing: tuple[Framework, ...], help_: str
         raise FrameworkMissing(command, missing)
 
     # Its options are those of the backend it stands for: accept any, so the refusal names the real cause.
-    return click.Command(command.split()[-1], callback=refuse,
+    return UnavailableCommand(command.split()[-1], lambda: FrameworkMissing(command, missing), callback=refuse,
                          help=f"[unavailable: {unavailable_reason(missing)}] {help_}",
                          short_help=f"[unavailable: {install_command(missing)}] {help_}",
                          context_settings={"ignore_unknown_options": True, "allow_extra_args": True})

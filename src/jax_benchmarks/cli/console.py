@@ -12,10 +12,14 @@ than a UnicodeEncodeError.
 from __future__ import annotations
 
 import codecs
+import html
 import io
+import json
 import os
+import re
 import sys
 import textwrap
+import warnings
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -33,6 +37,65 @@ if TYPE_CHECKING:  # the root command imports this module for `encodable_streams
 def make_console(json_output: bool = False) -> Console:
     """The console every command prints through (emoji codes such as `:x:` in data stay text)."""
     return Console(stderr=json_output, highlight=False, emoji=False)
+
+
+def visible_lines(text: str) -> str:
+    """A whole output (CSV, markdown, an HTML page) with every control or format character of its lines written
+    as an escape (`visible`), its line breaks kept: a terminal it is printed on, or piped through, shows an ESC
+    that came from a record instead of obeying it."""
+    return "\n".join(visible(line) for line in text.split("\n"))
+
+
+def visible_json(text: str) -> str:
+    """JSON text with the control and format characters JSON lets through raw (C1 controls such as CSI, DEL,
+    bidi overrides: `ensure_ascii=False`, pydantic's dumps) written as \\u escapes: the same data, and a terminal
+    shows them instead of obeying them. JSON holds such characters only inside its strings."""
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() or c == "\n" else json.dumps(c)[1:-1] for c in text)
+
+
+# What CommonMark/GFM read as markup inside a line, escaped with a backslash: `*` and backticks always; `_`
+# except inside a word (snake_case is not emphasis); `~` next to a non-blank (strikethrough; "×1.50 ~" stays);
+# `|` (a table cell's end); `](` (a link or an image); a backslash before punctuation (`\x1b` stays as it
+# reads). `<`, `>` and `&` become entities (raw HTML, autolinks).
+MARKDOWN_INLINE = re.compile(r"[*`|]|_|~(?=\S)|(?<=\S)~|\](?=\()|\\(?=[!-/:-@\[-`{-~])")
+# What makes a line a heading, a list item or a setext underline where the text starts one.
+MARKDOWN_LINE_START = re.compile(r"^(\s*)(?:(#{1,6}|[-+])(?=\s|$)|(\d{1,9})([.)])(?=\s|$)|([=-])(?=[=-]*\s*$))")
+
+
+def _escape_inline(match: re.Match[str]) -> str:
+    char, text, at = match.group(), match.string, match.start()
+    if char == "_" and 0 < at < len(text) - 1 and text[at - 1].isalnum() and text[at + 1].isalnum():
+        return char
+    return "\\" + char
+
+
+def _escape_line_start(match: re.Match[str]) -> str:
+    blank, marker, digits, delimiter, underline = match.groups()
+    if digits is not None:
+        return f"{blank}{digits}\\{delimiter}"
+    return f"{blank}\\{marker or underline}"
+
+
+def markdown_text(text: object) -> str:
+    """Data (a CPU name, a case, a run id, or a sentence that holds them) as markdown text that renders exactly
+    as it reads: control characters visible, HTML escaped, markdown's markup characters backslash-escaped."""
+    escaped = MARKDOWN_INLINE.sub(_escape_inline, html.escape(visible(str(text)), quote=False))
+    return MARKDOWN_LINE_START.sub(_escape_line_start, escaped, count=1)
+
+
+# OWASP's CSV injection: a cell that starts with one of these is a formula to a spreadsheet.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(value: object) -> object:
+    """A CSV cell: text that came from data with its control characters visible and, where a spreadsheet would
+    take it for a formula (OWASP: starting with = + - @ tab or carriage return), prefixed with `'`; numbers
+    (our own figures, negative ones too) stay numbers."""
+    if not isinstance(value, str):
+        return value
+    return "'" + visible(value) if value.startswith(FORMULA_STARTS) else visible(value)
 
 
 def print_whole_words(console: Console, text: str) -> None:
@@ -88,6 +151,21 @@ def encodable_streams() -> None:
     for stream in (sys.stdout, sys.stderr):
         if isinstance(stream, io.TextIOWrapper) and codecs.lookup(stream.encoding).name != "utf-8":
             stream.reconfigure(errors=ASCII_ERRORS)
+
+
+def visible_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                    line: str | None = None) -> str:
+    """Python's warning text with its control characters shown as escapes (`visible_lines`): a library's
+    warning may quote data, e.g. matplotlib's "Glyph 27 (\x1b) missing from font(s)" for a stored label."""
+    return visible_lines(PYTHON_FORMATWARNING(message, category, filename, lineno, line))
+
+
+PYTHON_FORMATWARNING = warnings.formatwarning
+
+
+def visible_warnings() -> None:
+    """Every warning this process prints (matplotlib's, the frameworks') shows control characters as escapes."""
+    warnings.formatwarning = visible_warning
 
 
 def print_run_header(console: Console, run: Run, settings: BenchSettings) -> None:

@@ -35,6 +35,24 @@ OWN_SIGINT_S = 1.0  # how long a child may take to end on the terminal's Ctrl-C 
 Stream = int | IO[str] | IO[bytes] | None  # what Popen takes for stdin, stdout, stderr
 
 
+# Linux: a child started to run to its end (`run_fresh`) gets SIGTERM when the process that started it ends, even
+# SIGKILLed (prctl PR_SET_PDEATHSIG = 1, kept across exec), so that it does not run on as an orphan: it ends as on
+# any SIGTERM, its record finished and what it saved said on its output (a verdict's round: in the log). Set by a
+# small exec'd wrapper, not preexec_fn (forking a process that has JAX's threads running can deadlock); the wrapper
+# ends at once if its parent (argv[1], the starting process's pid) is already gone. The signal comes when the
+# starting *thread* ends: run_fresh waits for the child on the thread that starts it.
+ENDS_WITH_PARENT = ("-c", "import ctypes, os, signal, sys; ctypes.CDLL(None).prctl(1, signal.SIGTERM, 0, 0, 0); "
+                          "os.getppid() == int(sys.argv[1]) or sys.exit(128 + signal.SIGTERM); "
+                          "os.execv(sys.argv[2], sys.argv[2:])")
+
+
+def ending_with_parent(argv: Sequence[str]) -> list[str]:
+    """`argv`, started so that it gets SIGTERM when this process ends, however it ends (Linux; elsewhere as is)."""
+    if not sys.platform.startswith("linux"):
+        return list(argv)
+    return [sys.executable, *ENDS_WITH_PARENT, str(os.getpid()), *argv]
+
+
 def self_command() -> list[str]:
     """argv that starts this program; append the group, the command and its options."""
     return [sys.executable, str(PACKAGE_MAIN)]
@@ -97,8 +115,10 @@ def run_fresh(argv: Sequence[str], *, capture: bool = False, stdin: Stream = Non
               stderr: Stream = None) -> subprocess.CompletedProcess[str]:
     """Run `argv` to its end (`capture`: its stdout is returned as text). On Ctrl-C or SIGTERM here the child
     is stopped (`stop`; Ctrl-C at a terminal has reached it already, it gets `OWN_SIGINT_S` to end on that
-    one) and the interrupt is raised again, for the caller to say what is saved."""
-    child = start(argv, stdin=stdin, stdout=subprocess.PIPE if capture else stdout, stderr=stderr)
+    one) and the interrupt is raised again, for the caller to say what is saved. Where this process is killed
+    (SIGKILL: no handler runs), the child gets SIGTERM (`ending_with_parent`) and does not run on as an orphan."""
+    child = start(ending_with_parent(argv), stdin=stdin, stdout=subprocess.PIPE if capture else stdout,
+                  stderr=stderr)
     try:
         output, _ = child.process.communicate()
     except KeyboardInterrupt as exc:

@@ -83,8 +83,9 @@ def cli() -> None:
 
 def main(argv: list[str] | None = None) -> None:
     """Run the CLI; usage errors become one line on stderr and exit code 2."""
-    from jax_benchmarks.cli.console import encodable_streams, invoked_as
+    from jax_benchmarks.cli.console import encodable_streams, invoked_as, visible_warnings
     from jax_benchmarks.errors import run_cli
 
     encodable_streams()
+    visible_warnings()
     sys.exit(run_cli(cli, argv, invoked_as(sys.argv[0] if sys.argv else "")))

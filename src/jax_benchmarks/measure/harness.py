@@ -526,6 +526,7 @@ def run_live(
         return live.needed_by(uses)
 
     failures: list[str] = []
+    capped: list[tuple[str, Measurement]] = []  # figures whose window the sample cap cut short of min_time_s
     sampler = Sampler.of_this_machine(target.device)
     progress.start(f"{target.backend} @{target.device}", len(chosen))
     try:
@@ -549,6 +550,8 @@ def run_live(
                 live.keep_only(still_needed(index + 1))
                 continue
             measured[case.label] = measurement
+            if measurement.sample_cap is not None:
+                capped.append((case.label, measurement))
             if case.provides is not None:
                 live.provide(case.provides, result)
             judgement = case.judge(result, measurement, *values)
@@ -570,9 +573,20 @@ def run_live(
             live.keep_only(still_needed(index + 1))
     finally:
         progress.stop()
+    if capped:
+        run.log(cap_line(target, capped, min_time_s))
     if failures:
         raise CheckFailed("; ".join(failures))
     return measured
+
+
+def cap_line(target: Target, capped: Sequence[tuple[str, Measurement]], min_time_s: float) -> str:
+    """One line for the figures whose sampling the cap ended before `min_time_s` (--min-time): what they got
+    instead, which their records keep (metrics sample_cap and window_s)."""
+    label, shortest = min(capped, key=lambda item: item[1].window_s or 0.0)
+    return (f"{target.backend}: {len(capped)} figure(s) stopped at the cap of {shortest.sample_cap} samples before "
+            f"--min-time {min_time_s:g} s (shortest window {shortest.window_s or 0.0:.3g} s, {escape(label)}); "
+            "their records say so (metrics sample_cap, window_s)")
 
 
 def run_suite(run: Recorder, suite: Suite, *, repeats: int, patterns: Sequence[str] = (),

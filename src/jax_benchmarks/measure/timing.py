@@ -34,6 +34,10 @@ NOISY_IQR_RATIO = 0.10
 # second at a time (another tenant on a sibling hyperthread; /proc/stat shows nothing): a window this short can
 # fall entirely in such a spell, and its fastest sample with it (docs/timing.md#a-steadier-window).
 MIN_TIME_S = 0.2
+# Samples a figure takes at most, whatever `min_time_s` asks: a call of microseconds reaches this long before
+# a window of seconds (1000 samples of 2 ms blocks: 2 s). Where it cuts the window short, the measurement says
+# so (`Measurement.sample_cap`) and the record keeps the window it got.
+MAX_SAMPLES = 1000
 
 
 def no_sync(_: object) -> None:
@@ -72,6 +76,10 @@ class Measurement:
     # What other processes took of the machine while it was timed (jax_benchmarks.measure.contention);
     # the record's `contention`. Empty where the harness did not sample it.
     contention: Mapping[str, float | int | str | bool | None] = field(default_factory=dict, compare=False)
+    # Where the sample count's cap (`MAX_SAMPLES`) ended sampling before `min_time_s`: the cap, and the seconds
+    # of samples taken (`window_s`), shorter than asked. None where the window asked for was reached.
+    sample_cap: int | None = None
+    window_s: float | None = None
 
     @property
     def repeats(self) -> int:
@@ -133,13 +141,15 @@ def measure(
     warmup: int = 1,
     min_time_s: float = MIN_TIME_S,
     block_s: float = 2e-3,
-    max_repeats: int = 1000,
+    max_repeats: int | None = None,
 ) -> Measurement:
     """Time `fn()` honestly; see the module docstring for the protocol.
 
     `repeats` is the minimum number of samples; more are taken until
-    `min_time_s` of samples is collected, never past `max_repeats`.
+    `min_time_s` of samples is collected, never past `max_repeats` (default
+    `MAX_SAMPLES`): a window cut short by it is said on the measurement.
     """
+    cap = MAX_SAMPLES if max_repeats is None else max_repeats
     if repeats < 1 or warmup < 0:
         raise ValueError("repeats must be >= 1 and warmup >= 0")
     with _gc_paused():
@@ -158,9 +168,11 @@ def measure(
             elapsed = time.perf_counter() - start
             samples.append(elapsed / number)
             total += elapsed
-            if len(samples) >= max_repeats or (len(samples) >= repeats and total >= min_time_s):
+            if len(samples) >= cap or (len(samples) >= repeats and total >= min_time_s):
                 break
-    return Measurement(tuple(samples), first_call_s=first, warmup=warmup, calls_per_sample=number)
+    capped = total < min_time_s
+    return Measurement(tuple(samples), first_call_s=first, warmup=warmup, calls_per_sample=number,
+                       sample_cap=cap if capped else None, window_s=total if capped else None)
 
 
 def time_runs(fn: Callable[[], T], sync: Sync, runs: int,

@@ -22,10 +22,11 @@ import click
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.report.compare import MIN_ROUNDS
-from jax_benchmarks.settings import lock_timeout_option
+from jax_benchmarks.settings import FiniteFloatRange, lock_timeout_option
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_text,
                                            saved_count)
+from jax_benchmarks.verdict.scale import Scale, Step
 
 DEFAULT_ROUNDS = 10  # the issue's goal: a 1.5× slowdown caught in 19 of 20 trials at 10 rounds
 ALL = "all"
@@ -54,11 +55,46 @@ def check_command(group: str, command: str) -> None:
                                  param_hint="'GROUP[:COMMAND]'")
 
 
+# Options of a round that calibrate sets itself (`measure`'s round argv), and options with which a round
+# measures nothing: refused in --options, with the reason.
+OWN_OPTIONS = ("--rounds", "--round-index", "--run-id", "--results", "--threads")
+MEASURE_NOTHING = ("--list", "--help", "-h")
+
+
+def check_rounds(plan: Scale, results: ResultsLocation, threads: int | None, run_id: str) -> None:
+    """Every step's round command line, parsed in this process by the command itself (click's types, its settings'
+    checks) before any round starts: a bad --options value or a command calibrate cannot run is refused here, the
+    reason on the terminal (else each round would exit 2 with it in the log)."""
+    from jax_benchmarks.cli.commands import check_command_line
+    from jax_benchmarks.cli.relaunch import round_argv, self_command
+    from jax_benchmarks.verdict.cli import step_options
+
+    for step in plan.steps:
+        for token in step.options:
+            option = token.split("=", 1)[0]
+            if option in OWN_OPTIONS:
+                raise click.BadParameter(f"{option} is set by calibrate itself (give it to calibrate, or leave it "
+                                         "out)", param_hint="'--options'")
+            if option in MEASURE_NOTHING:
+                raise click.BadParameter(f"{option}: the rounds would measure nothing", param_hint="'--options'")
+        argv = round_argv(step.group, step.command, step_options(step, 0, results, threads), rounds=plan.rounds,
+                          index=0, run_id=run_id)[len(self_command()):]
+        import importlib
+
+        group = importlib.import_module(GROUPS[step.group].module).cli
+        try:
+            check_command_line(group.commands[step.command], argv[2:],
+                               click.Context(group, info_name=step.group))
+        except click.ClickException as exc:
+            raise click.BadParameter(f"{step.group}:{step.command} cannot run with it: "
+                                     f"{' '.join(exc.format_message().split())}", param_hint="'--options'") from None
+
+
 @click.command("calibrate", context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("steps", nargs=-1, required=True, metavar="GROUP[:COMMAND]...")
 @click.option("--rounds", type=click.IntRange(2 * MIN_ROUNDS, 100), default=DEFAULT_ROUNDS, show_default=True,
               help=f"Rounds of each group command, each a fresh process (the A/A splits need {2 * MIN_ROUNDS} or more).")
-@click.option("--fail-on-regression", "threshold_pct", type=click.FloatRange(0, 10_000), default=0.0,
+@click.option("--fail-on-regression", "threshold_pct", type=FiniteFloatRange(0, 10_000), default=0.0,
               show_default=True, metavar="PCT",
               help="The gate's threshold to calibrate: how often it calls a change of more than PCT % in unchanged code.")
 @click.option("--options", "group_options", default="", metavar="TEXT",
@@ -83,7 +119,6 @@ def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options
     from jax_benchmarks.report.calibration import calibration_run_id
     from jax_benchmarks.settings import writable_file
     from jax_benchmarks.verdict.cli import duration_text, measure
-    from jax_benchmarks.verdict.scale import Scale, Step
 
     results = replace(results, lock_timeout_s=lock_timeout_s)  # the check, every round's writes, the report's read
     chosen = [parse_step(text) for text in steps]
@@ -104,12 +139,13 @@ def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'--results'") from None
     run_id = calibration_run_id()
-    folder = Path.cwd() if results.kind == "postgres" else results.path.parent
-    log = folder / f"calibrate-{run_id}.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
     # `measure` runs a scale's steps; the name is only its label (this one is none of verdict's scales).
     plan = Scale("quick", rounds, tuple(Step(group, command, extra, 0.0) for group, command in chosen),
                  "A/A calibration")
+    check_rounds(plan, results, threads, run_id)
+    folder = Path.cwd() if results.kind == "postgres" else results.path.parent
+    log = folder / f"calibrate-{run_id}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
     click.echo(f"calibration run {run_id}: {len(chosen)} group command(s) × {rounds} rounds, unchanged; "
                f"output of the groups in {log}", err=True)
     try:

@@ -146,7 +146,9 @@ def warn(message: str) -> None:
 
 
 def note(message: str) -> None:
-    click.echo(message, err=True)
+    from jax_benchmarks.cli.console import visible
+
+    click.echo(visible(message), err=True)
 
 
 def report(settings: ReportSettings, program: str = DEFAULT_PROGRAM) -> None:
@@ -209,7 +211,7 @@ def report_from(store: ResultsStore, settings: ReportSettings, program: str = DE
     if settings.format == "html":
         from jax_benchmarks.report.page import build_page
 
-        click.echo(build_page(tables, histories, store.location), nl=False)
+        click.echo(printable(build_page(tables, histories, store.location), "html"), nl=False)
     elif settings.history:
         emit_history(histories, settings.format)
     else:
@@ -264,7 +266,7 @@ def report_scaling(records: Sequence[Record], fmt: Format, program: str = DEFAUL
         raise click.UsageError("no mnist training epochs in the results file: run e.g. "
                                f"`{program} mnist pytorch` and `... --launch-local 2` first")
     if fmt != "table":
-        click.echo(render_text(rows, fmt))
+        click.echo(printable(render_text(rows, fmt), fmt))
         return
     from rich.table import Table
 
@@ -332,7 +334,7 @@ def export_jsonl(store: ResultsStore, filters: Filters) -> None:
         select.check_filters(store, filters)
         records = store.history(filters.group, filters.backend)
     for record in records:
-        click.echo(record.model_dump_json())
+        click.echo(printable(record.model_dump_json(), "jsonl"))
 
 
 def emit(tables: Sequence[ReportTable], fmt: Format) -> None:
@@ -345,7 +347,15 @@ def emit(tables: Sequence[ReportTable], fmt: Format) -> None:
         return
     renderers = {"markdown": render.render_markdown, "csv": render.render_csv, "json": render.render_json,
                  "github-benchmark": render.render_github_benchmark}
-    click.echo(renderers[fmt](tables), nl=fmt in ("json", "github-benchmark"))
+    click.echo(printable(renderers[fmt](tables), fmt), nl=fmt in ("json", "github-benchmark"))
+
+
+def printable(text: str, fmt: Format) -> str:
+    """A format's whole text as it goes to stdout, to a terminal or a pipe: control characters from the records
+    shown as escapes (JSON's own \\u escapes in JSON), so that none is obeyed."""
+    from jax_benchmarks.cli.console import visible_json, visible_lines
+
+    return visible_json(text) if fmt in ("json", "github-benchmark", "jsonl") else visible_lines(text)
 
 
 # ---------------------------------------------------------------------- history ---
@@ -360,7 +370,7 @@ def emit_history(histories: Sequence[GroupHistory], fmt: Format) -> None:
         return
     renderers = {"markdown": render.render_history_markdown, "csv": render.render_history_csv,
                  "json": render.render_history_json}
-    click.echo(renderers[fmt](histories), nl=fmt == "json")
+    click.echo(printable(renderers[fmt](histories), fmt), nl=fmt == "json")
 
 
 # ------------------------------------------------------------------------------------------

@@ -7,7 +7,6 @@ one function each. Only the CLI decides where the text goes.
 from __future__ import annotations
 
 import csv
-import html
 import io
 import json
 from collections.abc import Sequence
@@ -19,7 +18,7 @@ from rich.table import Table
 from jax_benchmarks.measure.memory import SHOWN_BYTES
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.hardware.environment import LIBRARIES
-from jax_benchmarks.cli.console import literal, visible
+from jax_benchmarks.cli.console import literal, markdown_text, spreadsheet_cell
 from jax_benchmarks.cli.tables import (MEMORY_NOTE, NOISY_NOTE, comparison_table, contention_notes, format_seconds,
                                        format_value, is_busy, memory_rows, metric_label, timing_cell)
 from jax_benchmarks.report.compare import Comparison
@@ -106,12 +105,12 @@ def render_rich(tables: Sequence[ReportTable], console: Console) -> None:
 
 
 def md_text(text: str) -> str:
-    """Data in markdown: control characters visible, HTML escaped (a case name cannot add a tag or a script)."""
-    return html.escape(visible(text), quote=False)
+    """Data in markdown, shown as it reads (`markdown_text`: a case name cannot add a tag, a script or a link)."""
+    return markdown_text(text)
 
 
 def _md_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(md_text(c).replace("|", "\\|") for c in cells) + " |"
+    return "| " + " | ".join(md_text(c) for c in cells) + " |"
 
 
 def render_markdown(tables: Sequence[ReportTable]) -> str:
@@ -180,7 +179,7 @@ def render_csv(tables: Sequence[ReportTable]) -> str:
         data = row_dict(row)
         data.update({f"metric.{m}": row.record.metrics.get(m) for m in metrics})
         data.update({f"memory.{m}": row.record.memory.get(m) for m in memory})
-        writer.writerow({k: "" if v is None else v for k, v in data.items()})
+        writer.writerow({k: "" if v is None else spreadsheet_cell(v) for k, v in data.items()})
     return buffer.getvalue()
 
 
@@ -282,7 +281,8 @@ def render_history_csv(histories: Sequence[GroupHistory]) -> str:
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")  # lists, not dicts: DictWriter checks every row's keys
     writer.writerow(fieldnames)
-    writer.writerows(["" if (value := row.get(key)) is None else value for key in fieldnames] for row in rows)
+    writer.writerows(["" if (value := row.get(key)) is None else spreadsheet_cell(value) for key in fieldnames]
+                     for row in rows)
     return buffer.getvalue()
 
 

@@ -18,6 +18,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
+from jax_benchmarks.cli.console import markdown_text, spreadsheet_cell
 from jax_benchmarks.store.record import Record, of_operation
 
 # (backend, device, dataset, global batch)
@@ -101,8 +102,8 @@ def render_text(rows: Sequence[ScalingRow], fmt: str) -> str:
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow([f.replace("-", "_").replace("/", "_per_") for f in HEADER])
-        writer.writerows(cells(row) for row in rows)
+        writer.writerows([spreadsheet_cell(cell) for cell in cells(row)] for row in rows)
         return out.getvalue()
     lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
-    lines += ["| " + " | ".join(cells(row)) + " |" for row in rows]
+    lines += ["| " + " | ".join(markdown_text(cell) for cell in cells(row)) + " |" for row in rows]
     return "\n".join(lines)

@@ -24,7 +24,7 @@ from typing import Literal
 import click
 
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
-from jax_benchmarks.settings import lock_timeout_option
+from jax_benchmarks.settings import FiniteFloatRange, lock_timeout_option
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_path,
                                            default_text, saved_count)
@@ -144,10 +144,13 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
 
 def checked_input(location: ResultsLocation, option: str) -> ResultsLocation:
     """A store to read, checked before any work as `report` checks its --results (opened read-only)."""
+    from jax_benchmarks.errors import NoResultsYet
     from jax_benchmarks.settings import readable_store
 
     try:
         return readable_store(location)
+    except NoResultsYet as exc:  # its hint names the program as invoked, filled in where it is printed
+        raise exc.for_option(option) from None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint=f"'{option}'") from None
 
@@ -188,7 +191,10 @@ def say(text: str) -> None:
 
 
 def warn(message: str) -> None:
-    click.echo(f"warning: {message}", err=True)
+    """A warning about a store (its path is data): control characters shown as escapes, on a terminal or piped."""
+    from jax_benchmarks.cli.console import visible
+
+    click.echo(f"warning: {visible(message)}", err=True)
 
 
 @click.command("verdict", context_settings={"help_option_names": ["-h", "--help"]})
@@ -221,11 +227,11 @@ def warn(message: str) -> None:
               help="Threads for NumPy's BLAS/LAPACK, PyTorch and XLA alike in every group (default: each "
                    "library's own; at most the cores this process may use).")
 @lock_timeout_option()
-@click.option("--budget", "budget_s", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
+@click.option("--budget", "budget_s", type=FiniteFloatRange(0, min_open=True), default=None, metavar="SECONDS",
               help="Wall time a measuring verdict may take in all: after the scale's rounds, it adds rounds to the "
                    "groups whose findings are still undecided while one fits (default: quick 300, standard 480, "
                    "full twice its estimate).")
-@click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=None,
+@click.option("--target-accuracy", type=FiniteFloatRange(0.0, 1.0, min_open=True), default=None,
               help="Test accuracy of the 'time to accuracy' finding (default: 99 % on full MNIST, else the lowest "
                    "best accuracy of any framework and run, rounded down to a whole percent).")
 def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tuple[ResultsLocation, ...],
@@ -302,8 +308,11 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
             f"records in {results}")
     here, run_id = read_results(source, warn, run_id)
     others = [read_results(against, warn)[0] for against in against_paths]
-    text = build_page(here, others, run_id, output_format, target_accuracy, used_scale,
-                      [str(against) for against in against_paths])
+    from jax_benchmarks.cli.console import visible_lines
+
+    # The page's text as it reaches a terminal or a file that is later printed: no control character from a record.
+    text = visible_lines(build_page(here, others, run_id, output_format, target_accuracy, used_scale,
+                                    [str(against) for against in against_paths]))
     if output is None:
         click.echo(text, nl=False)
     else:

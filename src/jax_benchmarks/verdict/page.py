@@ -14,6 +14,7 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from jax_benchmarks.cli.console import markdown_text
 from jax_benchmarks.report.page import CSS, Chart, environment_section, image
 from jax_benchmarks.report.plot import machine_title
 from jax_benchmarks.report.rows import ReportTable
@@ -231,36 +232,37 @@ def render_html(here: Machine, others: Sequence[Machine] = (), across: Sequence[
 
 # -------------------------------------------------------------- markdown ---
 
-def md_cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
 def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    return ["| " + " | ".join(md_cell(h) for h in headers) + " |", "|" + "---|" * len(headers),
-            *("| " + " | ".join(md_cell(c) for c in row) + " |" for row in rows)]
+    """A markdown table of text (data and the sentences made from it), each cell shown exactly as it reads."""
+    return ["| " + " | ".join(markdown_text(h) for h in headers) + " |", "|" + "---|" * len(headers),
+            *("| " + " | ".join(markdown_text(c) for c in row) + " |" for row in rows)]
 
 
 def findings_table(findings: Sequence[Finding]) -> list[str]:
     """The headline table: question, answer here, and the records it comes from."""
-    return md_table(("question", "answer here", "records"),
-                    [(f.topic, f.sentence, f"`{f.source}`") for f in findings])
+    return md_table(("question", "answer here", "records"), [(f.topic, f.sentence, f.source) for f in findings])
 
 
 def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Sequence[Finding] = (),
                     fleet: Finding | None = None, scale: str | None = None) -> str:
+    """The page in markdown. Every line of text that holds data (the answer, the machine, the findings, the run
+    ids) goes through `markdown_text`: a CPU name or a case cannot add a tag, a link or emphasis to a page
+    pasted into a pull request; the markup is this function's."""
+    md = markdown_text
     answer = plain_answer(here.answers)
-    lines = [f"## {QUESTION}", "", *answer[:-1], "", f"> **{banner(here, scale)}**", "", decided_line(here), ""]
-    lines += [f"{line}  " for line in about_lines(here)]
+    lines = [f"## {QUESTION}", "", *(md(line) for line in answer[:-1]), "", f"> **{md(banner(here, scale))}**", "",
+             md(decided_line(here)), ""]
+    lines += [f"{md(line)}  " for line in about_lines(here)]
     if scale:
         lines.append(f"Scale: `verdict --scale {scale}`  ")
-    lines += ["", answer[-1], "", f"### Findings on {here.name}", "", *findings_table(here.findings), ""]
+    lines += ["", md(answer[-1]), "", f"### Findings on {md(here.name)}", "", *findings_table(here.findings), ""]
     for there, between in zip(others, across, strict=True):
-        lines += [f"### Findings on {there.name}", "", *[f"{line}  " for line in about_lines(there)], "",
+        lines += [f"### Findings on {md(there.name)}", "", *[f"{md(line)}  " for line in about_lines(there)], "",
                   *findings_table(there.findings), "",
-                  f"### {between_heading(here, there, len(others))}", "", between.sentence, "",
+                  f"### {md(between_heading(here, there, len(others)))}", "", md(between.sentence), "",
                   *md_table(between.headers, between.rows), ""]
     if fleet is not None:
-        lines += ["### One column per machine", "", fleet.sentence, "", *md_table(fleet.headers, fleet.rows), ""]
+        lines += ["### One column per machine", "", md(fleet.sentence), "", *md_table(fleet.headers, fleet.rows), ""]
     lines += ["Faster only where the ratio's 95 % interval lies beyond the margin of ±5 %; the same within ±5 % "
               "only where an equivalence test (TOST) puts it inside; "
               "otherwise undecided (the regression gate's test: fastest sample per round, Welch, "
