@@ -8,15 +8,15 @@
 Each round of each group is its own process (`self_command()`, as `smoke` and `--rounds` start them),
 recorded under the verdict's one run id with its round index, so that `report --baseline` and the
 findings can judge the variation between rounds. The children's output goes to a log file next to the
-results; this command draws which group runs and how long is left, on stderr. The page goes to stdout
-or to --output.
+results; this command draws which group runs and how long is left, on stderr. The page goes to a new file
+beside the store (or to --output; `-o -`: stdout), and stdout says the plain answer and the page's path.
 """
 
 from __future__ import annotations
 
 import subprocess
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -165,10 +165,39 @@ def checked_output(path: Path) -> Path:
     return path
 
 
+def store_folder(results: ResultsLocation) -> Path:
+    """The folder of a store's file, or the default store's folder for a database."""
+    return default_path(Path.cwd()).parent if results.kind == "postgres" else results.path.parent
+
+
 def round_log(results: ResultsLocation, run_id: str) -> Path:
     """The rounds' output: beside the results file, or in the default store's folder for a database."""
-    folder = default_path(Path.cwd()).parent if results.kind == "postgres" else results.path.parent
-    return folder / f"verdict-{run_id}.log"
+    return store_folder(results) / f"verdict-{run_id}.log"
+
+
+def default_page(store: ResultsLocation, page_id: str, output_format: Format) -> Path:
+    """Where the page goes without --output: a new file beside the store the verdict reads (the measuring run's
+    --results or --from), named by the measuring run's id (as its round log is) or, with --from, a new id."""
+    return store_folder(store) / f"verdict-{page_id}.{'html' if output_format == 'html' else 'md'}"
+
+
+def write_page(path: Path, text: str, fresh: bool) -> None:
+    """The page to `path`, its folders made; a `fresh` one (the default path) never replaces a file already there."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("x" if fresh else "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as exc:
+        raise click.FileError(str(path), exc.strerror) from None
+
+
+def tell_answer(path: Path, answer: Sequence[str], decided: str) -> None:
+    """The plain answer, the decided count and the page's path on stdout, wrapped at the console's width."""
+    from jax_benchmarks.cli.console import make_console, print_whole_words
+
+    console = make_console()
+    for line in [*answer, decided, f"The whole page, with the evidence: {path}"]:
+        print_whole_words(console, line)
 
 
 def say(text: str) -> None:
@@ -198,8 +227,9 @@ def warn(message: str) -> None:
               help="With --from: judge this run only (default: each figure from the latest run that has it).")
 @click.option("--format", "output_format", type=click.Choice(["html", "markdown"]), default="html",
               show_default=True, help="html: one self-contained page; markdown: for a README or a pull request.")
-@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Write the page to this file (default: stdout).")
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True), default=None,
+              help="Write the page to this file, or to stdout with - (default: a new file beside the store it reads, "
+                   "verdict-ID.html or .md); the terminal then says the answer, how much was decided and the path.")
 @click.option("--results", type=LocationParam(), default=lambda: option_text(default_location()),
               show_default=str(default_location()),
               help="The store a measuring verdict appends its records to: a .jsonl or SQLite file, or a "
@@ -227,7 +257,7 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
     """
     from jax_benchmarks.settings import writable_file
     from jax_benchmarks.store.record import new_run_id
-    from jax_benchmarks.verdict.build import build_page
+    from jax_benchmarks.verdict.build import build_verdict
     from jax_benchmarks.verdict.source import read_results
 
     if run_id is not None and from_path is None:
@@ -245,8 +275,11 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
                                  f"{SCALES[scale].one_round_s:.0f}", param_hint="'--budget'")
     for against in against_paths:
         checked_input(against, "--against")
-    if output is not None:
-        checked_output(output)
+    to_stdout = output == Path("-")
+    page_id = new_run_id()  # a measuring verdict's run id; with --from, the page's own
+    page_path = output or default_page(from_path or results, page_id, output_format)
+    if not to_stdout:
+        checked_output(page_path)
     if threads is not None:
         from jax_benchmarks.hardware.devices import cpu_count
 
@@ -269,7 +302,7 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         if choice.line is not None:
             say(choice.line)
         threads = choice.threads
-        run_id = new_run_id()
+        run_id = page_id
         log = round_log(results, run_id)
         log.parent.mkdir(parents=True, exist_ok=True)  # checked writable above; made now that work starts
         try:
@@ -284,17 +317,13 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
             f"records in {results}")
     here, run_id = read_results(source, warn, run_id)
     others = [read_results(against, warn)[0] for against in against_paths]
-    text = build_page(here, others, run_id, output_format, target_accuracy, used_scale,
-                      [str(against) for against in against_paths])
-    if output is None:
-        click.echo(text, nl=False)
+    verdict = build_verdict(here, others, run_id, output_format, target_accuracy, used_scale,
+                            [str(against) for against in against_paths])
+    if to_stdout:
+        click.echo(verdict.page, nl=False)
     else:
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise click.FileError(str(output), exc.strerror) from None
-        say(f"verdict page written to {output}")
+        write_page(page_path, verdict.page, fresh=output is None)
+        tell_answer(page_path, verdict.answer, verdict.decided)
     if failed:
         raise VerdictFailed(f"{len(failed)} round(s) failed: {', '.join(f'{r.label} (exit {r.code})' for r in failed)};"
                             " the page says which groups are missing")
