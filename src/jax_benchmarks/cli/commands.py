@@ -179,7 +179,8 @@ def execute(
     policy = gpu_policy_for(settings)
     run = Run(group.name, settings.results, log=console.print, run_id=run_id or settings.run_id,
               round_index=settings.round_index, rounds=settings.rounds if settings.is_round else None,
-              settings_env={"threads": settings.threads, "min_time_s": settings.min_time, **policy.record()},
+              settings_env={"threads": settings.threads, "min_time_s": settings.min_time, "quick": settings.quick_sizes,
+                            **policy.record()},
               # Bars only on a terminal: rich draws nothing useful into a pipe or file, only blank lines.
               progress=RichProgress(console) if show and console.is_terminal else None)
     print_run_header(console, run, settings)
