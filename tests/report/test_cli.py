@@ -67,6 +67,20 @@ def test_default_shows_latest_run_of_each_group(results: Path) -> None:
     assert "epoch_60000_float32" in out and "· accuracy (0–1)" in out
 
 
+def test_the_report_says_which_runs_it_shows_and_marks_a_quick_run(results_path: Path) -> None:
+    quick_env = {**ENV, "quick": True}
+    write_results(results_path, [*xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1, env={**ENV, "quick": False}),
+                                 *xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2, env=quick_env)])
+    table = report("--results", str(results_path))
+    assert table.stdout.splitlines()[0] == "Shown: the latest run of each group; --run RUN_ID or --history for the others."
+    words = " ".join(table.stdout.split())
+    assert f"xla · run {XLA_NEW} · 2025-01-02T10:00:00+00:00 · --quick sizes: a smoke test, not a result" in words
+    markdown = report("--results", str(results_path), "--group", "xla", "--format", "markdown").stdout
+    assert markdown.startswith("Shown: the latest xla run; --run RUN_ID or --history for the others.\n\n")
+    older = report("--results", str(results_path), "--run", XLA_OLD)  # a run named: no such line, and not quick
+    assert "Shown:" not in older.stdout and "--quick sizes" not in older.stdout and XLA_OLD in older.stdout
+
+
 def test_tables_in_cli_group_order(results: Path) -> None:
     data = report_json("--results", str(results))
     assert [t["group"] for t in data["tables"]] == ["xla", "jit", "mnist"]

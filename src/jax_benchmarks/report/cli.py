@@ -213,6 +213,8 @@ def report_from(store: ResultsStore, settings: ReportSettings, program: str = DE
     elif settings.history:
         emit_history(histories, settings.format)
     else:
+        if settings.format in ("table", "markdown") and (line := shown_runs_line(filters)):
+            click.echo(line + ("\n" if settings.format == "markdown" else ""))
         emit(tables, settings.format)
     if settings.plot:
         from jax_benchmarks.report.plot import plot_history, plot_spread, plot_table
@@ -285,6 +287,14 @@ def report_scaling(records: Sequence[Record], fmt: Format, program: str = DEFAUL
     console = make_console()
     console.print(table)
     console.print("speed-up: images/s ÷ the 1-process run's; efficiency: speed-up ÷ devices (1.00 = perfect)")
+
+
+def shown_runs_line(filters: Filters) -> str | None:
+    """Which runs the tables show, where the user did not name one, and how to see the others."""
+    if filters.run is not None:
+        return None
+    shown = f"the latest {filters.group} run" if filters.group else "the latest run of each group"
+    return f"Shown: {shown}; --run RUN_ID or --history for the others."
 
 
 class Baselines:
