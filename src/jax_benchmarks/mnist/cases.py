@@ -355,7 +355,9 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
                 overhead = loop_overhead(seconds, measurement.contention, step.median_s, step.contention,
                                          t.plan.steps)
                 metrics.update({} if overhead.value is None else {"loop_overhead": overhead.value})
-                explained = [] if overhead.why_not is None else [overhead.why_not]
+                # The one step figure taken busy is the same reason for every epoch: said with the first only.
+                once = overhead.busy == "the step" and suite.count(names.epoch, variant) > 0
+                explained = [] if overhead.why_not is None or once else [overhead.why_not]
             # With validation, its case logs this line completed by the test figures.
             line = epoch_line(n, settings.num_epochs, seconds, metrics, measurement.memory)
             own = Judgement(checks=checks, metrics=metrics, params=data_params(loaded, t.plan),
