@@ -27,6 +27,15 @@ def test_help_imports_no_framework() -> None:
     assert "--scale" in str(result["help"]) and "--from" in str(result["help"])
 
 
+def test_help_gives_each_scales_duration_from_its_budget() -> None:
+    from jax_benchmarks.verdict.cli import duration_text
+
+    result = invoke("verdict", "--help")
+    said = " ".join(result.stdout.split())
+    assert "about three minutes" not in said  # what it said before two quick verdicts took 5.0 min each
+    assert ", ".join(f"{name} {duration_text(SCALES[name].default_budget_s)}" for name in SCALES) + "." in said
+
+
 def test_from_builds_markdown_without_running_anything(tmp_path: Path) -> None:
     results = write(tmp_path / "r.jsonl", matmul(numpy_s=0.010, jax_s=0.005))
     result = invoke("verdict", "--from", str(results), "--format", "markdown", "-o", "-")

@@ -214,8 +214,9 @@ def warn(message: str) -> None:
 
 @click.command("verdict", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--scale", type=click.Choice(SCALE_NAMES), default="quick", show_default=True,
-              help="How much to measure: quick (small sizes, about three minutes on a quiet 2-core CPU), "
-                   "standard (about seven minutes), full (the groups' default sizes; hours on a CPU).")
+              help="How much to measure: quick (small sizes), standard, full (the groups' default sizes). Each takes up "
+                   "to its default --budget on a quiet 2-core CPU, the rounds it adds to undecided findings included: "
+                   + ", ".join(f"{name} {duration_text(SCALES[name].default_budget_s)}" for name in SCALE_NAMES) + ".")
 @click.option("--from", "from_path", type=LocationParam(), default=None,
               help="Build the page from the records already in this results store (a .jsonl or SQLite file, or a "
                    "postgresql:// URL), read only; nothing is run.")
@@ -251,9 +252,9 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         budget_s: float | None, target_accuracy: float | None) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
-    one click away. With --from, only the page.
+    one click away. With --from, only the page. The terminal says the plain answer and where the page is.
 
-    Example: python main.py verdict --scale quick -o verdict.html
+    Example: python main.py verdict --scale quick
     """
     from jax_benchmarks.settings import writable_file
     from jax_benchmarks.store.record import new_run_id
