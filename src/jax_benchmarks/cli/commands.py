@@ -334,7 +334,9 @@ def _all_command(group: GroupSpec, model: type[BenchSettings],
     assert run is not None
 
     def run_noting_skipped(**values: Any) -> None:
-        click.echo(note, err=True)  # stderr: --json keeps stdout to the records
+        from jax_benchmarks.cli.console import make_console, print_whole_words
+
+        print_whole_words(make_console(json_output=True), note)  # stderr (--json keeps stdout to the records), wrapped
         run(**values)
 
     command.callback = run_noting_skipped
