@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from jax_benchmarks.cli.choice import NamedSubcommands
+from jax_benchmarks.cli.choice import ProgramCommand, NamedSubcommands
 from jax_benchmarks.frameworks.available import (
     Framework, FrameworkMissing, install_command, missing_libraries, unavailable_reason,
 )
@@ -269,7 +269,7 @@ def backend_command(group: GroupSpec, name: str, names: list[str], model: type[B
         execute(group, names, parse_settings(model, values), command=name)
 
     callback = settings_options(model)(run or execute_backends)
-    return click.Command(name, callback=callback, params=callback.__click_params__, help=help_)  # type: ignore[attr-defined]
+    return ProgramCommand(name, callback=callback, params=callback.__click_params__, help=help_)  # type: ignore[attr-defined]
 
 
 def build_group(group: GroupSpec) -> BackendGroup:

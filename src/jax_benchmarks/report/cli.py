@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
+
+from jax_benchmarks.cli.choice import ProgramCommand
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
 from jax_benchmarks.errors import DEFAULT_PROGRAM, DataError, Failed, interrupt_signal, interrupted
@@ -578,7 +580,7 @@ for _param in _report.__click_params__:  # type: ignore[attr-defined]
         _param.metavar = METAVARS[_param.name]
 
 
-cli = click.Command(
+cli = ProgramCommand(
     "report",
     callback=_report,
     params=_report.__click_params__,  # type: ignore[attr-defined]

@@ -23,6 +23,8 @@ from typing import Literal
 
 import click
 
+from jax_benchmarks.cli.choice import ProgramCommand
+
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.settings import option_text
 from jax_benchmarks.store.location import (LocationParam, ResultsLocation, as_location, default_location, default_path,
@@ -212,7 +214,7 @@ def warn(message: str) -> None:
     click.echo(f"warning: {message}", err=True)
 
 
-@click.command("verdict", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("verdict", cls=ProgramCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--scale", type=click.Choice(SCALE_NAMES), default="quick", show_default=True,
               help="How much to measure: quick (small sizes), standard, full (the groups' default sizes). Each takes up "
                    "to its default --budget on a quiet 2-core CPU, the rounds it adds to undecided findings included: "
