@@ -14,7 +14,6 @@ import time
 import click
 
 from jax_benchmarks.cli.choice import ProgramCommand
-
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.frameworks.available import MLXTEND, Framework, missing_libraries, unavailable_reason
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS

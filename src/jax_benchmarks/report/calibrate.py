@@ -19,7 +19,6 @@ from typing import Literal
 import click
 
 from jax_benchmarks.cli.choice import ProgramCommand
-
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.report.compare import MIN_ROUNDS

@@ -14,10 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
-
-from jax_benchmarks.cli.choice import ProgramCommand
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from jax_benchmarks.cli.choice import ProgramCommand
 from jax_benchmarks.errors import DEFAULT_PROGRAM, DataError, Failed, interrupt_signal, interrupted
 from jax_benchmarks.cli.plots import PLOTS_DIR
 from jax_benchmarks.settings import (

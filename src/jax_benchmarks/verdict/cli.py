@@ -24,7 +24,6 @@ from typing import Literal
 import click
 
 from jax_benchmarks.cli.choice import ProgramCommand
-
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.settings import option_text
 from jax_benchmarks.store.location import (LocationParam, ResultsLocation, as_location, default_location, default_path,
