@@ -182,6 +182,16 @@ def test_quick_is_not_passed_on_but_its_values_are(results_path: Path) -> None:
     assert again.model_copy(update={"quick": True}) == quick
 
 
+def test_a_quick_run_and_its_rounds_say_they_measured_quick_sizes(results_path: Path) -> None:
+    from jax_benchmarks.xla.settings import XlaSettings
+
+    r = ("--results", str(results_path))
+    quick = parsed(XlaSettings, "--quick", *r)
+    assert quick.quick_sizes and parsed(XlaSettings, *command_line(quick)).quick_sizes  # a --rounds round's too
+    assert not parsed(XlaSettings, *r).quick_sizes
+    assert not parsed(XlaSettings, "--quick", "--matrix-size", "400", *r).quick_sizes
+
+
 @pytest.mark.parametrize("group", BENCHMARK_GROUPS)
 def test_every_quick_preset_names_real_options_and_validates(group: str, results_path: Path) -> None:
     import importlib

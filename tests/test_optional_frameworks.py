@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,9 +35,10 @@ main(sys.argv[1:])
 """
 
 
-def run_without(missing: tuple[str, ...], *args: str) -> subprocess.CompletedProcess[str]:
+def run_without(missing: tuple[str, ...], *args: str, columns: int = 80) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", RUN_WITHOUT, ",".join(missing), *args],
-                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False)
+                          cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
+                          env={**os.environ, "COLUMNS": str(columns)})
 
 
 def test_every_framework_of_this_environment_is_found() -> None:
@@ -82,9 +84,11 @@ def test_asking_for_a_missing_framework_is_refused_in_one_line(
 
 def test_all_runs_the_installed_backends_and_says_what_it_skipped(tmp_path: Path) -> None:
     results = tmp_path / "results.jsonl"
-    done = run_without(JAX_STACK, "xla", "all", "--quick", "--results", str(results), "--json")
+    done = run_without(JAX_STACK, "xla", "all", "--quick", "--results", str(results), "--json", columns=60)
     assert done.returncode == 0, done.stderr
-    assert "xla all: skipped jax: JAX is not installed (pip install 'jax-benchmarks[jax]')" in done.stderr
+    said = done.stderr.splitlines()
+    assert " ".join(said[:2]) == "xla all: skipped jax: JAX is not installed (pip install 'jax-benchmarks[jax]')"
+    assert max(len(line) for line in said) <= 60  # wrapped at the console's width
     backends = {record["backend"] for record in json.loads(done.stdout.splitlines()[-1])}
     assert backends == {"numpy", "pytorch"}
     assert len(results.read_text().splitlines()) == len(json.loads(done.stdout.splitlines()[-1]))

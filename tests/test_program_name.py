@@ -68,3 +68,16 @@ def test_usage_lines_name_the_command_as_invoked(spelling: str, tmp_path: Path) 
     done = run_as(spelling, "xla", "--help", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(f"Usage: {spelling} xla "), done.stdout[:200]
+
+
+@pytest.mark.parametrize("args", [[], ["verdict"], ["report"], ["smoke"], ["calibrate"], ["mnist"], ["autograd"]])
+def test_the_help_examples_name_the_program_as_invoked(args: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    from jax_benchmarks.cli.root import cli
+    from jax_benchmarks.errors import run_cli
+
+    assert run_cli(cli, [*args, "--help"], "jax-benchmarks") == 0
+    shown = " ".join(capsys.readouterr().out.split())
+    assert "python main.py" not in shown
+    assert f"jax-benchmarks {' '.join(args[:1])}".strip() + " " in shown.split("Example", 1)[1]
+    assert run_cli(cli, [*args, "--help"], "python main.py") == 0  # a checkout's spelling is kept
+    assert "Example" in capsys.readouterr().out

@@ -25,7 +25,7 @@ TABLE_HEAD = "| question | answer here | records |"
 def verdict_markdown(results: Path) -> str:
     """The verdict's markdown for the records in `results` (raises with its stderr when it fails)."""
     done = subprocess.run([sys.executable, str(REPO / "main.py"), "verdict", "--from", str(results),
-                           "--format", "markdown"], capture_output=True, text=True, check=False)
+                           "--format", "markdown", "-o", "-"], capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"verdict failed (exit {done.returncode}): {done.stderr.strip()}")
     return done.stdout

@@ -179,6 +179,12 @@ class BenchSettings(BaseModel):
         description="Smoke-test preset: small sizes and few repeats, so that the command ends in seconds "
                     "(not a measurement to compare); options given explicitly win over it.",
     )
+    @property
+    def quick_sizes(self) -> bool:
+        """Whether these settings measure what --quick measures (every value of its preset; a --rounds round gets
+        those values, not --quick itself): a smoke test's figures, recorded as such (`quick` in a record's env)."""
+        return all(getattr(self, name) == value for name, value in self.QUICK.items())
+
     memory: bool = Field(
         True,
         description="Record each case's peak host (and GPU) memory and its compiled program's bytes, taken in one "

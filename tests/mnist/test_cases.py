@@ -71,6 +71,16 @@ def test_epochs_without_the_step_case_have_no_loop_overhead(results_path: Path) 
     assert Path("data/checkpoints/pytorch_mnist.pt").exists()  # every epoch trained
 
 
+def test_a_step_timed_on_a_busy_machine_is_said_once_not_before_every_epoch(
+        results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr("jax_benchmarks.measure.derived.busy_text", lambda contention: "other processes took 2 cores")
+    tiny = [option if option != "1" or before != "--num-epochs" else "2" for before, option in zip(("",) + TINY, TINY)]
+    result = invoke("mnist", "pytorch", *tiny, "-k", "train_step,train_epoch", "--results", str(results_path))
+    assert result.exit_code == 0, result.output
+    assert [r["params"].get("epoch") for r in read_jsonl(results_path)] == [None, 1, 2]
+    assert " ".join(result.stdout.split()).count("no loop overhead: the step was timed on a busy machine") == 1
+
+
 def test_validation_without_its_epochs_is_refused_before_any_work(results_path: Path) -> None:
     result = invoke("mnist", "pytorch", *TINY, "-k", "validation", "--results", str(results_path))
     assert result.exit_code == 2

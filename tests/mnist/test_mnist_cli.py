@@ -27,6 +27,10 @@ def check_dry_run_and_round_trip(backend: str, results_path: Path) -> None:
     assert "· training accuracy of the epoch (0–1)" in result.stdout and "· test accuracy (0–1)" in result.stdout
     cases = by_case(read_jsonl(results_path), backend)
     assert list(cases) == [LOAD, *auto_cases_with_peak(), STEP, EPOCH, VALIDATION]  # in the harness's order
+    # The line says the batch the validation's case name gives (validation_32x28x28_float32), and how many images.
+    tested = cases[VALIDATION][0]["metrics"]["images"]
+    assert VALIDATION.startswith("validation_32x")
+    assert f"on {tested} test images in batches of 32" in " ".join(result.stdout.split())
     assert all(len(records) == 1 for records in cases.values())
     epoch = cases[EPOCH][0]
     assert epoch["params"]["steps_per_epoch"] == 3 and epoch["params"]["epoch"] == 1  # dry run: a few batches
@@ -62,6 +66,8 @@ def check_dry_run_and_round_trip(backend: str, results_path: Path) -> None:
     evaluated = [r for r in read_jsonl(results_path) if r["variant"] == "checkpoint"]
     assert [r["case"] for r in evaluated] == [LOAD, VALIDATION]
     assert evaluated[1]["params"]["trained_on"] == "synthetic"
+    assert f"on {evaluated[1]['metrics']['images']} test images in batches of 32 (synthetic)" in " ".join(
+        result.stdout.split())
     evaluated = evaluated[1:]
     assert evaluated[0]["metrics"]["accuracy"] == pytest.approx(validation["metrics"]["accuracy"])
     assert evaluated[0]["metrics"]["loss"] == pytest.approx(validation["metrics"]["loss"], rel=1e-5)

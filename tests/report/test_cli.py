@@ -67,6 +67,20 @@ def test_default_shows_latest_run_of_each_group(results: Path) -> None:
     assert "epoch_60000_float32" in out and "· accuracy (0–1)" in out
 
 
+def test_the_report_says_which_runs_it_shows_and_marks_a_quick_run(results_path: Path) -> None:
+    quick_env = {**ENV, "quick": True}
+    write_results(results_path, [*xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1, env={**ENV, "quick": False}),
+                                 *xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2, env=quick_env)])
+    table = report("--results", str(results_path))
+    assert table.stdout.splitlines()[0] == "Shown: the latest run of each group; --run RUN_ID or --history for the others."
+    words = " ".join(table.stdout.split())
+    assert f"xla · run {XLA_NEW} · 2025-01-02T10:00:00+00:00 · --quick sizes: a smoke test, not a result" in words
+    markdown = report("--results", str(results_path), "--group", "xla", "--format", "markdown").stdout
+    assert markdown.startswith("Shown: the latest xla run; --run RUN_ID or --history for the others.\n\n")
+    older = report("--results", str(results_path), "--run", XLA_OLD)  # a run named: no such line, and not quick
+    assert "Shown:" not in older.stdout and "--quick sizes" not in older.stdout and XLA_OLD in older.stdout
+
+
 def test_tables_in_cli_group_order(results: Path) -> None:
     data = report_json("--results", str(results))
     assert [t["group"] for t in data["tables"]] == ["xla", "jit", "mnist"]
@@ -288,6 +302,43 @@ def test_previous_without_earlier_run_says_so(results: Path) -> None:
     assert "no figure of this report has a baseline to compare with, so nothing was judged" in result.stderr
 
 
+def test_previous_passes_over_a_run_of_other_settings_and_the_gate_says_to_run_again(results_path: Path) -> None:
+    """One `xla all --quick --rounds 3` after a verdict's xla run (--threads 1): that run is no baseline."""
+    verdicts_run = xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1, env={**ENV, "threads": 1, "quick": True})
+    mine = xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2, env={**ENV, "threads": None, "quick": True})
+    write_results(results_path, [*verdicts_run, *mine])
+    result = report("--results", str(results_path), "--baseline", "previous", "--fail-on-regression", "10")
+    assert result.exit_code == 2, result.stderr
+    assert ("no earlier xla run on this machine with the same settings to compare with (run "
+            f"{XLA_OLD} was measured with other settings (threads: 1 → default)): run the same command again to "
+            "make a baseline") in " ".join(result.stdout.split())
+    assert "run the benchmark again" in result.stderr and "change against run" not in result.stdout
+    # Another verdict later, then the same command again: the earlier run of the same settings is the baseline,
+    # and its note says which run it took and why.
+    later_verdict = "20250102T120000Z-dddddd"
+    again = xla_rounds("20250103T100000Z-eeeeee", "2025-01-03T10:00:00+00:00", seed=3,
+                       env={**ENV, "threads": None, "quick": True})
+    write_results(results_path, [*verdicts_run, *mine, *[r.model_copy(update={
+        "run_id": later_verdict, "timestamp": r.timestamp.replace("01T10", "02T12")}) for r in verdicts_run], *again])
+    data = report_json("--results", str(results_path), "--baseline", "previous")
+    assert data["tables"][0]["baseline"] == (
+        f"change against run {XLA_NEW} (the latest earlier run with the same settings; run {later_verdict} was "
+        "measured with other settings (threads: 1 → default))")
+
+
+def test_the_gate_refuses_a_named_baseline_of_other_settings_in_one_line(results_path: Path) -> None:
+    write_results(results_path, [
+        *xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1, env={**ENV, "threads": 1, "quick": False}),
+        *xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2, env={**ENV, "threads": 1, "quick": True})])
+    result = report("--results", str(results_path), "--baseline", XLA_OLD, "--fail-on-regression", "10")
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith("Error: Invalid value for '--baseline': run 20250101T100000Z-aaaaaa was measured "
+                                    "with other settings than xla run 20250102T100000Z-bbbbbb (quick: False → True)")
+    shown = report("--results", str(results_path), "--baseline", XLA_OLD)  # without the gate: shown, and said
+    assert shown.exit_code == 0 and "WARNING: the baseline was measured with other settings (quick: False → True)" \
+        in shown.stdout
+
+
 # ------------------------------------------- environment of the baseline ---
 
 def test_environment_differences_are_listed_above_the_verdicts(results_path: Path) -> None:
@@ -296,7 +347,7 @@ def test_environment_differences_are_listed_above_the_verdicts(results_path: Pat
         *xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1, env={**ENV, "threads": None, "blas_threads": 2}),
         *xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2, env=other_env),
     ])
-    result = report("--results", str(results_path), "--baseline", "previous")
+    result = report("--results", str(results_path), "--baseline", XLA_OLD)  # previous: only of the same --threads
     assert result.exit_code == 0, result.stderr
     out = result.stdout
     line = next(line for line in out.splitlines() if line.startswith("environment differs from the baseline"))
@@ -338,7 +389,7 @@ def test_a_different_gpu_policy_is_listed_above_the_verdicts(results_path: Path)
         *xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1, env={**ENV, **policy}),
         *xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2, env={**ENV, **policy, "precision": "tf32"}),
     ])
-    result = report("--results", str(results_path), "--baseline", "previous")
+    result = report("--results", str(results_path), "--baseline", XLA_OLD)  # previous: only of the same policy
     assert result.exit_code == 0, result.stderr
     line = next(line for line in result.stdout.splitlines() if line.startswith("environment differs"))
     assert "precision: float32 → tf32" in line and "jax_gpu_memory" not in line

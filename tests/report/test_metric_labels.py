@@ -35,6 +35,17 @@ def test_the_case_says_whose_accuracy_and_loss_a_metric_row_holds() -> None:
     assert metric_label("accuracy", "train_epochs_x") == "accuracy (0–1)"  # another operation's name
 
 
+def test_the_pixel_statistics_label_says_the_units_they_are_recorded_in() -> None:
+    from jax_benchmarks.mnist.data.arrays import pixel_stats
+
+    import numpy as np
+
+    mean, std = pixel_stats(np.array([[[0, 255], [255, 0]]], dtype=np.uint8))  # what the load case records
+    assert (mean, std) == (0.5, 0.5)  # pixels ÷ 255
+    assert metric_label("mean", "load_mnist_28x28_uint8") == "training pixel mean (0–1)"
+    assert metric_label("std", "load_mnist_28x28_uint8") == "training pixel std (0–1)"
+
+
 def first_mnist_records(path: Path) -> Path:
     """mnist records as its first version wrote them (no schema_version, cases `train_epoch` and `validation`)."""
     common = {"run_id": "20261122T060000Z-a1b2c3", "timestamp": "2026-11-22T06:00:00+00:00", "group": "mnist",

@@ -254,7 +254,7 @@ def test_a_select_only_role_reads_the_database_and_cannot_write(pg_server: PgSer
 
 def test_verdict_reads_a_database_url_and_never_shows_its_password(pg_server: PgServer, pg_url: str) -> None:
     fill(pg_url, RECORDS)
-    page = invoke("verdict", "--from", pg_url, "--against", pg_url, "--format", "markdown")
+    page = invoke("verdict", "--from", pg_url, "--against", pg_url, "--format", "markdown", "-o", "-")
     assert page.exit_code == 0, page.stderr
     assert "jax is fastest" in page.stdout and pg_server.password not in page.stdout + page.stderr
     wrong = pg_url.replace(pg_server.password, SECRET)

@@ -30,7 +30,7 @@ def test_fleet_columns_from_an_sqlite_a_jsonl_and_a_postgresql_store(tmp_path: P
                matmul(numpy_s=0.005, jax_s=0.0025, pytorch_s=0.004, env=BOX, run_id="20261124T130000Z-bbbbbb")
                + jit_figure(BOX, "20261124T130000Z-bbbbbb"))
     fill(pg_url, matmul(numpy_s=0.010, jax_s=0.001, pytorch_s=0.002, env=GPU, run_id="20261124T140000Z-cccccc"))
-    page = invoke("verdict", "--from", here, "--against", box, "--against", pg_url, "--format", "markdown")
+    page = invoke("verdict", "--from", here, "--against", box, "--against", pg_url, "--format", "markdown", "-o", "-")
     assert page.exit_code == 0, page.stderr
     assert pg_server.password not in page.stdout + page.stderr
     table = page.stdout[page.stdout.index("### One column per machine"):]

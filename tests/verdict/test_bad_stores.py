@@ -26,7 +26,7 @@ def test_mixed_schema_versions_are_said_in_one_line_and_judged(tmp_path: Path) -
     store = tmp_path / "r.jsonl"
     before = write(store, versioned(matmul(numpy_s=0.010, jax_s=0.005), 1)
                    + figure("jit", "jax", "f_1000_float32", 0.001, variant="jit"))
-    result = invoke("verdict", "--from", str(store), "--format", "markdown")
+    result = invoke("verdict", "--from", str(store), "--format", "markdown", "-o", "-")
     assert result.exit_code == 0, result.stderr
     assert warnings(result.stderr) == [
         f"warning: {store} holds records of schema versions 1, {SCHEMA_VERSION}: those before {SCHEMA_VERSION} lack "
@@ -40,7 +40,7 @@ def test_records_of_a_newer_version_are_left_out_in_one_line_and_kept(tmp_path: 
     newer = versioned(figure("xla", "pytorch", "matmul_1000x1000_float64", 0.001, run_id="20991231T000000Z-ffffff"),
                       SCHEMA_VERSION + 1)
     before = write(store, matmul(numpy_s=0.010, jax_s=0.005) + newer)
-    result = invoke("verdict", "--from", str(store), "--format", "markdown")
+    result = invoke("verdict", "--from", str(store), "--format", "markdown", "-o", "-")
     assert result.exit_code == 0, result.stderr
     assert warnings(result.stderr) == [
         f"warning: 3 record(s) in {store} (run(s) 20991231T000000Z-ffffff) were written by a newer jax-benchmarks "
@@ -64,7 +64,7 @@ def test_a_store_of_newer_records_only_is_one_line_exit_2(tmp_path: Path) -> Non
 def test_a_machine_with_no_records_for_a_group_says_so_in_one_line(tmp_path: Path) -> None:
     store = tmp_path / "r.jsonl"
     write(store, matmul(numpy_s=0.010, jax_s=0.005))
-    result = invoke("verdict", "--from", str(store), "--format", "markdown")
+    result = invoke("verdict", "--from", str(store), "--format", "markdown", "-o", "-")
     assert result.exit_code == 0, result.stderr
     for group in ("jit", "autograd", "scipy", "mnist"):
         [line] = [row for row in result.stdout.splitlines() if f"No {group} records" in row]

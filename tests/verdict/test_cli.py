@@ -27,9 +27,18 @@ def test_help_imports_no_framework() -> None:
     assert "--scale" in str(result["help"]) and "--from" in str(result["help"])
 
 
+def test_help_gives_each_scales_duration_from_its_budget() -> None:
+    from jax_benchmarks.verdict.cli import duration_text
+
+    result = invoke("verdict", "--help")
+    said = " ".join(result.stdout.split())
+    assert "about three minutes" not in said  # what it said before two quick verdicts took 5.0 min each
+    assert ", ".join(f"{name} {duration_text(SCALES[name].default_budget_s)}" for name in SCALES) + "." in said
+
+
 def test_from_builds_markdown_without_running_anything(tmp_path: Path) -> None:
     results = write(tmp_path / "r.jsonl", matmul(numpy_s=0.010, jax_s=0.005))
-    result = invoke("verdict", "--from", str(results), "--format", "markdown")
+    result = invoke("verdict", "--from", str(results), "--format", "markdown", "-o", "-")
     assert result.exit_code == 0, result.stderr
     assert "jax is fastest, 2.00× faster than numpy" in result.stdout
     assert "No mnist records" in result.stdout
@@ -41,7 +50,36 @@ def test_output_option_writes_the_html_page(tmp_path: Path) -> None:
     out = tmp_path / "pages" / "verdict.html"
     result = invoke("verdict", "--from", str(results), "-o", str(out))
     assert result.exit_code == 0, result.stderr
-    assert result.stdout == "" and out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert out.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    assert "<" not in result.stdout and str(out) in result.stdout.replace("\n", "")  # the answer, not the page
+
+
+@pytest.mark.parametrize(("output_format", "suffix"), [("html", ".html"), ("markdown", ".md")])
+def test_without_output_the_page_goes_to_a_new_file_beside_the_store_and_the_answer_to_the_terminal(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, output_format: str, suffix: str) -> None:
+    monkeypatch.setenv("COLUMNS", "60")
+    results = write(tmp_path / "r.jsonl", matmul(numpy_s=0.010, jax_s=0.005))
+    first = invoke("verdict", "--from", str(results), "--format", output_format)
+    second = invoke("verdict", "--from", str(results), "--format", output_format)
+    assert first.exit_code == 0 and second.exit_code == 0, (first.stderr, second.stderr)
+    pages = sorted(tmp_path.glob(f"verdict-*{suffix}"))
+    assert len(pages) == 2  # each a new file: the second never replaces the first
+    page = pages[0].read_text(encoding="utf-8")
+    assert "jax is fastest, 2.00× faster than numpy" in page
+    lines = first.stdout.splitlines()
+    assert max(len(line) for line in lines[:-1]) <= 60 and len(lines) < 10  # wrapped, and not the page
+    said = " ".join(lines)  # the path, wider than 60 columns, stays whole on the last line
+    assert said.startswith("On this machine JAX is worth it for dense linear algebra: matmul (×2.0).")
+    assert "Decided: 1 of 1 comparisons" in said
+    assert lines[-1] in {str(page) for page in pages} and lines[-1] != second.stdout.splitlines()[-1]
+
+
+def test_output_dash_sends_the_page_to_stdout_and_writes_no_file(tmp_path: Path) -> None:
+    results = write(tmp_path / "r.jsonl", matmul(numpy_s=0.010, jax_s=0.005))
+    result = invoke("verdict", "--from", str(results), "-o", "-")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.startswith("<!DOCTYPE html>") and not list(tmp_path.glob("verdict-*"))
+    assert not (tmp_path / "-").exists()
 
 
 @pytest.mark.parametrize(("args", "option", "words"), [

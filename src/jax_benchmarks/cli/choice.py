@@ -1,8 +1,37 @@
-"""A click group whose first argument must name one of its subcommands."""
+"""A click group whose first argument must name one of its subcommands; help that names the program as invoked."""
 
 from __future__ import annotations
 
 import click
+
+# How the help texts' examples name the program; shown as the user invoked it (`jax-benchmarks` in a pip install).
+EXAMPLE_PROGRAM = "python main.py"
+
+
+class ProgramFormatter(click.HelpFormatter):
+    """Help text with its examples' program (`EXAMPLE_PROGRAM`) replaced by `program`."""
+
+    def __init__(self, program: str, width: int | None = None, max_width: int | None = None) -> None:
+        super().__init__(width=width, max_width=max_width)
+        self.program = program
+
+    def write_text(self, text: str) -> None:
+        super().write_text(text.replace(EXAMPLE_PROGRAM, self.program))
+
+
+class InvokedContext(click.Context):
+    """A context whose help names the program as the root context's name gives it (`program_name`)."""
+
+    def make_formatter(self) -> click.HelpFormatter:
+        from jax_benchmarks.cli.console import program_name
+
+        return ProgramFormatter(program_name(self), width=self.terminal_width, max_width=self.max_content_width)
+
+
+class ProgramCommand(click.Command):
+    """A command whose help names the program as invoked."""
+
+    context_class = InvokedContext
 
 
 class NamedSubcommands(click.Group):
@@ -10,6 +39,7 @@ class NamedSubcommands(click.Group):
     click's own message would only suggest near matches. `argument` is how the message names the slot."""
 
     argument = "COMMAND"
+    context_class = InvokedContext
 
     def resolve_command(
         self, ctx: click.Context, args: list[str]

@@ -19,7 +19,7 @@ from typing import Any
 
 import click
 
-from jax_benchmarks.cli.choice import NamedSubcommands
+from jax_benchmarks.cli.choice import ProgramCommand, NamedSubcommands
 from jax_benchmarks.frameworks.available import (
     Framework, FrameworkMissing, install_command, missing_libraries, unavailable_reason,
 )
@@ -179,7 +179,8 @@ def execute(
     policy = gpu_policy_for(settings)
     run = Run(group.name, settings.results, log=console.print, run_id=run_id or settings.run_id,
               round_index=settings.round_index, rounds=settings.rounds if settings.is_round else None,
-              settings_env={"threads": settings.threads, "min_time_s": settings.min_time, **policy.record()},
+              settings_env={"threads": settings.threads, "min_time_s": settings.min_time, "quick": settings.quick_sizes,
+                            **policy.record()},
               # Bars only on a terminal: rich draws nothing useful into a pipe or file, only blank lines.
               progress=RichProgress(console) if show and console.is_terminal else None)
     print_run_header(console, run, settings)
@@ -264,7 +265,7 @@ def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> N
                 click.echo(json.dumps([r.model_dump() for r in outcome.records]))
 
 
-class SettingsCommand(click.Command):
+class SettingsCommand(ProgramCommand):
     """A command whose options are a settings model's (`model`), so that its command line can be checked in full
     without running it (`check_command_line`)."""
 
@@ -273,7 +274,7 @@ class SettingsCommand(click.Command):
         self.model = model
 
 
-class UnavailableCommand(click.Command):
+class UnavailableCommand(ProgramCommand):
     """A command whose framework is not installed: any command line is refused with `refusal()`."""
 
     def __init__(self, name: str, refusal: Callable[[], click.ClickException], **kwargs: Any) -> None:
@@ -364,7 +365,9 @@ def _all_command(group: GroupSpec, model: type[BenchSettings],
     assert run is not None
 
     def run_noting_skipped(**values: Any) -> None:
-        click.echo(note, err=True)  # stderr: --json keeps stdout to the records
+        from jax_benchmarks.cli.console import make_console, print_whole_words
+
+        print_whole_words(make_console(json_output=True), note)  # stderr (--json keeps stdout to the records), wrapped
         run(**values)
 
     command.callback = run_noting_skipped

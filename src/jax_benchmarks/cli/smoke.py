@@ -13,6 +13,7 @@ import time
 
 import click
 
+from jax_benchmarks.cli.choice import ProgramCommand
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.frameworks.available import MLXTEND, Framework, missing_libraries, unavailable_reason
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
@@ -46,7 +47,7 @@ def smoke_commands(groups: tuple[str, ...]) -> list[tuple[str, str]]:
     return [(group, command) for group in chosen for command in GROUPS[group].smoke]
 
 
-@click.command("smoke", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("smoke", cls=ProgramCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("groups", nargs=-1, type=click.Choice(BENCHMARK_GROUPS))
 @click.option("--results", type=LocationParam(), default=default_text, cls=DefaultStoreOption,
               show_default=True,

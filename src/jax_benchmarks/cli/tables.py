@@ -177,7 +177,8 @@ METRIC_LABELS: Mapping[str, str] = {
     "speedup": "speed-up over eager (×)", "accuracy": "accuracy (0–1)", "images_per_s": "images/s",
     "peak_share": "share of the physical peak (0–1)",
     "loop_overhead": "loop overhead (epoch ÷ steps' time − 1)", "loss": "loss", "train_images": "training images",
-    "test_images": "test images", "mean": "pixel mean (0–255)", "std": "pixel std (0–255)",
+    "test_images": "test images", "mean": "training pixel mean (0–1)",
+    "std": "training pixel std (0–1)",  # mnist's: the pixels ÷ 255, the units it normalizes in (mnist/data/arrays.py)
     "first_call_s": "first call (s)", "recompiles_new_shape": "recompiles on a new shape",
     "max_rel_diff": "largest relative difference", "method": "method",
 }

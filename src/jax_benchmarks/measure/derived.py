@@ -28,6 +28,7 @@ class Derived:
 
     value: float | None
     why_not: str | None = None
+    busy: str | None = None  # which of the two figures was taken on a busy machine ("the step", "the epoch")
 
 
 def busy_text(contention: Mapping[str, Scalar]) -> str | None:
@@ -45,7 +46,7 @@ def loop_overhead(epoch_s: float, epoch_contention: Mapping[str, Scalar], step_s
         busy = busy_text(contention)
         if busy is not None:
             return Derived(None, f"no loop overhead: {name} was timed on a busy machine ({busy}), so the epoch "
-                                 "and the step were not timed under like conditions")
+                                 "and the step were not timed under like conditions", name)
     overhead = epoch_s / (step_s * steps) - 1.0
     if overhead < LOWEST_OVERHEAD:
         return Derived(None, f"no loop overhead: the epoch ({epoch_s:.3g} s) took {-overhead:.0%} less than "

@@ -218,6 +218,12 @@ def epoch_line(epoch: int, epochs: int, seconds: float, metrics: Mapping[str, Sc
             + (f" · {peak}" if (peak := memory_text(memory)) else ""))
 
 
+def tested_text(val: EvalResult, batch: int) -> str:
+    """'300 test images in batches of 100': the validation case's name gives the batch (`validation_100x28x28_float32`),
+    a dry run tests a few batches, a full one every test image."""
+    return f"{val.images} test images in batches of {batch}"
+
+
 def eval_metrics(val: EvalResult, measurement: Measurement) -> dict[str, Scalar]:
     return {"loss": val.loss, "accuracy": val.accuracy, "images": val.images,
             "images_per_s": val.images / measurement.median_s}
@@ -355,7 +361,9 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
                 overhead = loop_overhead(seconds, measurement.contention, step.median_s, step.contention,
                                          t.plan.steps)
                 metrics.update({} if overhead.value is None else {"loop_overhead": overhead.value})
-                explained = [] if overhead.why_not is None else [overhead.why_not]
+                # The one step figure taken busy is the same reason for every epoch: said with the first only.
+                once = overhead.busy == "the step" and suite.count(names.epoch, variant) > 0
+                explained = [] if overhead.why_not is None or once else [overhead.why_not]
             # With validation, its case logs this line completed by the test figures.
             line = epoch_line(n, settings.num_epochs, seconds, metrics, measurement.memory)
             own = Judgement(checks=checks, metrics=metrics, params=data_params(loaded, t.plan),
@@ -492,7 +500,8 @@ def save_outputs(settings: MnistSettings, backend: str, variant: str | None, run
         name=f"mnist_{backend}_{settings.dataset}_predictions",
     )
     run.log(f"plot: {plot}")
-    run.log(f"[bold]{backend}: test accuracy {val.accuracy:.2%} on {val.images} images · {speed}[/]")
+    run.log(f"[bold]{backend}: test accuracy {val.accuracy:.2%} on {tested_text(val, settings.test_batch_size)} · "
+            f"{speed}[/]")
 
 
 # -------------------------------------------------------------------------------------- evaluation ---
@@ -533,8 +542,9 @@ def evaluation_suite(settings: EvaluateSettings, backend: str, build: BuildTrain
         then = f"{at_save:.2%}" if isinstance(at_save, float) else "not recorded"
         return Judgement(metrics=eval_metrics(val, measurement),
                          params={"trained_on": trained_on if isinstance(trained_on, str) else None},
-                         notes=[f"[bold]{backend}: checkpoint {path} · test accuracy {val.accuracy:.2%} on {val.images} "
-                                f"images ({loaded.source}); at save time it was {then}[/]"])
+                         notes=[f"[bold]{backend}: checkpoint {path} · test accuracy {val.accuracy:.2%} on "
+                                f"{tested_text(val, settings.test_batch_size)} ({loaded.source}); at save time it was "
+                                f"{then}[/]"])
 
     cases: list[Case[Any]] = [
         load_case(names.load, {"dataset": settings.dataset, **process_params(settings)}, data, "checkpoint"),

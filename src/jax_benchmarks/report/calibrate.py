@@ -19,6 +19,7 @@ from typing import Literal
 
 import click
 
+from jax_benchmarks.cli.choice import ProgramCommand
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.report.compare import MIN_ROUNDS
@@ -90,7 +91,7 @@ def check_rounds(plan: Scale, results: ResultsLocation, threads: int | None, run
                                      f"{' '.join(exc.format_message().split())}", param_hint="'--options'") from None
 
 
-@click.command("calibrate", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("calibrate", cls=ProgramCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.argument("steps", nargs=-1, required=True, metavar="GROUP[:COMMAND]...")
 @click.option("--rounds", type=click.IntRange(2 * MIN_ROUNDS, 100), default=DEFAULT_ROUNDS, show_default=True,
               help=f"Rounds of each group command, each a fresh process (the A/A splits need {2 * MIN_ROUNDS} or more).")

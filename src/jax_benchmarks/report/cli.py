@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import click
 from pydantic import BaseModel, ConfigDict, Field, ValidationInfo, field_validator, model_validator
 
+from jax_benchmarks.cli.choice import ProgramCommand
 from jax_benchmarks.errors import DEFAULT_PROGRAM, DataError, Failed, interrupt_signal, interrupted
 from jax_benchmarks.cli.plots import PLOTS_DIR
 from jax_benchmarks.settings import (
@@ -215,6 +216,8 @@ def report_from(store: ResultsStore, settings: ReportSettings, program: str = DE
     elif settings.history:
         emit_history(histories, settings.format)
     else:
+        if settings.format in ("table", "markdown") and (line := shown_runs_line(filters)):
+            click.echo(line + ("\n" if settings.format == "markdown" else ""))
         emit(tables, settings.format)
     if settings.plot:
         from jax_benchmarks.report.plot import plot_history, plot_spread, plot_table
@@ -237,13 +240,20 @@ def report_from(store: ResultsStore, settings: ReportSettings, program: str = DE
 def environment_note(run: Sequence[Record], base: Sequence[Record]) -> str | None:
     """The environment differences of two compared runs, listed above the verdicts; warns on another machine
     and on other framework versions."""
-    from jax_benchmarks.report.envdiff import differences, framework_changes, machine_text, same_machine
+    from jax_benchmarks.report.envdiff import (differences, framework_changes, machine_text, same_machine,
+                                               setting_differences)
 
     now, before = run[-1].env, base[-1].env
     lines = []
     if not same_machine(now, before):
         message = (f"the baseline was measured on another machine ({machine_text(before)}; now "
                    f"{machine_text(now)}): its differences are not code changes")
+        warn(message)
+        lines.append(f"WARNING: {message}")
+    settings = setting_differences(now, before)
+    if settings:
+        message = (f"the baseline was measured with other settings ({'; '.join(settings)}): its differences are not "
+                   "code changes")
         warn(message)
         lines.append(f"WARNING: {message}")
     versions = framework_changes(now, before)
@@ -282,6 +292,14 @@ def report_scaling(records: Sequence[Record], fmt: Format, program: str = DEFAUL
     console.print("speed-up: images/s ÷ the 1-process run's; efficiency: speed-up ÷ devices (1.00 = perfect)")
 
 
+def shown_runs_line(filters: Filters) -> str | None:
+    """Which runs the tables show, where the user did not name one, and how to see the others."""
+    if filters.run is not None:
+        return None
+    shown = f"the latest {filters.group} run" if filters.group else "the latest run of each group"
+    return f"Shown: {shown}; --run RUN_ID or --history for the others."
+
+
 class Baselines:
     """The baseline records of each reported run (another store's read once)."""
 
@@ -293,6 +311,7 @@ class Baselines:
         self.store = store
         self.backend = filters.backend
         self.same_machine = same_machine
+        self.gate = settings.fail_on_regression is not None
         self.pool: list[Record] = []
         if self.value is not None and self.value != PREVIOUS:
             self.pool = select.baseline_records(self.value, store, filters, warn, settings.lock_timeout)
@@ -301,24 +320,42 @@ class Baselines:
         """(baseline records or None, the note printed under the table)."""
         from jax_benchmarks.report import select
 
+        from jax_benchmarks.report.envdiff import setting_differences
+
         group = run[0].group
         if self.value is None:
             return None, None
         if self.value == PREVIOUS:
             # Every record of a run was measured on one machine: one test per earlier run, latest first.
-            base, elsewhere = select.previous_on_machine(self.store, run, self.backend, self.same_machine)
+            previous = select.previous_on_machine(self.store, run, self.backend, self.same_machine,
+                                                  setting_differences)
+            base = previous.records
+            passed = (f"run {previous.passed_over[0]} was measured with other settings "
+                      f"({'; '.join(previous.passed_over[1])})" if previous.passed_over else None)
+            if not base and passed:
+                return None, (f"no earlier {group} run on this machine with the same settings to compare with ("
+                              f"{passed}): run the same command again to make a baseline")
             if not base:
                 return None, f"no earlier {group} run on this machine to compare with" + (
-                    " (there are runs from other machines: pass one's run id to compare anyway)" if elsewhere else "")
+                    " (there are runs from other machines: pass one's run id to compare anyway)"
+                    if previous.any_earlier else "")
         else:
+            passed = None
             base = [r for r in self.pool if r.group == group]
             if not base:
                 return None, f"the baseline has no {group} figures"
+            differ = setting_differences(run[-1].env, base[-1].env)
+            if differ and self.gate:  # the gate judges code changes: a run of other settings measured other work
+                raise click.BadParameter(
+                    f"run {base[-1].run_id} was measured with other settings than {group} run {run[-1].run_id} "
+                    f"({'; '.join(differ)}): the gate judges only like with like; give a run of the same settings",
+                    param_hint="'--baseline'")
         from jax_benchmarks.measure.oversubscription import times_threads_line
 
         ids = ", ".join(dict.fromkeys(r.run_id for r in base))
         notes = [note for note in (environment_note(run, base), times_threads_line(run, base)) if note]
-        return base, "".join(note + "\n" for note in notes) + f"change against run {ids}"
+        taken = f" (the latest earlier run with the same settings; {passed})" if passed else ""
+        return base, "".join(note + "\n" for note in notes) + f"change against run {ids}{taken}"
 
 
 def export_jsonl(store: ResultsStore, filters: Filters) -> None:
@@ -552,7 +589,7 @@ for _param in _report.__click_params__:  # type: ignore[attr-defined]
         _param.metavar = METAVARS[_param.name]
 
 
-cli = click.Command(
+cli = ProgramCommand(
     "report",
     callback=_report,
     params=_report.__click_params__,  # type: ignore[attr-defined]

@@ -22,6 +22,19 @@ COMPARED_KEYS = (
 )
 
 
+# What a run was asked to measure with (the settings a command records in its env, cli/commands.py), beyond its
+# case names (sizes, dtypes and device are in each figure's key): two runs that differ in one of them do not
+# measure the same thing, so a regression gate judges neither against the other.
+SETTING_KEYS = ("threads", "min_time_s", "quick", "precision", "conv_autotune", "jax_gpu_memory")
+
+
+def setting_differences(current: Mapping[str, Scalar], baseline: Mapping[str, Scalar]) -> list[str]:
+    """'threads: 1 → default' for each setting recorded in both runs with another value (a setting missing on
+    either side, in a record from before it was recorded, is not held against it)."""
+    return [f"{key}: {_text(baseline[key], True)} → {_text(current[key], True)}"
+            for key in SETTING_KEYS if key in current and key in baseline and current[key] != baseline[key]]
+
+
 def same_machine(env: Mapping[str, Scalar], other: Mapping[str, Scalar]) -> bool:
     """Same host, CPU, core count and GPU (a key missing on either side is not held against it)."""
     return all(env.get(key) == other.get(key) for key in MACHINE_KEYS if key in env and key in other)

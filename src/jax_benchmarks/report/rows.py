@@ -54,7 +54,8 @@ class ReportTable:
 
     @property
     def title(self) -> str:
-        return f"{self.group} · run {self.run_id} · {self.timestamp}"
+        quick = " · --quick sizes: a smoke test, not a result" if self.env.get("quick") else ""
+        return f"{self.group} · run {self.run_id} · {self.timestamp}{quick}"
 
     def cell(self, case: str, column: str) -> FigureRow | None:
         for row in self.rows:

@@ -102,18 +102,38 @@ def chosen_runs(store: ResultsStore, filters: Filters) -> list[list[Record]]:
     return [run for group in groups if (run := store.latest_run(group, filters.backend))]
 
 
+@dataclass(frozen=True)
+class Previous:
+    """`--baseline previous` for one run: the records it takes (empty where none), whether the group has any earlier
+    run at all, and the latest earlier run on this machine it passed over for other settings, with what differs."""
+
+    records: list[Record]
+    any_earlier: bool
+    passed_over: tuple[str, list[str]] | None = None
+
+
 def previous_on_machine(store: ResultsStore, current: Sequence[Record], backend: str | None,
                         same_machine: Callable[[Mapping[str, Scalar], Mapping[str, Scalar]], bool],
-                        ) -> tuple[list[Record], bool]:
-    """The latest run of `current`'s group before it measured on the same machine (empty when there is
-    none), and whether there is any earlier run of the group at all."""
+                        other_settings: Callable[[Mapping[str, Scalar], Mapping[str, Scalar]], list[str]],
+                        ) -> Previous:
+    """The latest run of `current`'s group before it measured on the same machine with the same settings
+    (`other_settings(now, then)` lists what differs: a run of other threads, sizes or presets measures something
+    else, so it is passed over, never taken quietly)."""
     now = current[-1].env
     any_earlier = False
+    passed_over: tuple[str, list[str]] | None = None
     for env, read in store.earlier_runs(current, backend):
         any_earlier = True
-        if same_machine(env, now) and (records := read()):
-            return records, True
-    return [], any_earlier
+        if not same_machine(env, now):
+            continue
+        differ = other_settings(now, env)
+        if differ:
+            if passed_over is None and (records := read()):
+                passed_over = (records[0].run_id, differ)
+            continue
+        if records := read():
+            return Previous(records, True, passed_over)
+    return Previous([], any_earlier, passed_over)
 
 
 def is_path_like(value: str) -> bool:

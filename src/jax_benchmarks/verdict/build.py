@@ -11,10 +11,10 @@ from jax_benchmarks.report.page import Chart
 from jax_benchmarks.report.rows import build_table, order_tables
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.against import against_finding, fleet_finding, machine_name
-from jax_benchmarks.verdict.answer import answers
+from jax_benchmarks.verdict.answer import answers, plain_answer
 from jax_benchmarks.verdict.chart import summary_chart
 from jax_benchmarks.verdict.findings import Finding, all_findings, latest_runs
-from jax_benchmarks.verdict.page import Machine, render_html, render_markdown
+from jax_benchmarks.verdict.page import Machine, decided_line, render_html, render_markdown
 
 
 def per_round(record: Record) -> Record:
@@ -61,11 +61,28 @@ def distinct_name(machine: Machine, taken: Sequence[str], store: str | None) -> 
     return dataclasses.replace(machine, name=f"{machine.name} ({store or 'the --against records'})")
 
 
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """The page, and what the terminal says of it: the plain answer's lines (without the line on how it was
+    judged, which the page gives) and the decided count, the same text as the page's."""
+
+    page: str
+    answer: Sequence[str]
+    decided: str
+
+
 def build_page(here_records: Sequence[Record], others: Sequence[Sequence[Record]] | None, run_id: str | None,
                output_format: Literal["html", "markdown"], target: float | None = None,
                scale: str | None = None, stores: Sequence[str] = ()) -> str:
     """The page of `here_records` (the --from store or the measuring run) and of each `--against` store's records
     in `others` (`stores`: those stores as shown, a URL's password hidden), each against the first."""
+    return build_verdict(here_records, others, run_id, output_format, target, scale, stores).page
+
+
+def build_verdict(here_records: Sequence[Record], others: Sequence[Sequence[Record]] | None, run_id: str | None,
+                  output_format: Literal["html", "markdown"], target: float | None = None,
+                  scale: str | None = None, stores: Sequence[str] = ()) -> Verdict:
+    """`build_page`'s page, with its plain answer and decided count for the terminal."""
     draw = output_format == "html"
     here, chosen_here = machine(here_records, run_id, target, draw)
     theres: list[Machine] = []
@@ -78,6 +95,6 @@ def build_page(here_records: Sequence[Record], others: Sequence[Sequence[Record]
         across.append(against_finding(chosen_here, chosen_there))
         columns.append((there.name, chosen_there))
     fleet = fleet_finding(columns) if len(columns) > 1 else None
-    if output_format == "html":
-        return render_html(here, theres, across, fleet, scale)
-    return render_markdown(here, theres, across, fleet, scale)
+    render = render_html if output_format == "html" else render_markdown
+    answer = plain_answer(here.answers)  # its last line says how it was judged, except where there is no answer
+    return Verdict(render(here, theres, across, fleet, scale), answer[:-1] or answer, decided_line(here))

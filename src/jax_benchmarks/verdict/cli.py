@@ -8,8 +8,8 @@
 Each round of each group is its own process (`self_command()`, as `smoke` and `--rounds` start them),
 recorded under the verdict's one run id with its round index, so that `report --baseline` and the
 findings can judge the variation between rounds. The children's output goes to a log file next to the
-results; this command draws which group runs and how long is left, on stderr. The page goes to stdout
-or to --output.
+results; this command draws which group runs and how long is left, on stderr. The page goes to a new file
+beside the store (or to --output; `-o -`: stdout), and stdout says the plain answer and the page's path.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import Literal
 
 import click
 
+from jax_benchmarks.cli.choice import ProgramCommand
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.settings import FiniteFloatRange, lock_timeout_option
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
@@ -176,10 +177,41 @@ def checked_output(path: Path, reads: Sequence[ResultsLocation] = (), force: boo
     return path
 
 
+def store_folder(results: ResultsLocation) -> Path:
+    """The folder of a store's file, or the default store's folder for a database."""
+    return default_path(Path.cwd()).parent if results.kind == "postgres" else results.path.parent
+
+
 def round_log(results: ResultsLocation, run_id: str) -> Path:
     """The rounds' output: beside the results file, or in the default store's folder for a database."""
-    folder = default_path(Path.cwd()).parent if results.kind == "postgres" else results.path.parent
-    return folder / f"verdict-{run_id}.log"
+    return store_folder(results) / f"verdict-{run_id}.log"
+
+
+def default_page(store: ResultsLocation, page_id: str, output_format: Format) -> Path:
+    """Where the page goes without --output: a new file beside the store the verdict reads (the measuring run's
+    --results or --from), named by the measuring run's id (as its round log is) or, with --from, a new id."""
+    return store_folder(store) / f"verdict-{page_id}.{'html' if output_format == 'html' else 'md'}"
+
+
+def write_page(path: Path, text: str, fresh: bool) -> None:
+    """The page to `path`, its folders made; a `fresh` one (the default path) never replaces a file already there."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("x" if fresh else "w", encoding="utf-8") as out:
+            out.write(text)
+    except OSError as exc:
+        raise click.FileError(str(path), exc.strerror) from None
+
+
+def tell_answer(path: Path, answer: Sequence[str], decided: str) -> None:
+    """The plain answer, the decided count and the page's path on stdout, wrapped at the console's width."""
+    from jax_benchmarks.cli.console import make_console, print_whole_words
+
+    from jax_benchmarks.cli.console import visible
+
+    console = make_console()
+    for line in [*answer, decided, f"The whole page, with the evidence: {path}"]:
+        print_whole_words(console, visible(line))  # names from records: no control character reaches the terminal
 
 
 def say(text: str) -> None:
@@ -197,10 +229,11 @@ def warn(message: str) -> None:
     click.echo(f"warning: {visible(message)}", err=True)
 
 
-@click.command("verdict", context_settings={"help_option_names": ["-h", "--help"]})
+@click.command("verdict", cls=ProgramCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--scale", type=click.Choice(SCALE_NAMES), default="quick", show_default=True,
-              help="How much to measure: quick (small sizes, about three minutes on a quiet 2-core CPU), "
-                   "standard (about seven minutes), full (the groups' default sizes; hours on a CPU).")
+              help="How much to measure: quick (small sizes), standard, full (the groups' default sizes). Each takes up "
+                   "to its default --budget on a quiet 2-core CPU, the rounds it adds to undecided findings included: "
+                   + ", ".join(f"{name} {duration_text(SCALES[name].default_budget_s)}" for name in SCALE_NAMES) + ".")
 @click.option("--from", "from_path", type=LocationParam(), default=None,
               help="Build the page from the records already in this results store (a .jsonl or SQLite file, or a "
                    "postgresql:// URL), read only; nothing is run.")
@@ -212,9 +245,11 @@ def warn(message: str) -> None:
               help="With --from: judge this run only (default: each figure from the latest run that has it).")
 @click.option("--format", "output_format", type=click.Choice(["html", "markdown"]), default="html",
               show_default=True, help="html: one self-contained page; markdown: for a README or a pull request.")
-@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False), default=None,
-              help="Write the page to this file (default: stdout). An existing file is replaced only where it is a "
-                   "verdict page, or with --force; a results store never.")
+@click.option("--output", "-o", type=click.Path(path_type=Path, dir_okay=False, allow_dash=True), default=None,
+              help="Write the page to this file, or to stdout with - (default: a new file beside the store it reads, "
+                   "verdict-ID.html or .md; the terminal then says the answer, how much was decided and the path). "
+                   "An existing file is replaced only where it is a verdict page, or with --force; a results store "
+                   "never.")
 @click.option("--force", is_flag=True, default=False,
               help="Replace an existing --output file that is not a verdict page (never a results store, nor a "
                    "file the verdict reads).")
@@ -241,13 +276,13 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         force: bool = False) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
-    one click away. With --from, only the page.
+    one click away. With --from, only the page. The terminal says the plain answer and where the page is.
 
-    Example: python main.py verdict --scale quick -o verdict.html
+    Example: python main.py verdict --scale quick
     """
     from jax_benchmarks.settings import writable_file
     from jax_benchmarks.store.record import new_run_id
-    from jax_benchmarks.verdict.build import build_page
+    from jax_benchmarks.verdict.build import build_verdict
     from jax_benchmarks.verdict.source import read_results
 
     # --lock-timeout bounds every wait for a lock: reading --from and --against, appending to --results.
@@ -256,8 +291,11 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
     against_paths = tuple(replace(against, lock_timeout_s=lock_timeout_s) for against in against_paths)
     if run_id is not None and from_path is None:
         raise click.BadParameter("needs --from (a measuring verdict judges its own run)", param_hint="'--run'")
-    if output is not None:  # never over a store it reads or appends to: checked before any store is opened
-        checked_output(output, [*([from_path] if from_path is not None else [results]), *against_paths], force)
+    to_stdout = output == Path("-")
+    page_id = new_run_id()  # a measuring verdict's run id; with --from, the page's own
+    page_path = output or default_page(from_path or results, page_id, output_format)
+    if not to_stdout:  # never over a store it reads or appends to: checked before any store is opened
+        checked_output(page_path, [*([from_path] if from_path is not None else [results]), *against_paths], force)
     if from_path is not None:
         checked_input(from_path, "--from")
         if click.get_current_context().get_parameter_source("scale") == click.core.ParameterSource.COMMANDLINE:
@@ -293,7 +331,7 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         if choice.line is not None:
             say(choice.line)
         threads = choice.threads
-        run_id = new_run_id()
+        run_id = page_id
         log = round_log(results, run_id)
         log.parent.mkdir(parents=True, exist_ok=True)  # checked writable above; made now that work starts
         try:
@@ -310,18 +348,15 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
     others = [read_results(against, warn)[0] for against in against_paths]
     from jax_benchmarks.cli.console import visible_lines
 
+    verdict = build_verdict(here, others, run_id, output_format, target_accuracy, used_scale,
+                            [str(against) for against in against_paths])
     # The page's text as it reaches a terminal or a file that is later printed: no control character from a record.
-    text = visible_lines(build_page(here, others, run_id, output_format, target_accuracy, used_scale,
-                                    [str(against) for against in against_paths]))
-    if output is None:
-        click.echo(text, nl=False)
+    page = visible_lines(verdict.page)
+    if to_stdout:
+        click.echo(page, nl=False)
     else:
-        try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise click.FileError(str(output), exc.strerror) from None
-        say(f"verdict page written to {output}")
+        write_page(page_path, page, fresh=output is None)
+        tell_answer(page_path, verdict.answer, verdict.decided)
     if failed:
         raise VerdictFailed(f"{len(failed)} round(s) failed: {', '.join(f'{r.label} (exit {r.code})' for r in failed)};"
                             " the page says which groups are missing")
