@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 import re
 
 import pytest
@@ -140,3 +141,106 @@ def test_the_memory_table_leaves_out_a_column_without_memory_figures(backends: t
 def test_a_table_whose_columns_have_no_memory_figures_has_no_memory_table() -> None:
     text = piped_80(comparison_table(with_agreement(()), "t", ("gflops",)))
     assert "┃ case" in text and ": memory" not in text and "host peak" not in text
+
+
+# ------------------------------------------------- busy figures are shown, never ranked, in every table kind ---
+
+BUSY = {"window_s": 0.5, "busy": True, "cores": 2, "others_cores": 1.6, "steal_cores": 0.0}
+QUIET = {"window_s": 0.5, "busy": False, "cores": 2, "others_cores": 0.1, "steal_cores": 0.0}
+
+
+def beside_two_processes() -> list[Record]:
+    """numpy, pytorch and jax on every case: pytorch's figures taken on a busy machine (the contention two
+    CPU-bound processes leave, as the core records it), and for the first case numpy's too; jax is the slowest."""
+    made = []
+    for case_index, case in enumerate(CASES):
+        for backend, factor in (("numpy", 1.0), ("pytorch", 1.5), ("jax", 3.0)):
+            busy = backend == "pytorch" or (backend == "numpy" and case_index == 0)
+            made.append(record(RUN, TS, "xla", backend, case, samples(1e-3 * (10 + case_index) * factor),
+                               contention=BUSY if busy else QUIET))
+    return made
+
+
+def assert_busy_never_ranked(text: str, made: list[Record]) -> None:
+    """Each busy figure is shown with 'busy' beside it and no rank; the quiet ones are ranked among themselves
+    (a case with one quiet figure has no rank at all)."""
+    flat = " ".join(line.strip("│ ") for line in text.splitlines())
+    for rec in made:
+        figure = f"{format_seconds(rec.median_s or 0)} ± {format_seconds(rec.iqr_s or 0)}"
+        after = flat[flat.index(figure) + len(figure):].split()[0]
+        if rec.contention["busy"]:
+            assert after == "busy", (figure, text)
+        elif rec.case != CASES[0]:
+            assert after in ("(fastest)", "×3.00"), (figure, text)
+    assert "×2.00" not in text and "×1.50" not in text  # jax against a busy pytorch, pytorch against numpy
+    assert text.count("(fastest)") == len(CASES) - 1
+
+
+@pytest.mark.parametrize("width", [250, *WIDTHS])
+def test_the_live_table_never_ranks_a_busy_figure(width: int) -> None:
+    made = beside_two_processes()
+    text = piped(comparison_table(made, "xla: numpy, pytorch, jax", ()), width)
+    assert_whole(text, width, made)
+    assert_busy_never_ranked(text, made)
+    assert "a busy figure is not ranked (no ×N, no fastest)" in " ".join(text.split())
+
+
+def round_records(made: list[Record], rounds: int = 3) -> list[Record]:
+    """`made` as a --rounds run: each record once a round, busy in the first round only where `made` is busy."""
+    return [rec.model_copy(update={"round_index": index, "contention": rec.contention if index == 0 else QUIET})
+            for index in range(rounds) for rec in made]
+
+
+@pytest.mark.parametrize("width", [250, *WIDTHS])
+def test_the_rounds_summary_marks_busy_figures_and_keeps_names_whole(width: int) -> None:
+    """The --rounds summary (which dropped the marks): 'busy' and in how many rounds on the busy figure's row."""
+    from jax_benchmarks.cli.tables import rounds_table
+    from jax_benchmarks.measure.rounds import spreads
+
+    made = round_records(beside_two_processes())
+    text = piped(rounds_table("xla all: 3 rounds", spreads(made), 3, made), width)
+    assert max(len(line) for line in text.splitlines()) <= width, text
+    for case in CASES:
+        assert case in text
+    flat = " ".join(text.split())
+    assert flat.count("busy 1 of 3 rounds") == len(CASES) + 1  # pytorch's on every case, numpy's on the first
+    assert not re.search(r"×\d", text) and "(fastest)" not in text
+    assert "a busy figure is not ranked" in flat
+
+
+def test_the_rounds_summary_without_busy_figures_has_no_busy_column() -> None:
+    from jax_benchmarks.cli.tables import rounds_table
+    from jax_benchmarks.measure.rounds import spreads
+
+    made = round_records([rec.model_copy(update={"contention": QUIET}) for rec in records(("numpy",))])
+    text = piped(rounds_table("xla numpy: 3 rounds", spreads(made), 3, made), 250)
+    assert "busy" not in text and "round spread" in text
+
+
+@pytest.mark.parametrize("columns", ["250", "80", "60"])
+def test_the_reports_tables_and_the_gates_never_rank_a_busy_figure_and_stay_whole(
+        columns: str, results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`report --baseline previous --fail-on-regression`: the run's table and the gate's table, at the console's
+    width: no line wider (the environment line aside: it is not a table), names and figures whole, the test's
+    sentence whole words; busy figures unranked, the gate's change for them not printed."""
+    from tests.conftest import invoke
+    from tests.report.fixtures import XLA_NEW, XLA_OLD, write_results, xla_rounds
+
+    monkeypatch.setenv("COLUMNS", columns)
+    before = xla_rounds(XLA_OLD, "2025-01-01T10:00:00+00:00", seed=1)
+    now = [rec.model_copy(update={"contention": BUSY if rec.case == "matmul_100x100_float64" else QUIET})
+           for rec in xla_rounds(XLA_NEW, "2025-01-02T10:00:00+00:00", seed=2)]
+    write_results(results_path, [*before, *now])
+    result = invoke("report", "--results", str(results_path), "--baseline", "previous", "--fail-on-regression", "10")
+    assert result.exit_code == 2, result.stderr  # the busy figure is not judged
+    text = result.stdout
+    width = int(columns)
+    assert max(len(line) for line in text.splitlines() if not line.startswith("CPU:")) <= width, text
+    for case in ("matmul_100x100_float64", "inverse_100x100_float64"):
+        assert case in text
+    assert "…" not in text.replace(" % … ", "") and "#1" not in text  # (a change's interval: '-2.7 % … +3.0 %')
+    flat = " ".join(text.split())
+    assert re.search(r"\d [mµn]?s ± [\d.]+ [mµn]?s busy", flat), text
+    assert "busy machine" in flat and "not judged: taken on a busy machine" in flat
+    # the gate's rows, each test sentence whole words (never one word a line: at most a few lines a figure)
+    assert len(text.splitlines()) < 60, text
