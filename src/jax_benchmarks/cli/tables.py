@@ -378,10 +378,8 @@ class Fitting:
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         for make in self.layouts[:-1]:
             layout = make()
-            if isinstance(layout, Table):
-                fixed, widths = narrowest(console, options, layout, [])
-                if fixed > options.max_width:  # too wide even at its narrowest: rich need not lay it out
-                    continue
+            if isinstance(layout, Table) and least_width(layout) > options.max_width:
+                continue  # too wide even at its narrowest: rich need not lay it out
             lines = fitted(console, options, layout)
             if lines is not None:
                 yield from lines
@@ -410,19 +408,11 @@ class Tables:
             yield sheet_layouts(memory)
 
 
-def narrowest(console: Console, options: ConsoleOptions, table: Table,
-              figures: Sequence[str]) -> tuple[int, dict[str, int]]:
-    """How narrow rich can lay `table` out at the least: the width of its borders and of its columns but its last
-    ones, the `figures` columns, then each of those, its border included. Rich lays no column out narrower than
-    its widest word (its Measurement of each cell and of the header) or its min_width, plus its padding; its
-    own layout may come out wider (`fitted` tells whether it fits)."""
+def least_width(table: Table) -> int:
+    """A lower bound of `table`'s width, from its columns' fixed and least widths alone (no cell measured): rich
+    lays no column out narrower than its min_width, plus its padding and its rule."""
     _, right, _, left = table.padding
-    widest: list[int] = []
-    for column in table.columns:
-        words = max(Measurement.get(console, options, cell).minimum for cell in [column.header, *column.cells])
-        widest.append(max(words, column.min_width or 0) + left + right + 1)
-    fixed = len(widest) - len(figures)
-    return 1 + sum(widest[:fixed]), dict(zip(figures, widest[fixed:]))
+    return 1 + sum((column.width or column.min_width or 0) + left + right + 1 for column in table.columns)
 
 
 def fitted(console: Console, options: ConsoleOptions, renderable: RenderableType) -> list[Segment] | None:
