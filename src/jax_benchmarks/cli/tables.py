@@ -299,17 +299,23 @@ class Sheet:
         return "\n".join(literal(line) for line in self.caption.split("\n"))
 
     def widest_piece(self) -> int:
-        return max((cell.widest for _, rows in self.blocks for _, cells in rows for cell in cells
-                    if isinstance(cell, Pieces)), default=0)
+        """The least width of the cells' column in the stacked and vertical forms (`least`)."""
+        return max((least(cell) for _, rows in self.blocks for _, cells in rows for cell in cells
+                    if cell is not None), default=0)
+
+    def kind_width(self) -> int:
+        """The sub-label column's width: its longest sub-label (never cut), or its header."""
+        return max([cell_len(self.kind_header or "")] + [cell_len(visible(sub)) for _, rows in self.blocks
+                                                          for sub, _ in rows])
 
     def wide(self) -> Table:
         table = Table(title=literal(self.title), title_justify="left", caption=self.caption_markup() or None)
         table.add_column(self.name_header, width=self.names_width())
         if self.kind_header is not None:
-            table.add_column(self.kind_header, no_wrap=True)
+            table.add_column(self.kind_header, no_wrap=True, min_width=self.kind_width())
         for index, column in enumerate(self.columns):
-            widest = max((cell.widest for _, rows in self.blocks for _, cells in rows
-                          if isinstance(cell := cells[index], Pieces)), default=0)
+            widest = max((least(cell) for _, rows in self.blocks for _, cells in rows
+                          if (cell := cells[index]) is not None), default=0)
             table.add_column(literal(column), justify="right",
                              min_width=max(widest, longest_word(column), self.min_widths.get(column, 0)))
         for case, rows in self.blocks:
@@ -325,7 +331,7 @@ class Sheet:
         table = Table(title=literal(self.title), title_justify="left", caption=self.caption_markup() or None)
         table.add_column(self.name_header, width=self.names_width())
         if self.kind_header is not None:
-            table.add_column(self.kind_header, no_wrap=True)
+            table.add_column(self.kind_header, no_wrap=True, min_width=self.kind_width())
         table.add_column(self.column_header, min_width=max((longest_word(c) for c in self.columns), default=0))
         table.add_column(self.value_header, justify="right", min_width=self.widest_piece())
         for case, rows in self.blocks:
@@ -358,6 +364,11 @@ class Sheet:
                 parts.append(figures)
         parts += [Text(visible(line)) for line in self.caption.split("\n") if line]
         return Group(*parts)
+
+
+def least(cell: Cell) -> int:
+    """The narrowest a cell is printed whole: its widest piece, or a text's longest word (rich folds a longer one)."""
+    return cell.widest if isinstance(cell, Pieces) else longest_word(cell)
 
 
 def longest_word(text: str) -> int:
