@@ -392,6 +392,8 @@ class Fitting:
             if isinstance(layout, Table) and least_width(layout) > options.max_width:
                 continue  # too wide even at its narrowest: rich need not lay it out
             lines = fitted(console, options, layout)
+            if lines is None and isinstance(layout, Table):
+                lines = fitted(console, options, with_widths(console, options, layout))
             if lines is not None:
                 yield from lines
                 return
@@ -424,6 +426,25 @@ def least_width(table: Table) -> int:
     lays no column out narrower than its min_width, plus its padding and its rule."""
     _, right, _, left = table.padding
     return 1 + sum((column.width or column.min_width or 0) + left + right + 1 for column in table.columns)
+
+
+def with_widths(console: Console, options: ConsoleOptions, table: Table) -> Table:
+    """`table` with each column's width fixed: its least width, and of what the console has beyond the sum of
+    those, a share in proportion to what the column needs to print its cells on one line. Rich narrows the
+    widest columns first and then widens those below their least width again, so that its own layout of a table
+    that fits at its least widths can come out wider than the console."""
+    _, right, _, left = table.padding
+    spare = options.max_width - least_width(table)
+    least = [column.width or column.min_width or 0 for column in table.columns]
+    needs = [0 if column.width else
+             max(0, max(Measurement.get(console, options, cell).maximum for cell in [column.header, *column.cells])
+                 - least[index])
+             for index, column in enumerate(table.columns)]
+    total = sum(needs)
+    for index, column in enumerate(table.columns):
+        extra = min(needs[index], spare * needs[index] // total) if total else 0
+        column.width = least[index] + extra
+    return table
 
 
 def fitted(console: Console, options: ConsoleOptions, renderable: RenderableType) -> list[Segment] | None:
