@@ -332,7 +332,9 @@ class Sheet:
         table.add_column(self.name_header, width=self.names_width())
         if self.kind_header is not None:
             table.add_column(self.kind_header, no_wrap=True, min_width=self.kind_width())
-        table.add_column(self.column_header, min_width=max((longest_word(c) for c in self.columns), default=0))
+        # A column's label names the row here: kept on one line.
+        table.add_column(self.column_header, no_wrap=True,
+                         min_width=max((cell_len(visible(c)) for c in self.columns), default=0))
         table.add_column(self.value_header, justify="right", min_width=self.widest_piece())
         for case, rows in self.blocks:
             for index, (sub, cells) in enumerate(rows):
@@ -531,7 +533,7 @@ def rounds_table(title: str, figures: Sequence[FigureSpread], rounds: int, recor
     spread, and 'busy' with the number of rounds where it was taken on a busy machine (nothing here is ranked);
     wide where it fits, else each case's name on a line of its own with its figures under it."""
     busy_seen = any(figure.busy_rounds for figure in figures)
-    columns = ["median of round medians", "round spread", *(["busy"] if busy_seen else [])]
+    columns = ["median of round medians", "round spread", *(["contention"] if busy_seen else [])]
     blocks: dict[str, list[tuple[str, list[Cell | None]]]] = {}
     for figure in figures:
         cells: list[Cell | None] = [Pieces(((format_seconds(figure.median_s), ""),)),
