@@ -244,3 +244,23 @@ def test_the_reports_tables_and_the_gates_never_rank_a_busy_figure_and_stay_whol
     assert "busy machine" in flat and "not judged: taken on a busy machine" in flat
     # the gate's rows, each test sentence whole words (never one word a line: at most a few lines a figure)
     assert len(text.splitlines()) < 60, text
+
+
+@pytest.mark.parametrize("columns", ["250", "80"])
+def test_the_history_marks_busy_figures_and_compares_no_busy_one(
+        columns: str, results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`report --history`: a busy figure's cell says 'busy' (its figure and marks wrap only between them), and
+    its 'last vs first' is 'busy', not a change computed from a figure the tool says is wrong."""
+    from tests.conftest import invoke
+    from tests.report.fixtures import XLA_NEW, XLA_OLD, write_results
+
+    monkeypatch.setenv("COLUMNS", columns)
+    write_results(results_path, [
+        record(XLA_OLD, "2025-01-01T10:00:00+00:00", "xla", "numpy", CASES[0], samples(1e-3), contention=QUIET),
+        record(XLA_NEW, "2025-01-02T10:00:00+00:00", "xla", "numpy", CASES[0], samples(3e-3), contention=BUSY),
+        record(XLA_OLD, "2025-01-01T10:00:00+00:00", "xla", "jax", CASES[0], samples(1e-3), contention=QUIET),
+        record(XLA_NEW, "2025-01-02T10:00:00+00:00", "xla", "jax", CASES[0], samples(2e-3), contention=QUIET)])
+    text = invoke("report", "--results", str(results_path), "--history", "--group", "xla").stdout
+    assert max(len(line) for line in text.splitlines()) <= int(columns), text
+    assert re.search(r"· numpy +│ +(1 ms │ +)?3 ms busy │ +busy │", text), text  # (at 80: the latest run alone)
+    assert "+200.0 %" not in text and "+100.0 %" in text  # numpy's busy change not printed, jax's is

@@ -102,9 +102,9 @@ class Pieces:
 
 
 def pieces_of(text: str) -> Pieces:
-    """A memory or change cell as `Pieces`: it breaks only after a ' · ' or before a ' (' or ' … ' (a number
-    and its unit never apart: '89 MiB temp ·' / '54.9 MiB in+out')."""
-    parts = re.split(r"(?<= ·) | (?=\()|(?<= …) ", text)
+    """A memory, change or history cell as `Pieces`: it breaks only after a ' · ' or ' … ', or before a ' (', a
+    '~' or 'busy' (a number and its unit never apart: '89 MiB temp ·' / '54.9 MiB in+out')."""
+    parts = re.split(rf"(?<= ·) | (?=\()|(?<= …) | (?=~)| (?={BUSY_WORD}\b)", text)
     return Pieces(tuple((part, "") for part in parts if part))
 
 
