@@ -264,3 +264,27 @@ def test_the_history_marks_busy_figures_and_compares_no_busy_one(
     assert max(len(line) for line in text.splitlines()) <= int(columns), text
     assert re.search(r"· numpy +│ +(1 ms │ +)?3 ms busy │ +busy │", text), text  # (at 80: the latest run alone)
     assert "+200.0 %" not in text and "+100.0 %" in text  # numpy's busy change not printed, jax's is
+
+
+def test_a_speed_up_over_a_busy_figure_is_not_printed_in_any_format() -> None:
+    """jit's speed-up over eager is a ratio of two of a case's figures: 'busy' where either was taken on a busy
+    machine, in the terminal's table, markdown and HTML; another backend's quiet speed-up is printed."""
+    from jax_benchmarks.report.page import figures_table
+    from jax_benchmarks.report.render import render_markdown
+    from jax_benchmarks.report.rows import build_table
+
+    case = "mlp_epoch_8000x2_float32"
+    made = [record(RUN, TS, "jit", "flax", case, samples(1.0), variant="eager", contention=BUSY),
+            record(RUN, TS, "jit", "flax", case, samples(0.01), variant="jit", contention=QUIET,
+                   metrics={"speedup": 100.0}),
+            record(RUN, TS, "jit", "pytorch", case, samples(0.5), variant="eager", contention=QUIET),
+            record(RUN, TS, "jit", "pytorch", case, samples(0.05), variant="jit", contention=QUIET,
+                   metrics={"speedup": 10.0})]
+    text = piped(comparison_table(made, "jit", ("speedup",)), 250)
+    row = next(line for line in text.splitlines() if "speed-up over eager" in line)
+    assert re.search(r"│ +— │ +busy │ +— │ +10 │", row), text  # flax eager, flax jit, pytorch eager, pytorch jit
+    assert "100" not in row
+    table = build_table(made)
+    assert "| busy |" in render_markdown([table]) and "| 100 |" not in render_markdown([table])
+    page = figures_table(table)
+    assert ">busy</td>" in page and ">100</td>" not in page and ">10</td>" in page

@@ -108,6 +108,20 @@ def pieces_of(text: str) -> Pieces:
     return Pieces(tuple((part, "") for part in parts if part))
 
 
+# Metrics that are the ratio of two of a case's figures of one backend (jit's speed-up over eager:
+# measure/harness.py): not printed where either figure was taken on a busy machine.
+RATIO_METRICS = frozenset({"speedup"})
+
+
+def metric_texts(metric: str, records: Sequence[Record | None]) -> list[str | None]:
+    """A metric row's cells across one case's records (None where a record has no such figure): the value, or
+    'busy' for a ratio metric whose backend has a figure of the case taken on a busy machine."""
+    busy = {record.backend for record in records if record is not None and is_busy(record)}
+    return [None if record is None or (value := record.metrics.get(metric)) is None else
+            BUSY_WORD if metric in RATIO_METRICS and record.backend in busy else format_value(value)
+            for record in records]
+
+
 def format_value(value: object) -> str:
     if isinstance(value, float):
         return f"{value:.4g}"
@@ -249,9 +263,6 @@ def metric_label(metric: str, case: str = "") -> str:
     return METRIC_LABELS.get(metric, metric.replace("_", " "))
 
 
-# The widest the name column grows for a row's label (a metric's, e.g. '  · loop overhead (epoch ÷ steps' time − 1)')
-# beyond the longest case name; a longer label wraps between its words.
-NAME_LABEL_WIDTH = 30
 Cell = Pieces | str  # a str cell is data: printed literally, wrapped between words
 
 
@@ -288,12 +299,9 @@ class Sheet:
         return any(not sub for name, rows in self.blocks if name == case for sub, _ in rows)
 
     def names_width(self) -> int:
-        """The name column's width, fixed (rich would narrow the widest column first, below its longest name):
-        the longest case name, wider where a row's label needs it, up to NAME_LABEL_WIDTH (a longer label wraps)."""
-        names = max((cell_len(visible(case)) for case, _ in self.blocks), default=len(self.name_header))
-        labels = max((cell_len(visible(self.label(case, index, sub))) for case, rows in self.blocks
-                      for index, (sub, _) in enumerate(rows)), default=0)
-        return max(names, min(labels, NAME_LABEL_WIDTH), len(self.name_header))
+        """The name column's least width: its longest case name, or its header (a longer row label, e.g. a
+        metric's, wraps between its words where the console has no room for it)."""
+        return max([len(self.name_header)] + [cell_len(visible(case)) for case, _ in self.blocks])
 
     def caption_markup(self) -> str:
         return "\n".join(literal(line) for line in self.caption.split("\n"))
@@ -310,7 +318,7 @@ class Sheet:
 
     def wide(self) -> Table:
         table = Table(title=literal(self.title), title_justify="left", caption=self.caption_markup() or None)
-        table.add_column(self.name_header, width=self.names_width())
+        table.add_column(self.name_header, min_width=self.names_width())
         if self.kind_header is not None:
             table.add_column(self.kind_header, no_wrap=True, min_width=self.kind_width())
         for index, column in enumerate(self.columns):
@@ -329,7 +337,7 @@ class Sheet:
 
     def stacked(self) -> Table:
         table = Table(title=literal(self.title), title_justify="left", caption=self.caption_markup() or None)
-        table.add_column(self.name_header, width=self.names_width())
+        table.add_column(self.name_header, min_width=self.names_width())
         if self.kind_header is not None:
             table.add_column(self.kind_header, no_wrap=True, min_width=self.kind_width())
         # A column's label names the row here: kept on one line.
@@ -488,9 +496,9 @@ def timing_sheet(layout: Grid, title: str, metric_rows: Sequence[str]) -> Sheet:
                 noisy_seen = noisy_seen or (rec is not None and bool(rec.median_s) and rec.noisy)
             rows.append(("", row))
         for metric in metric_rows:
-            values = [cells[(case, c)].metrics.get(metric) if (case, c) in cells else None for c in layout.columns]
+            values = metric_texts(metric, [cells.get((case, c)) for c in layout.columns])
             if any(v is not None for v in values):
-                rows.append((metric_label(metric, case), [None if v is None else format_value(v) for v in values]))
+                rows.append((metric_label(metric, case), list(values)))
         if rows:
             blocks.append((case, rows))
     caption = "\n".join([CELL_NOTE, *([NOISY_NOTE] if noisy_seen else []), *contention_notes(list(cells.values()))])

@@ -21,8 +21,8 @@ from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.hardware.environment import LIBRARIES
 from jax_benchmarks.cli.console import literal, visible
 from jax_benchmarks.cli.tables import (MEMORY_NOTE, NOISY_NOTE, Cell, Fitting, Pieces, Sheet, comparison_table,
-                                       contention_notes, format_seconds, format_value, is_busy, memory_rows,
-                                       metric_label, pieces_of, timing_cell)
+                                       contention_notes, format_seconds, is_busy, memory_rows,
+                                       metric_label, metric_texts, pieces_of, timing_cell)
 from jax_benchmarks.report.compare import Comparison
 from jax_benchmarks.report.history import GroupHistory, RunInfo, history_cells, history_headers, history_rows
 from jax_benchmarks.report.rows import FigureRow, ReportTable
@@ -138,10 +138,10 @@ def render_markdown(tables: Sequence[ReportTable]) -> str:
             if any(c is not None and c.record.median_s for c in cells):
                 out.append(_md_row([case, *(cell_text(c) for c in cells)]))
             for metric in table.metric_names:
-                values = [c.record.metrics.get(metric) if c is not None else None for c in cells]
+                values = metric_texts(metric, [c.record if c is not None else None for c in cells])
                 if any(v is not None for v in values):
                     out.append(_md_row([f"{case} · {metric_label(metric, case)}",
-                                        *("—" if v is None else format_value(v) for v in values)]))
+                                        *("—" if v is None else v for v in values)]))
             out += [_md_row(cells) for cells in memory_rows(case, [c.record if c else None for c in cells])]
         if any(row.record.noisy for row in table.rows):
             out += ["", NOISY_NOTE]
