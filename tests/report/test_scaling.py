@@ -83,3 +83,16 @@ def test_a_busy_run_or_baseline_gets_no_speed_up(busy_run: str, tmp_path: Path) 
         append_record(results, record)
     table = invoke("report", "--scaling", "--results", str(results)).stdout
     assert "1.50×" not in table and "0.75" not in table and "busy" in table
+
+
+@pytest.mark.parametrize("columns", ["250", "80", "60"])
+def test_the_scaling_table_keeps_setups_and_run_ids_whole(columns: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    results = tmp_path / "r.jsonl"
+    for record in (epoch("20260101T000000Z-aaaaaa", 100.0), epoch("20260101T000000Z-bbbbbb", 150.0, processes=2)):
+        append_record(results, record)
+    table = invoke("report", "--scaling", "--results", str(results)).stdout
+    assert max(len(line) for line in table.splitlines()) <= int(columns), table
+    assert "20260101T000000Z-aaaaaa" in table and "20260101T000000Z-bbbbbb" in table and "…" not in table
+    assert "cpu · mnist · batch 128" in " ".join(table.split()) and "1.50×" in table
