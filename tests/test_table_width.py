@@ -141,6 +141,8 @@ def test_the_memory_table_leaves_out_a_column_without_memory_figures(backends: t
 def test_a_table_whose_columns_have_no_memory_figures_has_no_memory_table() -> None:
     text = piped_80(comparison_table(with_agreement(()), "t", ("gflops",)))
     assert "┃ case" in text and ": memory" not in text and "host peak" not in text
+    for case in CASES:  # a case with a metric row only is named on it
+        assert f"{case} · GFLOP/s" in " ".join(text.split()), text
 
 
 # ------------------------------------------------- busy figures are shown, never ranked, in every table kind ---

@@ -286,17 +286,15 @@ class Sheet:
     name_header: str = "case"
     min_widths: Mapping[str, int] = field(default_factory=dict)  # a text column's narrowest in the wide form
 
-    def label(self, case: str, index: int, sub: str) -> str:
-        """The name column's text for row `index` of a case whose sub-label is `sub` (the timing tables'
-        metric rows stand under their case's row; a case with metric rows only names itself on them)."""
+    def label(self, case: str, rows: Sequence[tuple[str, Sequence[Cell | None]]], index: int) -> str:
+        """The name column's text for row `index` of a case's `rows` (the timing tables' metric rows stand under
+        their case's row; a case with metric rows only names itself on each of them)."""
+        sub = rows[index][0]
         if self.kind_header is not None:
             return case if index == 0 else ""
         if not sub:
             return case
-        return f"  · {sub}" if index > 0 or not self.blocks_timed(case) else f"{case} · {sub}"
-
-    def blocks_timed(self, case: str) -> bool:
-        return any(not sub for name, rows in self.blocks if name == case for sub, _ in rows)
+        return f"  · {sub}" if any(not other for other, _ in rows) else f"{case} · {sub}"
 
     def names_width(self) -> int:
         """The name column's least width: its longest case name, or its header (a longer row label, e.g. a
@@ -330,9 +328,9 @@ class Sheet:
             for index, (sub, cells) in enumerate(rows):
                 shown = ["—" if cell is None else cell_of(cell) for cell in cells]
                 if self.kind_header is not None:
-                    table.add_row(literal(self.label(case, index, sub)), literal(sub), *shown)
+                    table.add_row(literal(self.label(case, rows, index)), literal(sub), *shown)
                 else:
-                    table.add_row(literal(self.label(case, index, sub)), *shown)
+                    table.add_row(literal(self.label(case, rows, index)), *shown)
         return table
 
     def stacked(self) -> Table:
@@ -348,7 +346,7 @@ class Sheet:
             for index, (sub, cells) in enumerate(rows):
                 present = [(column, cell) for column, cell in zip(self.columns, cells) if cell is not None]
                 for place, (column, cell) in enumerate(present):
-                    label = literal(self.label(case, index, sub)) if place == 0 else ""
+                    label = literal(self.label(case, rows, index)) if place == 0 else ""
                     kind = [literal(sub) if place == 0 else ""] if self.kind_header is not None else []
                     table.add_row(label, *kind, literal(column), cell_of(cell))
             if table.rows:
