@@ -285,6 +285,7 @@ class Sheet:
     column_header: str = "backend"  # the stacked form's column of column labels
     name_header: str = "case"
     min_widths: Mapping[str, int] = field(default_factory=dict)  # a text column's narrowest in the wide form
+    left: frozenset[str] = frozenset()  # the columns of words, justified left (figures are justified right)
 
     def label(self, case: str, rows: Sequence[tuple[str, Sequence[Cell | None]]], index: int) -> str:
         """The name column's text for row `index` of a case's `rows` (the timing tables' metric rows stand under
@@ -322,7 +323,7 @@ class Sheet:
         for index, column in enumerate(self.columns):
             widest = max((least(cell) for _, rows in self.blocks for _, cells in rows
                           if (cell := cells[index]) is not None), default=0)
-            table.add_column(literal(column), justify="right",
+            table.add_column(literal(column), justify="left" if column in self.left else "right",
                              min_width=max(widest, longest_word(column), self.min_widths.get(column, 0)))
         for case, rows in self.blocks:
             for index, (sub, cells) in enumerate(rows):

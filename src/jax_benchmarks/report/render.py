@@ -90,7 +90,7 @@ def changes_layouts(table: ReportTable) -> Fitting:
         blocks.setdefault(case, []).append((column, [pieces_of(baseline), pieces_of(now), pieces_of(change),
                                                      Pieces(((verdict, style),)), test]))
     sheet = Sheet(f"{table.group}: change against the baseline", "", CHANGE_HEADERS[2:], list(blocks.items()),
-                  kind_header="backend", min_widths={"test": TEST_MIN_WIDTH})
+                  kind_header="backend", min_widths={"test": TEST_MIN_WIDTH}, left=frozenset({"verdict", "test"}))
     return Fitting((sheet.wide, sheet.vertical))
 
 
