@@ -276,7 +276,7 @@ def report_scaling(records: Sequence[Record], fmt: Format, program: str = DEFAUL
         backend, setup, workers, *figures = cells(row)
         blocks.setdefault(f"{backend} · {setup}", []).append((workers, list(figures)))
     sheet = Sheet("mnist training: images/s by process count (median of process 0's epochs)", "", HEADER[3:],
-                  list(blocks.items()), kind_header=HEADER[2], name_header="backend · setup")
+                  list(blocks.items()), kind_header=HEADER[2], name_header="backend · setup", left=frozenset({"run"}))
     console = make_console()
     console.print(Fitting((sheet.wide, sheet.vertical)))
     console.print("speed-up: images/s ÷ the 1-process run's; efficiency: speed-up ÷ devices (1.00 = perfect)")
