@@ -90,7 +90,8 @@ def test_a_narrow_terminal_shows_the_first_and_latest_runs(results: Path, monkey
     table = invoke("report", "--results", str(results), "--history", "--group", "xla")
     assert table.exit_code == 0, table.stderr
     out = table.stdout
-    assert "xla · history over 3 run(s)" in out and "the first and the latest 1 of 3 runs" in out
+    # (the caption wraps at the table's width: read with its lines joined)
+    assert "xla · history over 3 run(s)" in out and "the first and the latest 1 of 3 runs" in " ".join(out.split())
     assert "2025-01-01 10:00" in out and "2025-01-03 10:00" in out and "2025-01-02 10:00" not in out
     assert "+300.0 %" in out and "500 µs" in out and "1.2 ms" not in out  # the middle run's jax matmul
     assert "\\n" not in out and max(len(line) for line in out.splitlines()) <= 100  # labels one part a line

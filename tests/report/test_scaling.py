@@ -66,3 +66,33 @@ def test_report_scaling_without_training_records_is_a_clear_error(tmp_path: Path
                                   device="cpu"))
     result = invoke("report", "--scaling", "--results", str(results))
     assert result.exit_code == 2 and "no mnist training epochs" in result.stderr
+
+
+BUSY = {"window_s": 0.5, "busy": True, "cores": 2, "others_cores": 1.6, "steal_cores": 0.0}
+
+
+@pytest.mark.parametrize("busy_run", ["one", "two"])
+def test_a_busy_run_or_baseline_gets_no_speed_up(busy_run: str, tmp_path: Path) -> None:
+    """A speed-up to or from epochs taken on a busy machine is not printed: 'busy' stands in its place."""
+    made = [epoch("one", 100.0), epoch("two", 150.0, processes=2)]
+    made = [r.model_copy(update={"contention": BUSY}) if r.run_id == busy_run else r for r in made]
+    rows = {row.processes: row for row in scaling_rows(made)}
+    assert rows[2].busy and rows[2].speedup is None and rows[2].efficiency is None
+    results = tmp_path / "r.jsonl"
+    for record in made:
+        append_record(results, record)
+    table = invoke("report", "--scaling", "--results", str(results)).stdout
+    assert "1.50×" not in table and "0.75" not in table and "busy" in table
+
+
+@pytest.mark.parametrize("columns", ["250", "80", "60"])
+def test_the_scaling_table_keeps_setups_and_run_ids_whole(columns: str, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    results = tmp_path / "r.jsonl"
+    for record in (epoch("20260101T000000Z-aaaaaa", 100.0), epoch("20260101T000000Z-bbbbbb", 150.0, processes=2)):
+        append_record(results, record)
+    table = invoke("report", "--scaling", "--results", str(results)).stdout
+    assert max(len(line) for line in table.splitlines()) <= int(columns), table
+    assert "20260101T000000Z-aaaaaa" in table and "20260101T000000Z-bbbbbb" in table and "…" not in table
+    assert "cpu · mnist · batch 128" in " ".join(table.split()) and "1.50×" in table

@@ -235,13 +235,11 @@ def list_cases(group: GroupSpec, names: Sequence[str], settings: BenchSettings) 
 
 def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> None:
     """--rounds N: the command in N fresh processes under one run id; print each figure's spread."""
-    from rich.table import Table
-
     from jax_benchmarks.cli.console import literal, make_console
     from jax_benchmarks.store.record import new_run_id
     from jax_benchmarks.cli.rounds import run_rounds
     from jax_benchmarks.measure.rounds import spreads
-    from jax_benchmarks.cli.tables import format_seconds
+    from jax_benchmarks.cli.tables import rounds_table
 
     console = make_console(settings.json_output)
     run_id = new_run_id()
@@ -251,13 +249,8 @@ def execute_rounds(group: GroupSpec, command: str, settings: BenchSettings) -> N
         outcome = run_rounds(group.name, command, settings, run_id)
     finally:
         if outcome is not None:
-            table = Table(title=f"{group.name} {command}: {settings.rounds} rounds", title_justify="left")
-            for header in ("case", "backend", "median of round medians", "round spread"):
-                table.add_column(header, justify="left" if header in ("case", "backend") else "right")
-            for figure in spreads(outcome.records):
-                table.add_row(literal(figure.case), literal(figure.column), format_seconds(figure.median_s),
-                              f"{figure.spread_pct:.1f} %")
-            console.print(table)
+            console.print(rounds_table(f"{group.name} {command}: {settings.rounds} rounds", spreads(outcome.records),
+                                       settings.rounds, outcome.records))
             per_round = ", ".join(f"{w:.1f}" for w in outcome.round_wall_s)
             console.print(f"{len(outcome.records)} records appended to {literal(settings.results)} (run {run_id}); "
                           f"{settings.rounds} rounds took {outcome.wall_s:.1f} s ({per_round} s)")

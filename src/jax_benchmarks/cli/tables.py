@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
-from rich.console import Console, ConsoleOptions, RenderResult
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.measure import Measurement
 from rich.segment import Segment
 from rich.table import Table
+from rich.text import Text
 
-from jax_benchmarks.cli.console import literal
-from jax_benchmarks.measure.contention import busy_line, of_fields, unknown_line
+from jax_benchmarks.cli.console import literal, visible
+from jax_benchmarks.measure.contention import busy_fields, busy_line, of_fields, unknown_line
 from jax_benchmarks.measure.memory import format_bytes
 from jax_benchmarks.measure.oversubscription import contention_threads_line
+from jax_benchmarks.measure.rounds import FigureSpread
 from jax_benchmarks.store.record import Record, Scalar, of_operation
 
 
@@ -30,38 +34,92 @@ def format_seconds(seconds: float) -> str:
 
 
 NOISY_NOTE = "~ noisy: IQR above 10 % of the median"
-BUSY_MARK = "!"
+# The word a figure taken on a busy machine shows where a quiet one shows its rank (×N, fastest): it is not ranked.
+BUSY_WORD = "busy"
 
 
 def is_busy(record: Record) -> bool:
     """Taken while other processes held the machine (jax_benchmarks.measure.contention)."""
-    return record.contention.get("busy") is True
+    return busy_fields(record.contention)
 
 
 def contention_notes(records: Sequence[Record]) -> list[str]:
-    """The lines under a table on contention: which figures were taken on a busy machine ('!') and at
-    worst how busy, and those whose contention could not be told (and why); none on a quiet machine."""
+    """The lines under a table on contention: which figures were taken on a busy machine ('busy', never ranked)
+    and at worst how busy, and those whose contention could not be told (and why); none on a quiet machine."""
     seen = [c for r in records if r.median_s and (c := of_fields(r.contention)) is not None]
     busy = busy_line(seen)
-    return [line for line in (busy and f"{BUSY_MARK} {busy}", contention_threads_line(records), unknown_line(seen))
-            if line]
+    busy = busy and f"{BUSY_WORD}: {busy}; a busy figure is not ranked (no ×N, no fastest)"
+    return [line for line in (busy, contention_threads_line(records), unknown_line(seen)) if line]
 
 
-def timing_cell(record: Record, ratio: float | None, *, markup: bool) -> str:
-    """One figure's cell, the same in every table: '1.2 ms ± 30 µs ×2.00 ~' (median ± IQR, the ratio to the
-    case's fastest figure or '(fastest)', '~' when noisy, '!' when taken on a busy machine); `markup` adds rich's colours for the terminal."""
+def timing_pieces(record: Record, ratio: float | None) -> list[tuple[str, str]]:
+    """One figure's cell as the pieces a line never breaks within, each with its rich style: the median ± IQR,
+    then its rank (the ratio to the case's fastest quiet figure, '(fastest)', or 'busy' where it was taken on
+    a busy machine and is not ranked), then '~' when noisy."""
     if not record.median_s:
-        return "—"
-    text = f"{format_seconds(record.median_s)} ± {format_seconds(record.iqr_s or 0.0)}"
-    if ratio is not None:
-        fastest = "(fastest)"
-        text += f" [bold green]{fastest}[/]" if markup and ratio == 1.0 else (
-            f" {fastest}" if ratio == 1.0 else f" ×{ratio:.2f}")
-    if record.noisy:
-        text += " [yellow]~[/]" if markup else " ~"
+        return [("—", "")]
+    pieces = [(f"{format_seconds(record.median_s)} ± {format_seconds(record.iqr_s or 0.0)}", "")]
     if is_busy(record):
-        text += f" [bold red]{BUSY_MARK}[/]" if markup else f" {BUSY_MARK}"
-    return text
+        pieces.append((BUSY_WORD, "bold red"))
+    elif ratio is not None:
+        pieces.append(("(fastest)", "bold green") if ratio == 1.0 else (f"×{ratio:.2f}", ""))
+    if record.noisy:
+        pieces.append(("~", "yellow"))
+    return pieces
+
+
+def timing_cell(record: Record, ratio: float | None) -> str:
+    """One figure's cell as text, the same in every format: '1.2 ms ± 30 µs ×2.00 ~' (`timing_pieces`)."""
+    return " ".join(text for text, _ in timing_pieces(record, ratio))
+
+
+@dataclass(frozen=True)
+class Pieces:
+    """A cell that wraps only between its pieces (a figure and its unit, '29.8 ms ± 356 µs', stay on one line),
+    justified as its column is. Rich measures it by its widest piece and its one-line length."""
+
+    pieces: tuple[tuple[str, str], ...]  # (text, rich style); the text printed literally
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        widths = [cell_len(visible(text)) for text, _ in self.pieces]
+        return Measurement(max(widths, default=0), sum(widths) + max(len(widths) - 1, 0))
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        lines: list[Text] = []
+        for text, style in self.pieces:
+            text = visible(text)
+            if lines and lines[-1].cell_len + 1 + cell_len(text) <= options.max_width:
+                lines[-1].append(" ")
+                lines[-1].append(text, style)
+            else:
+                lines.append(Text(text, style))
+        # Each line holds whole pieces already: rich only justifies them.
+        yield Text("\n", justify=options.justify or "left", no_wrap=True).join(lines)
+
+    @property
+    def widest(self) -> int:
+        return max((cell_len(visible(text)) for text, _ in self.pieces), default=0)
+
+
+def pieces_of(text: str) -> Pieces:
+    """A memory, change or history cell as `Pieces`: it breaks only after a ' · ' or ' … ', or before a ' (', a
+    '~' or 'busy' (a number and its unit never apart: '89 MiB temp ·' / '54.9 MiB in+out')."""
+    parts = re.split(rf"(?<= ·) | (?=\()|(?<= …) | (?=~)| (?={BUSY_WORD}\b)", text)
+    return Pieces(tuple((part, "") for part in parts if part))
+
+
+# Metrics that are the ratio of two of a case's figures of one backend (jit's speed-up over eager:
+# measure/harness.py): not printed where either figure was taken on a busy machine.
+RATIO_METRICS = frozenset({"speedup"})
+
+
+def metric_texts(metric: str, records: Sequence[Record | None]) -> list[str | None]:
+    """A metric row's cells across one case's records (None where a record has no such figure): the value, or
+    'busy' for a ratio metric whose backend has a figure of the case taken on a busy machine."""
+    busy = {record.backend for record in records if record is not None and is_busy(record)}
+    return [None if record is None or (value := record.metrics.get(metric)) is None else
+            BUSY_WORD if metric in RATIO_METRICS and record.backend in busy else format_value(value)
+            for record in records]
 
 
 def format_value(value: object) -> str:
@@ -141,20 +199,21 @@ class Grid:
     cells: dict[tuple[str, str], Record]
 
     def ratio(self, case: str, column: str) -> float | None:
-        """Median over the case's fastest median; None unless two or more figures are timed."""
+        """Median over the case's fastest quiet median; None unless two or more quiet figures are timed: a
+        figure taken on a busy machine is never ranked, nor ranked against (`is_busy`)."""
         record = self.cells.get((case, column))
         timed = self.timed.get(case, [])
-        if record is None or not record.median_s or len(timed) < 2:
+        if record is None or not record.median_s or is_busy(record) or len(timed) < 2:
             return None
         return record.median_s / min(timed)
 
     @cached_property
     def timed(self) -> dict[str, list[float]]:
-        """Each case's timed medians, in every column of the cells (a part of a split table keeps them all);
-        gathered once, not once a cell."""
+        """Each case's timed medians taken on a quiet machine, in every column of the cells (a part of a table
+        keeps them all); gathered once, not once a cell."""
         out: dict[str, list[float]] = {}
         for (case, _), record in self.cells.items():
-            if record.median_s:
+            if record.median_s and not is_busy(record):
                 out.setdefault(case, []).append(record.median_s)
         return out
 
@@ -205,181 +264,207 @@ def metric_label(metric: str, case: str = "") -> str:
     return METRIC_LABELS.get(metric, metric.replace("_", " "))
 
 
-# The narrowest a figure's column gets: '1.2 ms ±' and '30 µs ×2.00' wrap onto lines of this width.
-FIGURE_MIN_WIDTH = 9
+Cell = Pieces | str  # a str cell is data: printed literally, wrapped between words
 
 
 @dataclass(frozen=True)
-class Part:
-    """A group of consecutive columns of a split table, ready to print: its timing table, then (apart, after
-    every part's timing table) its memory table; laid out as segments, or, for a column too wide even alone,
-    the tables themselves (the console crops what is wider)."""
+class Sheet:
+    """A table's content before it is laid out: blocks of rows, one block a case (or figure), each row a
+    sub-label ('' for the case's own row, e.g. a metric or a memory kind) and a cell per column (None: none).
 
-    timing: list[Segment] | list[Table]
-    memory: list[Segment] | list[Table]
+    It is laid out for the console's width (`Fitting`) in the first of three forms that fits, no name or figure
+    ever cut or replaced by a number: `wide` (rows = cases, a column per backend), `stacked` (a row per case
+    and backend: the backends' figures under each other) and `vertical` (each case's name on a line of its
+    own, its backends' figures under it, no borders)."""
+
+    title: str
+    caption: str
+    columns: list[str]
+    blocks: list[tuple[str, list[tuple[str, list[Cell | None]]]]]
+    kind_header: str | None = None  # a column of its own for the sub-labels (the memory table's "memory")
+    value_header: str = "median ± IQR"  # the stacked form's figure column
+    column_header: str = "backend"  # the stacked form's column of column labels
+    name_header: str = "case"
+    min_widths: Mapping[str, int] = field(default_factory=dict)  # a text column's narrowest in the wide form
+    left: frozenset[str] = frozenset()  # the columns of words, justified left (figures are justified right)
+
+    def label(self, case: str, rows: Sequence[tuple[str, Sequence[Cell | None]]], index: int) -> str:
+        """The name column's text for row `index` of a case's `rows` (the timing tables' metric rows stand under
+        their case's row; a case with metric rows only names itself on each of them)."""
+        sub = rows[index][0]
+        if self.kind_header is not None:
+            return case if index == 0 else ""
+        if not sub:
+            return case
+        return f"  · {sub}" if any(not other for other, _ in rows) else f"{case} · {sub}"
+
+    def names_width(self) -> int:
+        """The name column's least width: its longest case name, or its header (a longer row label, e.g. a
+        metric's, wraps between its words where the console has no room for it)."""
+        return max([len(self.name_header)] + [cell_len(visible(case)) for case, _ in self.blocks])
+
+    def caption_markup(self) -> str:
+        return "\n".join(literal(line) for line in self.caption.split("\n"))
+
+    def widest_piece(self) -> int:
+        """The least width of the cells' column in the stacked and vertical forms (`least`)."""
+        return max((least(cell) for _, rows in self.blocks for _, cells in rows for cell in cells
+                    if cell is not None), default=0)
+
+    def kind_width(self) -> int:
+        """The sub-label column's width: its longest sub-label (never cut), or its header."""
+        return max([cell_len(self.kind_header or "")] + [cell_len(visible(sub)) for _, rows in self.blocks
+                                                          for sub, _ in rows])
+
+    def wide(self) -> Table:
+        table = Table(title=literal(self.title), title_justify="left", caption=self.caption_markup() or None)
+        table.add_column(self.name_header, min_width=self.names_width())
+        if self.kind_header is not None:
+            table.add_column(self.kind_header, no_wrap=True, min_width=self.kind_width())
+        for index, column in enumerate(self.columns):
+            widest = max((least(cell) for _, rows in self.blocks for _, cells in rows
+                          if (cell := cells[index]) is not None), default=0)
+            table.add_column(literal(column), justify="left" if column in self.left else "right",
+                             min_width=max(widest, longest_word(column), self.min_widths.get(column, 0)))
+        for case, rows in self.blocks:
+            for index, (sub, cells) in enumerate(rows):
+                shown = ["—" if cell is None else cell_of(cell) for cell in cells]
+                if self.kind_header is not None:
+                    table.add_row(literal(self.label(case, rows, index)), literal(sub), *shown)
+                else:
+                    table.add_row(literal(self.label(case, rows, index)), *shown)
+        return table
+
+    def stacked(self) -> Table:
+        table = Table(title=literal(self.title), title_justify="left", caption=self.caption_markup() or None)
+        table.add_column(self.name_header, min_width=self.names_width())
+        if self.kind_header is not None:
+            table.add_column(self.kind_header, no_wrap=True, min_width=self.kind_width())
+        # A column's label names the row here: kept on one line.
+        table.add_column(self.column_header, no_wrap=True,
+                         min_width=max((cell_len(visible(c)) for c in self.columns), default=0))
+        table.add_column(self.value_header, justify="right", min_width=self.widest_piece())
+        for case, rows in self.blocks:
+            for index, (sub, cells) in enumerate(rows):
+                present = [(column, cell) for column, cell in zip(self.columns, cells) if cell is not None]
+                for place, (column, cell) in enumerate(present):
+                    label = literal(self.label(case, rows, index)) if place == 0 else ""
+                    kind = [literal(sub) if place == 0 else ""] if self.kind_header is not None else []
+                    table.add_row(label, *kind, literal(column), cell_of(cell))
+            if table.rows:
+                table.rows[-1].end_section = True
+        return table
+
+    def vertical(self) -> Group:
+        """No borders: the title, then each case's name on a line of its own and its figures under it, indented
+        ('  numpy  1.2 ms ± 30 µs ×2.00'; a sub-label on a line of its own, its figures under it), then the caption."""
+        label_width = 4 + max((cell_len(visible(column)) for column in self.columns), default=0)
+        parts: list[RenderableType] = [Text(visible(self.title), style="italic")]
+        for case, rows in self.blocks:
+            parts.append(Text(visible(case), style="bold"))
+            for sub, cells in rows:
+                if sub:
+                    parts.append(Text(visible(f"  {'' if self.kind_header else '· '}{sub}")))
+                figures = Table.grid(padding=(0, 1))
+                figures.add_column(min_width=label_width)
+                figures.add_column(min_width=self.widest_piece())
+                for column, cell in zip(self.columns, cells):
+                    if cell is not None:
+                        figures.add_row(literal(f"{'    ' if sub else '  '}{column}"), cell_of(cell))
+                parts.append(figures)
+        parts += [Text(visible(line)) for line in self.caption.split("\n") if line]
+        return Group(*parts)
+
+
+def least(cell: Cell) -> int:
+    """The narrowest a cell is printed whole: its widest piece, or a text's longest word (rich folds a longer one)."""
+    return cell.widest if isinstance(cell, Pieces) else longest_word(cell)
+
+
+def longest_word(text: str) -> int:
+    return max((cell_len(visible(word)) for word in text.split()), default=0)
+
+
+def cell_of(cell: Cell) -> RenderableType:
+    return cell if isinstance(cell, Pieces) else literal(cell)
+
+
+@dataclass(frozen=True)
+class Fitting:
+    """The first of some layouts (widest first) whose every line fits the console; where none does, the last
+    one (a name or a figure wider than the console itself: the console crops it)."""
+
+    layouts: Sequence[Callable[[], RenderableType]]
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        for make in self.layouts[:-1]:
+            layout = make()
+            if isinstance(layout, Table) and least_width(layout) > options.max_width:
+                continue  # too wide even at its narrowest: rich need not lay it out
+            lines = fitted(console, options, layout)
+            if lines is None and isinstance(layout, Table):
+                lines = fitted(console, options, with_widths(console, options, layout))
+            if lines is not None:
+                yield from lines
+                return
+        yield self.layouts[-1]()
+
+
+def sheet_layouts(sheet: Sheet) -> Fitting:
+    return Fitting((sheet.wide, sheet.stacked, sheet.vertical))
 
 
 @dataclass(frozen=True)
 class Tables:
-    """The timing table of some records, then their memory table: laid out when printed, for the console's
-    width. A case name is never cut: the case column is as wide as the longest name, the figures' columns
-    wrap instead; where even that does not fit, cases are numbered (#1, #2, ...) and a legend below names
-    them. Where the figures' columns still do not fit (a console crops what is wider, and a whole backend's
-    column would vanish), they are split over several tables, each with the case column, in order."""
+    """The timing table of some records, then their memory table: each laid out when printed, for the console's
+    width, in the first form that fits (`Sheet`): a case name is never cut nor numbered, a figure never split
+    from its unit."""
 
     layout: Grid
     title: str
     metric_rows: Sequence[str]
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        names = self.layout.cases
-        labels = {case: case for case in names}
-        whole = self.rendered(console, options, self.layout, labels)
-        if whole is None:
-            labels = {case: f"#{index}" for index, case in enumerate(names, 1)}
-            whole = self.rendered(console, options, self.layout, labels, measure_first=True)
-        if whole is not None:  # everything fits: print what was laid out to find that out, not a second layout
-            timing_lines, memory_lines = whole
-            yield from timing_lines
-            yield from self.legend(labels)
-            yield from memory_lines
-            return
-        parts = self.column_parts(console, options, labels)
-        for part in parts:
-            yield from part.timing
-        yield from self.legend(labels)
-        for part in parts:
-            yield from part.memory
-
-    def legend(self, labels: Mapping[str, str]) -> list[str]:
-        """The line naming the numbered cases; none when the cases go by their names."""
-        if all(label == case for case, label in labels.items()):
-            return []
-        return ["cases: " + literal("; ".join(f"{label} {case}" for case, label in labels.items()))]
-
-    def tables(self, layout: Grid, labels: Mapping[str, str], title: str | None = None,
-               notes: tuple[bool, bool] = (True, True)) -> tuple[Table, Table | None]:
-        """The timing and memory tables of `layout` (the memory one None when no record has a memory figure);
-        `notes`: whether each carries its caption (a split table explains its cells once, under the last part
-        with such a table)."""
-        title = self.title if title is None else title
-        timing = timing_table(layout, title, self.metric_rows, labels)
-        memory = memory_table(layout, title, labels)
-        if not notes[0]:
-            timing.caption = None
-        if memory is not None and not notes[1]:
-            memory.caption = None
-        return timing, memory
-
-    def rendered(self, console: Console, options: ConsoleOptions, layout: Grid, labels: Mapping[str, str],
-                 title: str | None = None, notes: tuple[bool, bool] = (True, True),
-                 measure_first: bool = False) -> tuple[list[Segment], list[Segment]] | None:
-        """The timing and memory tables of `layout` laid out for the console, as segments to print; None when
-        either is wider than the console. With `measure_first`, tables wider than the console even at their
-        narrowest (`narrowest`) are not laid out: rich measures a table too wide twice before it can tell."""
-        timing, memory = self.tables(layout, labels, title, notes)
-        tables = [timing, *([] if memory is None else [memory])]
-        if measure_first and any(fixed + sum(widths.values()) > options.max_width for fixed, widths in
-                                 (narrowest(console, options, table, []) for table in tables)):
-            return None
-        timing_lines = fitted(console, options, timing)
-        memory_lines = [] if memory is None else fitted(console, options, memory)
-        return None if timing_lines is None or memory_lines is None else (timing_lines, memory_lines)
-
-    def column_parts(self, console: Console, options: ConsoleOptions, labels: Mapping[str, str]) -> list[Part]:
-        """The layout split into consecutive groups of columns whose timing and memory tables each fit the
-        console, at their narrowest as rich lays them out (a column too wide even alone gets a group of its
-        own), laid out. Each part keeps every cell, so a figure's ratio is still to its row's fastest across
-        all parts.
-
-        Each part is the longest run of the next columns that fits. Rich lays no column out narrower than its
-        widest word, so each column's narrowest width (measured once for the whole table, `narrowest`) bounds
-        how many columns a part can hold; that many are laid out, and where rich's layout comes out wider than
-        the sum (it did by 3 to 7 characters), fewer, found by halving: a few layouts a part, not one a column,
-        and the one that fits is the one printed."""
-        columns = self.layout.columns
-        timing, memory = self.tables(self.layout, labels)
-        # The memory table has only the columns with a memory figure (`memory_columns`): a part without any
-        # has no memory table, and nothing bounds it there.
-        bounds = [narrowest(console, options, timing, columns)]
+        yield sheet_layouts(timing_sheet(self.layout, self.title, self.metric_rows))
+        memory = memory_sheet(self.layout, self.title)
         if memory is not None:
-            bounds.append(narrowest(console, options, memory, memory_columns(self.layout)))
-
-        def within(run: Sequence[str]) -> bool:
-            return all(fixed + sum(widths.get(c, 0) for c in run) <= options.max_width
-                       for fixed, widths in bounds if any(c in widths for c in run))
-
-        parts: list[Part] = []
-        start = 0
-        while start < len(columns):
-            bound = start + 1
-            while bound < len(columns) and within(columns[start:bound + 1]):
-                bound += 1
-            end, part = self.longest_fitting(console, options, labels, start, bound)
-            parts.append(part)
-            start = end
-        return parts
-
-    def longest_fitting(self, console: Console, options: ConsoleOptions, labels: Mapping[str, str],
-                        start: int, bound: int) -> tuple[int, Part]:
-        """The longest run of columns from `start` (one at least, `bound` at most) whose tables fit, laid out:
-        its end and its part. Adding a column never narrows a table, so the runs that fit are the shorter ones."""
-        columns = self.layout.columns
-        with_memory = set(memory_columns(self.layout))
-
-        def part(end: int) -> tuple[Grid, Mapping[str, str], str, tuple[bool, bool]]:
-            """Columns start..end: their layout, the labels, their title, and whether their timing and memory
-            tables are the last ones printed (they carry the notes)."""
-            layout = Grid(self.layout.cases, columns[start:end], self.layout.cells)
-            title = self.title
-            if start > 0 or end < len(columns):
-                title = f"{self.title} (columns {start + 1}–{end} of {len(columns)})"
-            return layout, labels, title, (end == len(columns), with_memory.isdisjoint(columns[end:]))
-
-        def laid_out(end: int) -> Part | None:
-            lines = self.rendered(console, options, *part(end))
-            return None if lines is None else Part(*lines)
-
-        low, high = start + 1, bound  # low: a column alone is a part, fitting or not
-        found = laid_out(high)
-        if found is not None:
-            return high, found
-        while low < high - 1:
-            middle = (low + high) // 2
-            if (candidate := laid_out(middle)) is not None:
-                low, found = middle, candidate
-            else:
-                high = middle
-        if found is None and low < bound:  # (low == bound: that one did not fit)
-            found = laid_out(low)
-        if found is None:  # a column too wide even alone: its tables as they are, for the console to crop
-            timing, memory = self.tables(*part(low))
-            found = Part([timing], [] if memory is None else [memory])
-        return low, found
+            yield sheet_layouts(memory)
 
 
-def narrowest(console: Console, options: ConsoleOptions, table: Table,
-              figures: Sequence[str]) -> tuple[int, dict[str, int]]:
-    """How narrow rich can lay `table` out at the least: the width of its borders and of its columns but its last
-    ones, the `figures` columns, then each of those, its border included. Rich lays no column out narrower than
-    its widest word (its Measurement of each cell and of the header) or its min_width, plus its padding; its
-    own layout may come out wider (`fitted` tells whether it fits)."""
+def least_width(table: Table) -> int:
+    """A lower bound of `table`'s width, from its columns' fixed and least widths alone (no cell measured): rich
+    lays no column out narrower than its min_width, plus its padding and its rule."""
     _, right, _, left = table.padding
-    widest: list[int] = []
-    for column in table.columns:
-        words = max(Measurement.get(console, options, cell).minimum for cell in [column.header, *column.cells])
-        widest.append(max(words, column.min_width or 0) + left + right + 1)
-    fixed = len(widest) - len(figures)
-    return 1 + sum(widest[:fixed]), dict(zip(figures, widest[fixed:]))
+    return 1 + sum((column.width or column.min_width or 0) + left + right + 1 for column in table.columns)
 
 
-def fitted(console: Console, options: ConsoleOptions, table: Table) -> list[Segment] | None:
-    """`table` laid out by rich for the console's width (columns shrunk, what wraps wrapped), as the segments
-    to print, lines ended; None when a line is wider than the console: a console crops what is wider, and a
-    column beyond the edge would vanish. Rich yields the lines one by one, the table's top border among the
-    first (its widest line: the title wraps within it): a table too wide is given up there, its rows never laid out."""
+def with_widths(console: Console, options: ConsoleOptions, table: Table) -> Table:
+    """`table` with each column's width fixed: its least width, and of what the console has beyond the sum of
+    those, a share in proportion to what the column needs to print its cells on one line. Rich narrows the
+    widest columns first and then widens those below their least width again, so that its own layout of a table
+    that fits at its least widths can come out wider than the console."""
+    _, right, _, left = table.padding
+    spare = options.max_width - least_width(table)
+    least = [column.width or column.min_width or 0 for column in table.columns]
+    needs = [0 if column.width else
+             max(0, max(Measurement.get(console, options, cell).maximum for cell in [column.header, *column.cells])
+                 - least[index])
+             for index, column in enumerate(table.columns)]
+    total = sum(needs)
+    for index, column in enumerate(table.columns):
+        extra = min(needs[index], spare * needs[index] // total) if total else 0
+        column.width = least[index] + extra
+    return table
+
+
+def fitted(console: Console, options: ConsoleOptions, renderable: RenderableType) -> list[Segment] | None:
+    """`renderable` laid out by rich for the console's width (a table's columns shrunk, what wraps wrapped), as
+    the segments to print, lines ended; None when a line is wider than the console: a console crops what is
+    wider, and a column beyond the edge would vanish. Rich yields the lines one by one, a table's top border
+    among the first (its widest line: the title wraps within it): a table too wide is given up there, its rows
+    never laid out."""
     segments: list[Segment] = []
-    for line in Segment.split_lines(console.render(table, options)):
+    for line in Segment.split_lines(console.render(renderable, options)):
         if Segment.get_line_length(line) > options.max_width:
             return None
         segments += (*line, Segment.line())
@@ -387,53 +472,37 @@ def fitted(console: Console, options: ConsoleOptions, table: Table) -> list[Segm
 
 
 def comparison_table(records: Sequence[Record], title: str, metric_rows: Sequence[str] = ()) -> Tables:
-    """Median ± IQR per case and backend, the ratio to the row's fastest, and metric rows under their case;
-    then the memory figures in a table of their own (see `Tables`). Every name in it (title, cases, columns,
-    text metrics) is printed literally: it may come from a results file."""
+    """Median ± IQR per case and backend, the rank to the row's fastest quiet figure, and metric rows under their
+    case; then the memory figures in a table of their own (see `Tables`). Every name in it (title, cases,
+    columns, text metrics) is printed literally: it may come from a results file."""
     # A record with nothing to show in a cell (e.g. a parity record: its figures
     # are in `checks`) gets no column.
     layout = grid([r for r in records if r.median_s is not None or any(m in r.metrics for m in metric_rows)])
     return Tables(layout, title, tuple(metric_rows))
 
 
-def _case_columns(table: Table, labels: Mapping[str, str]) -> None:
-    table.add_column("case", no_wrap=True, min_width=max((len(label) for label in labels.values()), default=4))
-
-
-def _figure_columns(table: Table, layout: Grid) -> None:
-    for col in layout.columns:
-        table.add_column(literal(col), justify="right", min_width=max(len(col), FIGURE_MIN_WIDTH))
-
-
-def timing_table(layout: Grid, title: str, metric_rows: Sequence[str], labels: Mapping[str, str]) -> Table:
-    """A row per case (named by `labels`), with its metric rows under it."""
+def timing_sheet(layout: Grid, title: str, metric_rows: Sequence[str]) -> Sheet:
+    """A block per case: its timing row (where a figure is timed), then its metric rows."""
     cells = layout.cells
-    table = Table(title=literal(title), title_justify="left")
-    _case_columns(table, labels)
-    _figure_columns(table, layout)
+    blocks: list[tuple[str, list[tuple[str, list[Cell | None]]]]] = []
     noisy_seen = False
     for case in layout.cases:
-        timed = any(r.median_s for (c, _), r in cells.items() if c == case)
-        if timed:
-            row = [literal(labels[case])]
+        rows: list[tuple[str, list[Cell | None]]] = []
+        if any(r.median_s for (c, _), r in cells.items() if c == case):
+            row: list[Cell | None] = []
             for col in layout.columns:
                 rec = cells.get((case, col))
-                if rec is None:
-                    row.append("—")
-                    continue
-                row.append(timing_cell(rec, layout.ratio(case, col), markup=True))
-                noisy_seen = noisy_seen or (bool(rec.median_s) and rec.noisy)
-            table.add_row(*row)
+                row.append(None if rec is None else Pieces(tuple(timing_pieces(rec, layout.ratio(case, col)))))
+                noisy_seen = noisy_seen or (rec is not None and bool(rec.median_s) and rec.noisy)
+            rows.append(("", row))
         for metric in metric_rows:
-            values = [cells[(case, c)].metrics.get(metric) if (case, c) in cells else None for c in layout.columns]
+            values = metric_texts(metric, [cells.get((case, c)) for c in layout.columns])
             if any(v is not None for v in values):
-                # Under its case, which the row above names (a case with metrics only is named here).
-                named = metric_label(metric, case)
-                label = f"  · {named}" if timed else f"{labels[case]} · {named}"
-                table.add_row(literal(label), *("—" if v is None else literal(format_value(v)) for v in values))
-    table.caption = "\n".join([CELL_NOTE, *([NOISY_NOTE] if noisy_seen else []),
-                                *(literal(note) for note in contention_notes(list(cells.values())))])
-    return table
+                rows.append((metric_label(metric, case), list(values)))
+        if rows:
+            blocks.append((case, rows))
+    caption = "\n".join([CELL_NOTE, *([NOISY_NOTE] if noisy_seen else []), *contention_notes(list(cells.values()))])
+    return Sheet(title, caption, list(layout.columns), blocks)
 
 
 def memory_columns(layout: Grid) -> list[str]:
@@ -444,22 +513,43 @@ def memory_columns(layout: Grid) -> list[str]:
                    if (record := layout.cells.get((case, column))) is not None for _, cell in MEMORY_ROWS)]
 
 
-def memory_table(layout: Grid, title: str, labels: Mapping[str, str]) -> Table | None:
+def memory_sheet(layout: Grid, title: str) -> Sheet | None:
     """The memory figures of `layout`'s records: a row per case and kind (host peak, device peak, compiled),
-    the case named once, a column per column of `layout` with a memory figure (`memory_columns`); None when
-    no record has any."""
-    layout = Grid(layout.cases, memory_columns(layout), layout.cells)
-    table = Table(title=literal(f"{title}: memory"), title_justify="left")
-    _case_columns(table, labels)
-    table.add_column("memory", no_wrap=True)
-    _figure_columns(table, layout)
+    a column per column of `layout` with a memory figure (`memory_columns`); None when no record has any."""
+    columns = memory_columns(layout)
+    blocks: list[tuple[str, list[tuple[str, list[Cell | None]]]]] = []
     compiled_seen = False
     for case in layout.cases:
-        rows = memory_rows(case, [layout.cells.get((case, c)) for c in layout.columns])
-        for index, (label, *values) in enumerate(rows):
-            kind = label.removeprefix(f"{case} · ")
-            table.add_row(literal(labels[case]) if index == 0 else "", kind, *(literal(v) for v in values))
-            compiled_seen = compiled_seen or kind == "compiled"
+        records = [layout.cells.get((case, c)) for c in columns]
+        rows: list[tuple[str, list[Cell | None]]] = []
+        for name, cell in MEMORY_ROWS:
+            values = [None if record is None else cell(record.memory) for record in records]
+            if any(v is not None for v in values):
+                rows.append((name, [None if v is None else pieces_of(v) for v in values]))
+                compiled_seen = compiled_seen or name == "compiled"
+        if rows:
+            blocks.append((case, rows))
+    if not blocks:
+        return None
     # XLA's analysis is explained only where a compiled row is shown (a NumPy-only table has none).
-    table.caption = MEMORY_NOTE if compiled_seen else MEMORY_NOTE.partition("; compiled")[0]
-    return table if table.row_count else None
+    caption = MEMORY_NOTE if compiled_seen else MEMORY_NOTE.partition("; compiled")[0]
+    return Sheet(f"{title}: memory", caption, columns, blocks, kind_header="memory", value_header="size")
+
+
+def rounds_table(title: str, figures: Sequence[FigureSpread], rounds: int, records: Sequence[Record]) -> Fitting:
+    """`--rounds N`'s summary: a row per figure (case, backend), the median of its round medians and their
+    spread, and 'busy' with the number of rounds where it was taken on a busy machine (nothing here is ranked);
+    wide where it fits, else each case's name on a line of its own with its figures under it."""
+    busy_seen = any(figure.busy_rounds for figure in figures)
+    columns = ["median of round medians", "round spread", *(["contention"] if busy_seen else [])]
+    blocks: dict[str, list[tuple[str, list[Cell | None]]]] = {}
+    for figure in figures:
+        cells: list[Cell | None] = [Pieces(((format_seconds(figure.median_s), ""),)),
+                                    Pieces(((f"{figure.spread_pct:.1f} %", ""),))]
+        if busy_seen:
+            cells.append(Pieces(((BUSY_WORD, "bold red"), (f"{figure.busy_rounds} of {rounds} rounds", "")))
+                         if figure.busy_rounds else "")
+        blocks.setdefault(figure.case, []).append((figure.column, cells))
+    caption = "\n".join(contention_notes(records))
+    sheet = Sheet(title, caption, columns, list(blocks.items()), kind_header="backend")
+    return Fitting((sheet.wide, sheet.vertical))

@@ -290,6 +290,11 @@ class Sampler:
         return Reading(wall, own, system, self.tick_s, self.quota_cores, hidden)
 
 
+def busy_fields(fields: Mapping[str, Scalar]) -> bool:
+    """Whether a record's `contention` says it was taken while other processes held the machine."""
+    return fields.get("busy") is True
+
+
 def of_fields(fields: Mapping[str, Scalar]) -> Contention | None:
     """A record's `contention` read back; None where the record has none (written before it existed)."""
     window = fields.get("window_s")

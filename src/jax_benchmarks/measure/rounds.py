@@ -12,6 +12,7 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from jax_benchmarks.measure.contention import busy_fields
 from jax_benchmarks.store.record import Record
 
 
@@ -20,6 +21,7 @@ class FigureSpread:
     case: str
     column: str
     round_medians: list[float]
+    busy_rounds: int = 0  # rounds whose figure was taken on a busy machine (measure/contention.py)
 
     @property
     def median_s(self) -> float:
@@ -34,6 +36,7 @@ class FigureSpread:
 def spreads(records: Sequence[Record]) -> list[FigureSpread]:
     """Per figure: the median of each round (a later record of the same round wins)."""
     by_figure: dict[tuple[str, str], dict[int, float]] = {}
+    busy: dict[tuple[str, str], set[int]] = {}
     for record in records:
         if record.median_s is None or record.round_index is None:
             continue
@@ -41,5 +44,7 @@ def spreads(records: Sequence[Record]) -> list[FigureSpread]:
         if record.device != "cpu":
             column += f" @{record.device}"
         by_figure.setdefault((record.case, column), {})[record.round_index] = record.median_s
-    return [FigureSpread(case, column, [rounds[i] for i in sorted(rounds)])
+        if busy_fields(record.contention):
+            busy.setdefault((record.case, column), set()).add(record.round_index)
+    return [FigureSpread(case, column, [rounds[i] for i in sorted(rounds)], len(busy.get((case, column), ())))
             for (case, column), rounds in by_figure.items()]

@@ -278,17 +278,19 @@ def report_scaling(records: Sequence[Record], fmt: Format, program: str = DEFAUL
     if fmt != "table":
         click.echo(printable(render_text(rows, fmt), fmt))
         return
-    from rich.table import Table
+    from jax_benchmarks.cli.console import make_console
+    from jax_benchmarks.cli.tables import Cell, Fitting, Sheet
 
-    from jax_benchmarks.cli.console import literal, make_console
-
-    table = Table(title="mnist training: images/s by process count (median of process 0's epochs)")
-    for i, name in enumerate(HEADER):
-        table.add_column(name, justify="right" if 2 <= i <= 5 else "left", no_wrap=i not in (1, 6))
+    # A row per setup and process count: wide where it fits the console, else each setup on a line of its own
+    # with its process counts' figures under it (cli/tables.py); a run id is never cut.
+    blocks: dict[str, list[tuple[str, list[Cell | None]]]] = {}
     for row in rows:
-        table.add_row(*(literal(cell) for cell in cells(row)))
+        backend, setup, workers, *figures = cells(row)
+        blocks.setdefault(f"{backend} · {setup}", []).append((workers, list(figures)))
+    sheet = Sheet("mnist training: images/s by process count (median of process 0's epochs)", "", HEADER[3:],
+                  list(blocks.items()), kind_header=HEADER[2], name_header="backend · setup", left=frozenset({"run"}))
     console = make_console()
-    console.print(table)
+    console.print(Fitting((sheet.wide, sheet.vertical)))
     console.print("speed-up: images/s ÷ the 1-process run's; efficiency: speed-up ÷ devices (1.00 = perfect)")
 
 

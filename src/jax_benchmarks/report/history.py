@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from jax_benchmarks.store.record import Record, Scalar
-from jax_benchmarks.cli.tables import column_of, format_seconds
+from jax_benchmarks.cli.tables import BUSY_WORD, column_of, format_seconds, is_busy
 from jax_benchmarks.store.views import by_group, by_run, run_key
 
 # Environment fields that label a run when they change between runs (in this order).
@@ -66,7 +66,8 @@ class GroupHistory:
         changed = (f"versions that change between these runs: {', '.join(libraries)}" if libraries
                    else "the same library versions in every run")
         return (f"runs labelled by date and git commit; {changed}. Cells: median per call "
-                "(~ noisy); last column: the latest run against the first.")
+                "(~ noisy; busy: taken on a busy machine); last column: the latest run against the first, "
+                "not compared where either was busy.")
 
 
 def run_infos(records: Sequence[Record]) -> list[RunInfo]:
@@ -101,18 +102,23 @@ def build_histories(records: Sequence[Record], group_order: Sequence[str]) -> li
 
 
 def change_text(series: Series, runs: Sequence[RunInfo]) -> str:
-    """Latest median against the first one, in percent; '—' with fewer than two runs."""
-    medians = [series.points[run.run_id].median_s for run in runs if run.run_id in series.points]
-    values = [m for m in medians if m]
-    if len(values) < 2:
+    """Latest median against the first one, in percent; '—' with fewer than two runs; 'busy' where either was
+    taken on a busy machine (a change between them is not printed)."""
+    timed = [record for run in runs if (record := series.points.get(run.run_id)) is not None and record.median_s]
+    if len(timed) < 2:
         return "—"
-    return f"{(values[-1] - values[0]) / values[0] * 100:+.1f} %"
+    first, last = timed[0], timed[-1]
+    if is_busy(first) or is_busy(last):
+        return BUSY_WORD
+    assert first.median_s and last.median_s
+    return f"{(last.median_s - first.median_s) / first.median_s * 100:+.1f} %"
 
 
 def point_text(record: Record | None) -> str:
     if record is None or not record.median_s:
         return "—"
-    return format_seconds(record.median_s) + (" ~" if record.noisy else "")
+    return (format_seconds(record.median_s) + (" ~" if record.noisy else "")
+            + (f" {BUSY_WORD}" if is_busy(record) else ""))
 
 
 def history_headers(history: GroupHistory, sep: str = " · ") -> list[str]:
@@ -147,6 +153,6 @@ def history_rows(history: GroupHistory) -> list[dict[str, object]]:
         {"group": history.group, "case": s.case, "column": s.column, "run_id": run_id,
          "timestamp": rec.timestamp, "label": labels.get(run_id, run_id),
          "git_commit": rec.env.get("git_commit"), "median_s": rec.median_s, "iqr_s": rec.iqr_s,
-         "noisy": rec.noisy, **{f"env.{k}": rec.env.get(k) for k in history.varying if k != "git_commit"}}
+         "noisy": rec.noisy, "busy": is_busy(rec), **{f"env.{k}": rec.env.get(k) for k in history.varying if k != "git_commit"}}
         for s in history.series for run_id, rec in s.points.items()
     ]

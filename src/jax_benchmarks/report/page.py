@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from jax_benchmarks.store.record import Scalar
-from jax_benchmarks.cli.tables import NOISY_NOTE, contention_notes, format_value, is_busy, memory_rows, metric_label
+from jax_benchmarks.cli.tables import NOISY_NOTE, contention_notes, is_busy, memory_rows, metric_label, metric_texts
 from jax_benchmarks.report.history import GroupHistory, history_cells, history_headers
 from jax_benchmarks.report.render import (
     CHANGE_HEADERS, baseline_summary, change_cells, cell_text, env_header,
@@ -110,10 +110,10 @@ def figures_table(table: ReportTable) -> str:
                 classes.append(" ".join(names))
             rows.append(_row([html.escape(case), *(html.escape(cell_text(c)) for c in cells)], classes=classes))
         for metric in table.metric_names:
-            values = [c.record.metrics.get(metric) if c is not None else None for c in cells]
+            values = metric_texts(metric, [c.record if c is not None else None for c in cells])
             if any(v is not None for v in values):
                 rows.append(_row(
-                    [html.escape(f"{case} · {metric_label(metric, case)}"), *(html.escape("—" if v is None else format_value(v))
+                    [html.escape(f"{case} · {metric_label(metric, case)}"), *(html.escape("—" if v is None else v)
                                                          for v in values)],
                     classes=["metric", *(["num metric"] * len(values))],
                 ))

@@ -19,8 +19,9 @@ from jax_benchmarks.measure.memory import SHOWN_BYTES
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.hardware.environment import LIBRARIES
 from jax_benchmarks.cli.console import literal, markdown_text, spreadsheet_cell
-from jax_benchmarks.cli.tables import (MEMORY_NOTE, NOISY_NOTE, comparison_table, contention_notes, format_seconds,
-                                       format_value, is_busy, memory_rows, metric_label, timing_cell)
+from jax_benchmarks.cli.tables import (MEMORY_NOTE, NOISY_NOTE, Cell, Fitting, Pieces, Sheet, comparison_table,
+                                       contention_notes, format_seconds, is_busy, memory_rows,
+                                       metric_label, metric_texts, pieces_of, timing_cell)
 from jax_benchmarks.report.compare import Comparison
 from jax_benchmarks.report.history import GroupHistory, RunInfo, history_cells, history_headers, history_rows
 from jax_benchmarks.report.rows import FigureRow, ReportTable
@@ -51,7 +52,7 @@ def timing_text(median_s: float, iqr_s: float) -> str:
 
 def cell_text(row: FigureRow | None) -> str:
     """'1.2 ms ± 30 µs ×2.00 ~' like the rich table, without markup."""
-    return "—" if row is None else timing_cell(row.record, row.ratio, markup=False)
+    return "—" if row is None else timing_cell(row.record, row.ratio)
 
 
 def test_text(comparison: Comparison) -> str:
@@ -73,6 +74,25 @@ def change_cells(row: FigureRow) -> list[str]:
 CHANGE_HEADERS = ["case", "backend", "baseline", "now", "change", "verdict", "test"]
 
 
+# The test column's narrowest in the terminal's wide table: its sentence wraps between words, a few to a line.
+TEST_MIN_WIDTH = 32
+
+
+def changes_layouts(table: ReportTable) -> Fitting:
+    """The gate's table for the terminal: a row per compared figure where it fits the console; else each case's
+    name on a line of its own, each backend under it and its baseline, now, change, verdict and test under that
+    (the test's sentence wrapped between words), no name or figure cut."""
+    blocks: dict[str, list[tuple[str, list[Cell | None]]]] = {}
+    for row in table.compared:
+        case, column, baseline, now, change, verdict, test = change_cells(row)
+        style = VERDICT_STYLE[row.comparison.verdict if row.comparison else "unchanged"]
+        blocks.setdefault(case, []).append((column, [pieces_of(baseline), pieces_of(now), pieces_of(change),
+                                                     Pieces(((verdict, style),)), test]))
+    sheet = Sheet(f"{table.group}: change against the baseline", "", CHANGE_HEADERS[2:], list(blocks.items()),
+                  kind_header="backend", min_widths={"test": TEST_MIN_WIDTH}, left=frozenset({"verdict", "test"}))
+    return Fitting((sheet.wide, sheet.vertical))
+
+
 def baseline_summary(table: ReportTable) -> str | None:
     if table.baseline_note is None:
         return None
@@ -92,15 +112,7 @@ def render_rich(tables: Sequence[ReportTable], console: Console) -> None:
         if summary is not None:
             console.print("\n".join(literal(line) for line in summary.split("\n")))  # its lines are the code's
         if table.compared:
-            changes = Table(title=literal(f"{table.group}: change against the baseline"), title_justify="left")
-            for header in CHANGE_HEADERS:
-                changes.add_column(header, justify="left" if header in ("case", "backend", "verdict", "test") else "right")
-            for row in table.compared:
-                cells = [literal(c) for c in change_cells(row)]
-                style = VERDICT_STYLE[row.comparison.verdict if row.comparison else "unchanged"]
-                cells[5] = f"[{style}]{cells[5]}[/]"
-                changes.add_row(*cells)
-            console.print(changes)
+            console.print(changes_layouts(table))
         console.print()
 
 
@@ -125,10 +137,10 @@ def render_markdown(tables: Sequence[ReportTable]) -> str:
             if any(c is not None and c.record.median_s for c in cells):
                 out.append(_md_row([case, *(cell_text(c) for c in cells)]))
             for metric in table.metric_names:
-                values = [c.record.metrics.get(metric) if c is not None else None for c in cells]
+                values = metric_texts(metric, [c.record if c is not None else None for c in cells])
                 if any(v is not None for v in values):
                     out.append(_md_row([f"{case} · {metric_label(metric, case)}",
-                                        *("—" if v is None else format_value(v) for v in values)]))
+                                        *("—" if v is None else v for v in values)]))
             out += [_md_row(cells) for cells in memory_rows(case, [c.record if c else None for c in cells])]
         if any(row.record.noisy for row in table.rows):
             out += ["", NOISY_NOTE]
@@ -257,8 +269,8 @@ def render_history_rich(histories: Sequence[GroupHistory], console: Console) -> 
                    "last vs first"]
         for i, header in enumerate(headers):
             table.add_column(header, justify="left" if i == 0 else "right", min_width=name_width if i == 0 else None)
-        for cells in rows:
-            table.add_row(*(literal(c) for c in cells))
+        for cells in rows:  # a figure and its marks ('1.2 ms ~ busy') wrap only between them
+            table.add_row(literal(cells[0]), *(pieces_of(c) for c in cells[1:]))
         console.print(table)
         console.print()
 

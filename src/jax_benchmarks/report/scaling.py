@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 
 from jax_benchmarks.cli.console import markdown_text, spreadsheet_cell
+from jax_benchmarks.measure.contention import busy_fields
 from jax_benchmarks.store.record import Record, of_operation
 
 # (backend, device, dataset, global batch)
@@ -36,8 +37,9 @@ class ScalingRow:
     run_id: str
     epochs: int
     images_per_s: float
-    speedup: float | None  # None: no 1-process run of this setup to compare with
+    speedup: float | None  # None: no 1-process run of this setup to compare with, or `busy`
     efficiency: float | None
+    busy: bool = False  # its epochs or the 1-process run's were taken on a busy machine: not compared
 
 
 def _int(value: object, default: int) -> int:
@@ -71,12 +73,15 @@ def scaling_rows(records: Sequence[Record]) -> list[ScalingRow]:
     for (setup, processes, devices), epochs in sorted(latest.items(), key=lambda item: (item[0][0], item[0][1:])):
         rate = median_rate(epochs)
         base = latest.get((setup, 1, 1))
-        base_rate = median_rate(base) if base else None
+        # A ratio to or from an epoch taken on a busy machine is not printed (measure/contention.py).
+        busy = any(busy_fields(r.contention) for r in [*epochs, *(base or [])])
+        base_rate = median_rate(base) if base and not busy else None
         speedup = rate / base_rate if base_rate else None
         rows.append(ScalingRow(
             backend=setup[0], device=setup[1], dataset=setup[2], batch=setup[3], processes=processes,
             devices_per_process=devices, run_id=epochs[0].run_id, epochs=len(epochs), images_per_s=rate,
             speedup=speedup, efficiency=speedup / (processes * devices) if speedup is not None else None,
+            busy=busy,
         ))
     return rows
 
@@ -87,6 +92,9 @@ def _ratio(value: float | None, suffix: str = "") -> str:
 
 def cells(row: ScalingRow) -> list[str]:
     workers = f"{row.processes}" + (f" × {row.devices_per_process} devices" if row.devices_per_process > 1 else "")
+    if row.busy:
+        return [row.backend, f"{row.device} · {row.dataset} · batch {row.batch}", workers,
+                f"{row.images_per_s:.0f}", "busy", "busy", row.run_id]
     return [row.backend, f"{row.device} · {row.dataset} · batch {row.batch}", workers, f"{row.images_per_s:.0f}",
             _ratio(row.speedup, "×"), _ratio(row.efficiency), row.run_id]
 
