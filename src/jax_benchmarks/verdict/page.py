@@ -18,8 +18,8 @@ from jax_benchmarks.report.page import CSS, Chart, environment_section, image
 from jax_benchmarks.report.plot import machine_title
 from jax_benchmarks.report.rows import ReportTable
 from jax_benchmarks.store.record import Record, Scalar
-from jax_benchmarks.verdict.answer import SCALE_BANNERS, Answer, plain_answer
-from jax_benchmarks.verdict.decide import MAX_ROUNDS
+from jax_benchmarks.verdict.answer import SCALE_BANNERS, Answer, how_judged, plain_answer
+from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, MAX_ROUNDS
 from jax_benchmarks.verdict.findings import Finding
 from jax_benchmarks.verdict.sequential import counted, decided_count, rounds_to_settle
 
@@ -63,6 +63,7 @@ class Machine:
     charts: Mapping[str, Sequence[Chart]] = field(default_factory=dict)  # finding key -> its charts
     answers: Sequence[Answer] = ()  # JAX against the fastest other framework, per finding that has both
     summary: Chart | None = None  # the answers' chart (HTML only)
+    margin_pct: float = DEFAULT_MARGIN_PCT  # the margin ±m % every comparison was decided at
 
 
 def banner(machine: Machine, scale: str | None) -> str:
@@ -187,9 +188,10 @@ def render_html(here: Machine, others: Sequence[Machine] = (), across: Sequence[
                 fleet: Finding | None = None, scale: str | None = None) -> str:
     """The whole page: findings (and each other machine's, with the ratios between it and this one; then one
     column per machine), then the environment."""
-    answer = plain_answer(here.answers)
+    answer = plain_answer(here.answers, here.margin_pct)
     body = [f"<h1>{html.escape(QUESTION)}</h1>",
             f'<p class="banner">{html.escape(banner(here, scale))}</p>',
+            f'<p class="meta">{html.escape(how_judged(here.margin_pct))}</p>',
             f'<p class="meta">{html.escape(decided_line(here))}</p>',
             '<div class="answer">' + "".join(f"<p>{html.escape(line)}</p>" for line in answer[:-1])
             + f'<p class="how">{html.escape(answer[-1])}</p></div>']
@@ -197,9 +199,7 @@ def render_html(here: Machine, others: Sequence[Machine] = (), across: Sequence[
         body.append(f'<div class="summary">{image(here.summary)}</div>')
     body += [f"<h2>Findings on {html.escape(here.name)}</h2>",
              '<p class="meta">Each finding is one sentence computed from the records; open it for the evidence. '
-             "Three words: faster (the ratio's 95 % interval lies beyond the margin of ±5 %), the same within "
-             "±5 % (an equivalence test, TOST), or undecided (with the "
-             "rounds taken and the smallest difference they detect; an interval wider than 10× is undecided).</p>",
+             "An interval wider than 10× is undecided.</p>",
              findings_list(here),
              "<h3>What was measured</h3>",
              *(f'<p class="meta">{html.escape(line)}</p>' for line in about_lines(here))]
@@ -248,8 +248,9 @@ def findings_table(findings: Sequence[Finding]) -> list[str]:
 
 def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Sequence[Finding] = (),
                     fleet: Finding | None = None, scale: str | None = None) -> str:
-    answer = plain_answer(here.answers)
-    lines = [f"## {QUESTION}", "", *answer[:-1], "", f"> **{banner(here, scale)}**", "", decided_line(here), ""]
+    answer = plain_answer(here.answers, here.margin_pct)
+    lines = [f"## {QUESTION}", "", *answer[:-1], "", f"> **{banner(here, scale)}**", "", how_judged(here.margin_pct),
+             "", decided_line(here), ""]
     lines += [f"{line}  " for line in about_lines(here)]
     if scale:
         lines.append(f"Scale: `verdict --scale {scale}`  ")
@@ -261,8 +262,5 @@ def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Seque
                   *md_table(between.headers, between.rows), ""]
     if fleet is not None:
         lines += ["### One column per machine", "", fleet.sentence, "", *md_table(fleet.headers, fleet.rows), ""]
-    lines += ["Faster only where the ratio's 95 % interval lies beyond the margin of ±5 %; the same within ±5 % "
-              "only where an equivalence test (TOST) puts it inside; "
-              "otherwise undecided (the regression gate's test: fastest sample per round, Welch, "
-              "Benjamini–Hochberg).", ""]
+    lines += ["The regression gate's test: fastest sample per round, Welch, Benjamini–Hochberg.", ""]
     return "\n".join(lines)
