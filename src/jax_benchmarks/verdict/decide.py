@@ -123,8 +123,7 @@ def rounds_to_decide(ratio: LogRatio, spread: float | None, margin: float) -> in
     distance = max(value, bound - value)
     if spread == 0:
         return MIN_ROUNDS
-    needed = rounds_needed(spread, math.expm1(distance) * 100, alpha=DECISION_ALPHA)
-    return needed if needed is not None and needed <= MAX_ROUNDS else None
+    return rounds_needed(spread, math.expm1(distance) * 100, alpha=DECISION_ALPHA, most=MAX_ROUNDS)
 
 
 def decide(comparisons: Sequence[Comparison], margin: float = DEFAULT_MARGIN_PCT) -> list[Decision]:
