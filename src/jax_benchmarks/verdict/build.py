@@ -16,6 +16,7 @@ from jax_benchmarks.verdict.chart import summary_chart
 from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT
 from jax_benchmarks.verdict.findings import Finding, all_findings, latest_runs
 from jax_benchmarks.verdict.page import Machine, render_html, render_markdown
+from jax_benchmarks.verdict.scale import derived_scale
 
 
 def per_round(record: Record) -> Record:
@@ -80,6 +81,8 @@ def build_page(here_records: Sequence[Record], others: Sequence[Sequence[Record]
         across.append(against_finding(chosen_here, chosen_there, margin_pct))
         columns.append((there.name, chosen_there))
     fleet = fleet_finding(columns, margin_pct) if len(columns) > 1 else None
+    if scale is None and (derived := derived_scale(here.records)) is not None:  # a page built --from
+        scale, here = derived, dataclasses.replace(here, scale_derived=True)
     if output_format == "html":
         return render_html(here, theres, across, fleet, scale)
     return render_markdown(here, theres, across, fleet, scale)

@@ -64,12 +64,18 @@ class Machine:
     answers: Sequence[Answer] = ()  # JAX against the fastest other framework, per finding that has both
     summary: Chart | None = None  # the answers' chart (HTML only)
     margin_pct: float = DEFAULT_MARGIN_PCT  # the margin ±m % every comparison was decided at
+    # The page's scale was derived from the records' options (`verdict.scale.derived_scale`): records measured before
+    # 2026-11-27 do not name it.
+    scale_derived: bool = False
 
 
 def banner(machine: Machine, scale: str | None) -> str:
     """The scale and the machine, e.g. 'quick scale: a smoke test, not a result · AMD EPYC (2 cores), no GPU'."""
-    parts = [SCALE_BANNERS.get(scale, f"{scale} scale")] if scale else []
+    parts = [SCALE_BANNERS.get(scale, f"{scale} scale") + (DERIVED if machine.scale_derived else "")] if scale else []
     return " · ".join([*parts, machine.name])
+
+
+DERIVED = " (derived from the sizes the records were measured at: they do not name their scale)"
 
 
 def decided_line(machine: Machine) -> str:
@@ -253,7 +259,7 @@ def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Seque
              "", decided_line(here), ""]
     lines += [f"{line}  " for line in about_lines(here)]
     if scale:
-        lines.append(f"Scale: `verdict --scale {scale}`  ")
+        lines.append(f"Scale: `verdict --scale {scale}`{DERIVED if here.scale_derived else ''}  ")
     lines += ["", answer[-1], "", f"### Findings on {here.name}", "", *findings_table(here.findings), ""]
     for there, between in zip(others, across, strict=True):
         lines += [f"### Findings on {there.name}", "", *[f"{line}  " for line in about_lines(there)], "",
