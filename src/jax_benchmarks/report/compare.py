@@ -207,10 +207,18 @@ def rounds_needed(spread: float, change_pct: float, alpha: float = ALPHA, power:
     if change_pct <= 0:
         return None
     target = math.log1p(change_pct / 100)
-    for n in range(MIN_ROUNDS, most + 1):
-        if detectable_log(spread * math.sqrt(2 / n), 2 * n - 2, alpha, power) <= target:
-            return n
-    return None
+    def detects(n: int) -> bool:
+        return detectable_log(spread * math.sqrt(2 / n), 2 * n - 2, alpha, power) <= target
+
+    # The detectable change shrinks as rounds are added (a smaller standard error, more degrees of freedom): the
+    # fewest rounds that detect `target` are found by bisection.
+    if not detects(most):
+        return None
+    low, high = MIN_ROUNDS, most
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if detects(middle) else (middle + 1, high)
+    return low
 
 
 def welch_log_ratio(current: Sequence[float], baseline: Sequence[float]) -> LogRatio:
