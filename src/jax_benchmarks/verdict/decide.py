@@ -19,7 +19,7 @@ means of the rounds' fastest samples, with Welch's standard error. Each outcome 
 (Benjamini–Hochberg).
 
 Why 99.9 % and not 95 %: the same framework against itself must never be called faster (the A/A guard,
-`calibrate --verdict`). At 95 % a comparison of two equal figures whose rounds spread by 5–20 % (this kind of
+`calibrate`, verdict/aa.py). At 95 % a comparison of two equal figures whose rounds spread by 5–20 % (this kind of
 VM) is called "faster, by a–b %" in 2–5 % of verdicts and "faster by more than 5 %" in up to 2 %
 (benchmarks/verdict_aa.py): over the 9 comparisons of a page and its sequential looks, about one page in
 three would call a framework faster than itself. At 99.9 % it is about one comparison in a thousand.
