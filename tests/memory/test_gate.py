@@ -22,6 +22,25 @@ def xla(run_id: str, day: str, host_peak: int, temp: int = 1000) -> list[Record]
                    memory={"host_peak_bytes": host_peak, "compiled_temp_bytes": temp})]
 
 
+def test_a_aa_pair_of_small_peaks_passes_and_a_doubled_100_mib_peak_fails() -> None:
+    """Single runs (no --rounds): peaks a few KiB to a couple of MiB apart on a small case are allocator noise, below
+    the 4 MiB floor; a real doubling of a 100 MiB peak is a regression."""
+    for before, after in ((16 * 1024, int(1.38 * MIB)), (8 * 1024, int(1.38 * MIB)), (4096, 8192), (MIB, 3 * MIB)):
+        assert judge_memory(build_table(xla(NEW, "2", after), xla(OLD, "1", before)).rows, 10).grown == []
+    doubled = judge_memory(build_table(xla(NEW, "2", 200 * MIB), xla(OLD, "1", 100 * MIB)).rows, 10)
+    assert [c.key for c in doubled.grown] == ["host_peak_bytes"]
+
+
+def test_memory_is_judged_against_the_spread_its_repeats_show() -> None:
+    """Rounds whose peaks range over 20 MiB in one run: a 10 MiB (20 %) growth is within that noise; without repeats
+    it is beyond the floor and the threshold."""
+    noisy = [r.model_copy(update={"round_index": i, "rounds": 3, "memory": {"host_peak_bytes": (50 + 10 * i) * MIB}})
+             for i in range(3) for r in xla(OLD, "1", 0)]
+    steady = [r.model_copy(update={"round_index": i, "rounds": 3}) for i in range(3) for r in xla(NEW, "2", 80 * MIB)]
+    assert judge_memory(build_table(steady, noisy).rows, 10).grown == []  # latest baseline 70 MiB, spread 20 MiB
+    assert judge_memory(build_table(xla(NEW, "2", 80 * MIB), xla(OLD, "1", 70 * MIB)).rows, 10).grown != []
+
+
 def test_growth_beyond_the_threshold_and_the_floor_is_caught() -> None:
     assert grew(100 * MIB, 120 * MIB, 10, MIB)
     assert not grew(100 * MIB, 105 * MIB, 10, MIB)  # within the threshold
@@ -49,6 +68,7 @@ def test_the_command_fails_on_a_memory_regression_from_single_runs(tmp_path: Pat
                                        "--fail-on-regression", "10"])
     assert outcome.exit_code == 1
     assert "memory: 1 figure(s) larger than the baseline" in outcome.output and "host_peak_bytes" in outcome.output
+    assert "by more than 4 MiB or the spread their repeats show" in outcome.output  # the floor stated
 
 
 def rounds(run_id: str, day: str, host_peak: int, count: int) -> list[Record]:

@@ -139,3 +139,31 @@ def test_calibrate_refuses_unknown_groups_and_commands(results_path: Path) -> No
     few = invoke("calibrate", "xla", "--rounds", "5", "--results", str(results_path))
     assert few.exit_code == 2 and "--rounds" in few.stderr
     assert not results_path.exists()
+
+
+def test_calibrate_checks_the_verdicts_rule_a_a_and_fails_on_a_false_decision(
+        results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each figure's even rounds against its odd rounds, judged as the verdict judges two frameworks: unchanged code
+    is never called faster; a figure whose odd rounds ran 20 % slower (a drift the rounds line up with) is, and the
+    command says so and exits 1."""
+    import jax_benchmarks.verdict.cli as verdict_cli
+
+    monkeypatch.setattr(verdict_cli, "measure", fake_measure(
+        lambda run_id: xla_rounds(run_id, "2025-01-01T09:00:00+00:00", rounds=10, seed=3), []))
+    result = invoke("calibrate", "xla:numpy", "--rounds", "10", "--margin", "5", "--results", str(results_path))
+    assert result.exit_code == 0, result.stderr
+    said = " ".join(result.stderr.split())
+    assert "verdict A/A at ±5 %: 3 figure(s), each its even rounds against its odd rounds as the verdict judges two " \
+           "frameworks: 0 called faster or slower" in said
+
+    def drifting(run_id: str) -> list[Record]:
+        return [r.model_copy(update={"min_s": (r.min_s or 0.0) * (1.2 if (r.round_index or 0) % 2 else 1.0),
+                                     "median_s": (r.median_s or 0.0) * (1.2 if (r.round_index or 0) % 2 else 1.0)})
+                for r in xla_rounds(run_id, "2025-01-01T09:00:00+00:00", rounds=10, seed=3)]
+
+    monkeypatch.setattr(verdict_cli, "measure", fake_measure(drifting, []))
+    bad = invoke("calibrate", "xla:numpy", "--rounds", "10", "--margin", "5", "--results", str(results_path))
+    assert bad.exit_code == 1
+    bad_said = " ".join(bad.stderr.split())
+    assert "false decision: " in bad_said and "called 3 figure(s) faster or slower than themselves (A/A)" in bad_said
+    assert invoke("calibrate", "xla", "--margin", "nan", "--results", str(results_path)).exit_code == 2

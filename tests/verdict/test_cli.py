@@ -134,3 +134,36 @@ def test_every_step_of_every_scale_is_a_command_line_the_group_accepts() -> None
             # Every backend of the command runs at least one case (-k selects some).
             counts = re.findall(r": (\d+) (?:of \d+ )?cases?$", result.stdout, re.M)
             assert counts and all(int(n) > 0 for n in counts), (scale.name, step.label, result.stdout)
+
+
+@pytest.mark.parametrize("value", ["0", "-5", "100.5", "ten", "nan", "inf", "-inf"])
+def test_a_bad_margin_is_one_line_exit_2(tmp_path: Path, value: str) -> None:
+    results = write(tmp_path / "r.jsonl", matmul(numpy_s=0.010, jax_s=0.005))
+    result = invoke("verdict", "--from", str(results), "--margin", value)
+    assert result.exit_code == 2 and result.stdout == ""
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("Error: Invalid value for '--margin': ")
+
+
+def test_the_margin_reaches_every_comparison_and_the_pages_first_lines(tmp_path: Path) -> None:
+    from jax_benchmarks.verdict.answer import answers
+    from jax_benchmarks.verdict.findings import all_findings, latest_runs
+    from tests.verdict.fixtures import QUIET_DRIFT, epochs, figure
+
+    records = (matmul(numpy_s=0.010, jax_s=0.005, pytorch_s=0.0103, rounds=8, drift=QUIET_DRIFT)
+               + figure("autograd", "numpy", "grad_1000_float32", 0.8, variant="vectorised")
+               + figure("autograd", "jax", "grad_1000_float32", 0.1, variant="vmap+jit")
+               + figure("jit", "jax", "f_100000_float32", 0.001, variant="jit")
+               + figure("jit", "jax", "f_100000_float32", 0.002, variant="eager")
+               + epochs("flax", 10.0, [0.9]) + epochs("pytorch", 10.0, [0.9]))
+    findings = all_findings(latest_runs(records), None, 7.0)
+    decisions = [d for f in findings for d in f.decisions] + [a.contrast.decision for a in answers(findings, 7.0)]
+    assert len(decisions) >= 5 and {d.margin_pct for d in decisions} == {7.0}
+    results = write(tmp_path / "r.jsonl", records)
+    result = invoke("verdict", "--from", str(results), "--format", "markdown", "--margin", "7")
+    assert result.exit_code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    head = next(i for i, line in enumerate(lines) if line.startswith("Margin "))
+    assert head < 10 and lines[head].startswith("Margin ±7 % (--margin). Each comparison ends as one of: faster by "
+                                                "more than 7 %")
+    assert "±10 %" not in result.stdout and "margin ±7 %" in result.stdout

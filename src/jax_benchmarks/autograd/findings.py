@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from jax_benchmarks.store.record import Record
+from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT
 from jax_benchmarks.verdict.findings import (Finding, contrasts, fastest_findings, figures, images_per_s, label,
                                              run_ids, size_of, spread_text, status_of)
 
@@ -33,7 +34,7 @@ CNN_TOPIC = "the CNN train step beside the engine"
 CNN_NAMES = {"numpy": "the project's engine", "pytorch": "PyTorch eager", "jax": "Flax (jit)"}
 
 
-def cnn_findings(records: Sequence[Record]) -> list[Finding]:
+def cnn_findings(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
     """The same CNN as mnist's in plain NumPy (the engine) against PyTorch eager, with Flax's jitted step beside
     them, at the largest batch measured."""
     timed = {key: recs for key, recs in figures(records).items() if key[1].startswith(CNN_STEP)}
@@ -53,7 +54,7 @@ def cnn_findings(records: Sequence[Record]) -> list[Finding]:
         only = ", ".join(label(recs[-1]) for recs in series.values())
         return [Finding(key, topic, f"At {case}: only {only} was measured: the same CNN in plain NumPy is not "
                         "compared.", "measured", run_ids(evidence), (case,), headers, rows, evidence)]
-    judged = contrasts([(CNN_NAMES[other], series[other], CNN_NAMES["numpy"], engine) for other in others])
+    judged = contrasts([(CNN_NAMES[other], series[other], CNN_NAMES["numpy"], engine) for other in others], margin_pct)
     against = " and ".join(f"{CNN_NAMES[other]}'s {speed(series[other])}" for other in others)
     sentence = (f"At {case}, the same CNN as mnist's in plain NumPy (the project's autodiff engine) trains at "
                 f"{speed(engine)} images/s against {against}: {'; '.join(c.phrase() for c in judged)}.")
@@ -69,5 +70,6 @@ def speed(records: Sequence[Record]) -> str:
     return f"{ips:,.0f}" if (ips := images_per_s(records)) else "—"
 
 
-def findings(records: Sequence[Record], target: float | None) -> list[Finding]:
-    return [*fastest_findings("autograd", records, ("grad_",)), *cnn_findings(records)]
+def findings(records: Sequence[Record], target: float | None,
+             margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
+    return [*fastest_findings("autograd", records, ("grad_",), margin_pct), *cnn_findings(records, margin_pct)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.report.select import FigureKey
 from jax_benchmarks.store.record import Record
-from jax_benchmarks.verdict.decide import undecided_text
+from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, undecided_text
 from jax_benchmarks.verdict.findings import (Contrast, Finding, Status, case_names, contrasts, figures, is_compiled,
                                              label, plural, run_ids, size_of)
 
@@ -41,8 +41,9 @@ VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
 }
 
 
-def findings(records: Sequence[Record], target: float | None) -> list[Finding]:
-    return jit_findings(records)
+def findings(records: Sequence[Record], target: float | None,
+             margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
+    return jit_findings(records, margin_pct)
 
 
 @dataclass(frozen=True)
@@ -75,7 +76,7 @@ def break_even(compile_s: float | None, eager_s: float, compiled_s: float) -> in
     return max(1, math.ceil(compile_s / (eager_s - compiled_s)))
 
 
-def jit_gains(records: Sequence[Record]) -> list[JitGain]:
+def jit_gains(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_PCT) -> list[JitGain]:
     timed = figures(records)
     pairs: list[tuple[str, Sequence[Record], str, Sequence[Record]]] = []
     meta: list[tuple[str, str, str, float | None]] = []
@@ -93,7 +94,7 @@ def jit_gains(records: Sequence[Record]) -> list[JitGain]:
     judged: dict[int, Contrast] = {}
     for backend in dict.fromkeys(m[0] for m in meta):
         mine = [i for i, m in enumerate(meta) if m[0] == backend]
-        judged.update(zip(mine, contrasts([pairs[i] for i in mine]), strict=True))
+        judged.update(zip(mine, contrasts([pairs[i] for i in mine], margin_pct), strict=True))
     return [JitGain(b, c, v, judged[i], s) for i, (b, c, v, s) in enumerate(meta)]
 
 
@@ -117,8 +118,7 @@ def gain_text(gain: JitGain) -> str:
     if c.judged == "undecided":
         return (f"{gain.compiled} {format_seconds(c.a_median_s)} vs eager {format_seconds(c.b_median_s)}: "
                 f"{undecided_text(c.decision)} ({c.uncertainty})")
-    how = f"{c.speedup:.2f}× faster" if c.judged == "faster" else f"{1 / c.speedup:.2f}× slower"
-    return f"{gain.compiled} is {how} than eager ({c.uncertainty})"
+    return f"{gain.compiled} is {c.how_much} than eager ({c.uncertainty})"
 
 
 def cost_text(gain: JitGain) -> str:
@@ -133,8 +133,8 @@ def cost_text(gain: JitGain) -> str:
     return f"compiling costs {cost}, paid back after {plural(calls, gain.call)}"
 
 
-def jit_findings(records: Sequence[Record]) -> list[Finding]:
-    gains = jit_gains(records)
+def jit_findings(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
+    gains = jit_gains(records, margin_pct)
     out = []
     for backend in dict.fromkeys(g.backend for g in gains):
         mine = sorted((g for g in gains if g.backend == backend), key=lambda g: (size_of(g.case), g.case))

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.answer import JAX_BACKENDS
-from jax_benchmarks.verdict.decide import Decision
+from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, Decision
 from jax_benchmarks.verdict.findings import (ROUND_INDEX, Finding, Status, case_names, contrasts, images_per_s, label,
                                              run_ids, size_of, spread_text, status_of, typical_s)
 
@@ -46,8 +46,9 @@ FULL_MNIST_TARGET = 0.99
 CHANCE_ACCURACY = 0.10
 
 
-def findings(records: Sequence[Record], target: float | None) -> list[Finding]:
-    return [*training_findings(records), accuracy_finding(records, target)]
+def findings(records: Sequence[Record], target: float | None,
+             margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
+    return [*training_findings(records, margin_pct), accuracy_finding(records, target)]
 
 
 def step_records(records: Sequence[Record]) -> dict[str, list[Record]]:
@@ -292,7 +293,7 @@ def accuracy_finding(records: Sequence[Record], given: float | None = None) -> F
 
 # ------------------------------------------------------------------------------------------ step speed ---
 
-def training_findings(records: Sequence[Record]) -> list[Finding]:
+def training_findings(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
     steps = step_records(records)
     if not steps:
         return [Finding("training", TOPIC, "The mnist records hold no train-step figure: "
@@ -308,11 +309,11 @@ def training_findings(records: Sequence[Record]) -> list[Finding]:
         status: Status = "measured"
         decisions: tuple[Decision, ...] = ()
     else:
-        judged = contrasts([(label(series[0][-1]), series[0], label(s[-1]), s) for s in series[1:]])[0]
+        judged = contrasts([(label(series[0][-1]), series[0], label(s[-1]), s) for s in series[1:]], margin_pct)[0]
         model = f"the same CNN and batch ({series[0][-1].case})"
         ips_text = " vs ".join(f"{row[2]}" for row in rows[:2])
         if judged.judged == "faster":
-            sentence = (f"With {model}, {judged.a} trains {judged.speedup:.2f}× faster per step than {judged.b} "
+            sentence = (f"With {model}, {judged.a} trains {judged.how_much} per step than {judged.b} "
                         f"({ips_text} images/s; {judged.uncertainty})")
         else:
             sentence = f"With {model}, per train step: {judged.phrase()} ({ips_text} images/s)"

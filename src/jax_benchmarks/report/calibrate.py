@@ -28,13 +28,15 @@ from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_text,
                                            saved_count)
 from jax_benchmarks.verdict.scale import Scale, Step
+from jax_benchmarks.verdict.cli import checked_margin
 
 DEFAULT_ROUNDS = 10  # the issue's goal: a 1.5× slowdown caught in 19 of 20 trials at 10 rounds
 ALL = "all"
 
 
 class CalibrationFailed(Failed):
-    """A round failed: the calibration of the figures that were measured is still printed; exit 1."""
+    """A round failed, or the verdict's rule called a framework faster than itself: the calibration of the figures
+    that were measured is still printed; exit 1."""
 
 
 def parse_step(text: str) -> tuple[str, str]:
@@ -98,6 +100,9 @@ def check_rounds(plan: Scale, results: ResultsLocation, threads: int | None, run
 @click.option("--fail-on-regression", "threshold_pct", type=FiniteFloatRange(0, 10_000), default=0.0,
               show_default=True, metavar="PCT",
               help="The gate's threshold to calibrate: how often it calls a change of more than PCT % in unchanged code.")
+@click.option("--margin", "margin_pct", type=float, default=None, callback=checked_margin, metavar="PERCENT",
+              help="The verdict's margin for its A/A check (each figure's even rounds against its odd rounds, judged "
+                   "as the verdict judges two frameworks; default: the verdict's, 10).")
 @click.option("--options", "group_options", default="", metavar="TEXT",
               help="Options given to every group command, e.g. '--matrix-size 256' (shell quoting).")
 @click.option("--threads", type=click.IntRange(1, 1024), default=None,
@@ -108,8 +113,8 @@ def check_rounds(plan: Scale, results: ResultsLocation, threads: int | None, run
               show_default=True, help="The store the rounds are appended to.")
 @lock_timeout_option()
 def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options: str, threads: int | None,
-        output_format: Literal["table", "json"], results: ResultsLocation, lock_timeout_s: float = LOCK_TIMEOUT_S
-        ) -> None:
+        output_format: Literal["table", "json"], results: ResultsLocation, margin_pct: float | None,
+        lock_timeout_s: float = LOCK_TIMEOUT_S) -> None:
     """A/A calibration of the regression gate on this machine: run each GROUP[:COMMAND] (COMMAND
     defaults to all) --rounds times in fresh processes, unchanged, then print per figure the gate's
     false-alarm rate at --fail-on-regression and the smallest slowdown it detects. The rounds stay in
@@ -158,12 +163,31 @@ def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options
     click.echo(f"calibration run {run_id}: {len(done)} rounds in {duration_text(sum(d.seconds for d in done))}; "
                f"records in {results}", err=True)
     failed = [d for d in done if d.code != 0]
+    false: list[str] = []
     if len(failed) < len(done):
         from jax_benchmarks.report.cli import ReportSettings, report
 
         report(ReportSettings.model_validate({"run": run_id, "calibrate": True, "fail_on_regression": threshold_pct,
                                               "results": results, "lock_timeout": lock_timeout_s,
                                               "output_format": output_format}))
+        false = verdict_aa(results, run_id, margin_pct)
     if failed:
         raise CalibrationFailed(f"{len(failed)} round(s) failed: "
                                 f"{', '.join(f'{d.label} (exit {d.code})' for d in failed[:5])}; see {log}")
+    if false:
+        raise CalibrationFailed(f"the verdict's rule called {len(false)} figure(s) faster or slower than themselves "
+                                f"(A/A): {', '.join(false[:5])}")
+
+
+def verdict_aa(results: ResultsLocation, run_id: str, margin_pct: float | None) -> list[str]:
+    """The verdict's A/A check of the calibration's rounds (verdict/aa.py), its lines on stderr; the false decisions
+    (the same framework called faster than itself), each named, so that the command exits 1."""
+    from jax_benchmarks.verdict.aa import aa_contrasts, aa_lines, called_faster
+    from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT
+    from jax_benchmarks.verdict.source import read_results
+
+    margin = DEFAULT_MARGIN_PCT if margin_pct is None else margin_pct
+    found = aa_contrasts([r for r in read_results(results, lambda _: None, run_id)[0] if r.run_id == run_id], margin)
+    for line in aa_lines(found, margin):
+        click.echo(line, err=True)
+    return [f"{c.a} against {c.b} called {c.judged}" for c in called_faster(found)]

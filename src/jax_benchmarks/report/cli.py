@@ -419,16 +419,16 @@ def check_regressions(rows: Sequence[FigureRow], threshold_pct: float, program: 
     on a regression in either; never pass what it could not judge (exit 2, saying what to change): a time figure
     without a baseline or with fewer than MIN_ROUNDS rounds on a side is not a figure that passed. Memory figures
     are nearly deterministic, so memory is judged from single runs."""
-    from jax_benchmarks.report.memory_gate import judge_memory
+    from jax_benchmarks.report.memory_gate import floor_text, judge_memory
 
     memory = judge_memory(rows, threshold_pct)
     grown = ", ".join(change.text() for change in memory.grown[:MAX_LISTED])
     grown += f" and {len(memory.grown) - MAX_LISTED} more" if len(memory.grown) > MAX_LISTED else ""
     memory_failure = (f"memory: {len(memory.grown)} figure(s) larger than the baseline by more than "
-                      f"{threshold_pct:g} %: {grown}") if memory.grown else None
+                      f"{threshold_pct:g} % ({floor_text()}): {grown}") if memory.grown else None
     if memory.judged and not memory.grown:
         click.echo(f"no memory regression: {memory.judged} figure(s) judged, none larger than the baseline by more "
-                   f"than {threshold_pct:g} %", err=True)
+                   f"than {threshold_pct:g} % ({floor_text()})", err=True)
     try:
         check_time_regressions(rows, threshold_pct, program)
     except RegressionFound as slower:

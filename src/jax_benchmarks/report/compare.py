@@ -200,16 +200,25 @@ def pooled_spread(current: Sequence[float], baseline: Sequence[float]) -> float:
     return math.sqrt(squares / (len(current) + len(baseline) - 2))
 
 
-def rounds_needed(spread: float, change_pct: float, alpha: float = ALPHA, power: float = POWER) -> int | None:
+def rounds_needed(spread: float, change_pct: float, alpha: float = ALPHA, power: float = POWER,
+                  most: int = MAX_ROUNDS_NEEDED) -> int | None:
     """The rounds a side with which a change of `change_pct` is detected (at `alpha`, with `power`) for a
-    figure whose logs spread by `spread` between rounds; None: not within MAX_ROUNDS_NEEDED (or a 0 % change)."""
+    figure whose logs spread by `spread` between rounds; None: not within `most` rounds (or a 0 % change)."""
     if change_pct <= 0:
         return None
     target = math.log1p(change_pct / 100)
-    for n in range(MIN_ROUNDS, MAX_ROUNDS_NEEDED + 1):
-        if detectable_log(spread * math.sqrt(2 / n), 2 * n - 2, alpha, power) <= target:
-            return n
-    return None
+    def detects(n: int) -> bool:
+        return detectable_log(spread * math.sqrt(2 / n), 2 * n - 2, alpha, power) <= target
+
+    # The detectable change shrinks as rounds are added (a smaller standard error, more degrees of freedom): the
+    # fewest rounds that detect `target` are found by bisection.
+    if not detects(most):
+        return None
+    low, high = MIN_ROUNDS, most
+    while low < high:
+        middle = (low + high) // 2
+        low, high = (low, middle) if detects(middle) else (middle + 1, high)
+    return low
 
 
 def welch_log_ratio(current: Sequence[float], baseline: Sequence[float]) -> LogRatio:

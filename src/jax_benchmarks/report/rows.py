@@ -32,6 +32,8 @@ class FigureRow:
     ratio: float | None  # median / fastest median of the case; None when alone or untimed
     comparison: Comparison | None = None
     baseline_memory: dict[str, Scalar] | None = None  # the baseline figure's memory (report/memory_gate.py)
+    # Each run's rounds' memory (this run's, then the baseline's): what repeats show of its noise (memory_gate.py).
+    memory_repeats: tuple[tuple[dict[str, Scalar], ...], ...] = ()
 
     @property
     def fastest(self) -> bool:
@@ -93,7 +95,9 @@ def build_table(records: Sequence[Record], baseline: Sequence[Record] | None = N
                 unmatched += comparison is None
             rows.append(FigureRow(record.group, record.run_id, case, column, record,
                                   layout.ratio(case, column), comparison,
-                                  dict(counterpart[-1].memory) if counterpart else None))
+                                  dict(counterpart[-1].memory) if counterpart else None,
+                                  tuple(tuple(dict(r.memory) for r in side if r.memory)
+                                        for side in (rounds[figure_key(record)], counterpart or ()))))
     metric_names = sorted({m for r in records for m in r.metrics} - HIDDEN_METRICS)
     latest = max(records, key=lambda r: r.timestamp)
     return ReportTable(

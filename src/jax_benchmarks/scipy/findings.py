@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from jax_benchmarks.store.record import Record
+from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT
 from jax_benchmarks.verdict.findings import Finding, fastest_findings
 
 TOPIC = "the BFGS fit"
@@ -18,5 +19,6 @@ VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
 }
 
 
-def findings(records: Sequence[Record], target: float | None) -> list[Finding]:
-    return fastest_findings("scipy", records, ("solve_",))
+def findings(records: Sequence[Record], target: float | None,
+             margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
+    return fastest_findings("scipy", records, ("solve_",), margin_pct)

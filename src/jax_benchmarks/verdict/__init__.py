@@ -3,6 +3,8 @@
 scale.py    what each scale runs (commands, options, rounds, expected seconds) and the time-left estimate
 source.py   the one place records are read
 findings.py each finding: one sentence from the records, its number, its uncertainty, its evidence
+decide.py   the four outcomes of a comparison at the margin (--margin), each with its interval
+aa.py       the A/A guard `calibrate` runs: each figure's even rounds against its odd rounds, never "faster"
 against.py  two machines side by side: the ratio per framework
 page.py     the HTML page and the markdown text
 cli.py      the click command: runs the groups in fresh processes, draws the progress, writes the page

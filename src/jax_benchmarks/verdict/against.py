@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.store.record import Record, Scalar
+from jax_benchmarks.verdict.decide import DECISION_CONFIDENCE, DEFAULT_MARGIN_PCT
 from jax_benchmarks.verdict.findings import Contrast, Finding, Status, contrasts, figures, run_ids
 
 WorkKey = tuple[str, str, str, str | None]  # group, case, backend, variant
@@ -70,7 +71,8 @@ def machine_name(env: Mapping[str, Scalar]) -> str:
     return f"{env.get('cpu') or 'unknown CPU'}{cores}, {env.get('gpu') or 'no GPU'}"
 
 
-def machine_ratios(here: Mapping[str, Sequence[Record]], there: Mapping[str, Sequence[Record]]) -> list[MachineRatio]:
+def machine_ratios(here: Mapping[str, Sequence[Record]], there: Mapping[str, Sequence[Record]],
+                   margin_pct: float = DEFAULT_MARGIN_PCT) -> list[MachineRatio]:
     """Per framework (backend), every figure measured on both machines, judged as one family."""
     mine: dict[WorkKey, list[Record]] = {}
     for records in figures(r for rs in here.values() for r in rs).values():
@@ -80,7 +82,7 @@ def machine_ratios(here: Mapping[str, Sequence[Record]], there: Mapping[str, Seq
         theirs[work_key(records[-1])] = records
     shared = [key for key in mine if key in theirs]
     judged = contrasts([(f"{key[2]} {key[1]} there", theirs[key], f"{key[2]} {key[1]} here", mine[key])
-                        for key in shared])
+                        for key in shared], margin_pct)
     per_framework: dict[str, list[tuple[str, Contrast]]] = {}
     for key, contrast in zip(shared, judged, strict=True):
         per_framework.setdefault(key[2], []).append((key[1], contrast))
@@ -88,9 +90,10 @@ def machine_ratios(here: Mapping[str, Sequence[Record]], there: Mapping[str, Seq
             for name, found in per_framework.items()]
 
 
-def against_finding(here: Mapping[str, Sequence[Record]], there: Mapping[str, Sequence[Record]]) -> Finding:
+def against_finding(here: Mapping[str, Sequence[Record]], there: Mapping[str, Sequence[Record]],
+                    margin_pct: float = DEFAULT_MARGIN_PCT) -> Finding:
     """One sentence: the gain per framework of moving the work there, with the evidence per figure."""
-    ratios = machine_ratios(here, there)
+    ratios = machine_ratios(here, there, margin_pct)
     here_env = next((rs[-1].env for rs in here.values() if rs), {})
     there_env = next((rs[-1].env for rs in there.values() if rs), {})
     name = f"{machine_name(there_env)} against {machine_name(here_env)}"
@@ -106,7 +109,7 @@ def against_finding(here: Mapping[str, Sequence[Record]], there: Mapping[str, Se
     cases = tuple(dict.fromkeys(row[1] for row in rows))
     any_judged = any(c.judged in ("faster", "slower") for ratio in ratios for c in ratio.shared)
     return Finding("against", "the other machine", sentence, "found" if any_judged else "measured",
-                   run_ids(every), cases, ("framework", "case", "time here / there", "95 % CI", "judged"), rows)
+                   run_ids(every), cases, ("framework", "case", "time here / there", f"{DECISION_CONFIDENCE * 100:g} % CI", "judged"), rows)
 
 
 def missing_groups(name: str, chosen: Mapping[str, Sequence[Record]], groups: Sequence[str]) -> str | None:
@@ -118,13 +121,15 @@ def missing_groups(name: str, chosen: Mapping[str, Sequence[Record]], groups: Se
             f"{'that group is' if len(absent) == 1 else 'those groups are'} not compared there.")
 
 
-def fleet_finding(columns: Sequence[tuple[str, Mapping[str, Sequence[Record]]]]) -> Finding:
+def fleet_finding(columns: Sequence[tuple[str, Mapping[str, Sequence[Record]]]],
+                  margin_pct: float = DEFAULT_MARGIN_PCT) -> Finding:
     """One column per machine (name, its chosen records per group), the first the reference: per framework, time
     on the first ÷ time on this one, the geometric mean over the figures both measured (above 1: this machine is
     faster), judged as `machine_ratios` judges two machines. A machine without records of a group another one
     has says so in one line; a framework no other machine shares with the first gets "—"."""
     (first_name, first), rest = columns[0], columns[1:]
-    per_machine = [{ratio.framework: ratio for ratio in machine_ratios(first, chosen)} for _, chosen in rest]
+    per_machine = [{ratio.framework: ratio for ratio in machine_ratios(first, chosen, margin_pct)}
+                   for _, chosen in rest]
     own: dict[str, int] = {}
     for records in figures(r for rs in first.values() for r in rs).values():
         own[records[-1].backend] = own.get(records[-1].backend, 0) + 1

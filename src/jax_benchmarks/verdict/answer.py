@@ -3,9 +3,9 @@
 Built from the findings' records (`Finding.records`: the timed records behind each finding), with the
 regression gate's own test (`jax_benchmarks.report.compare`): for a finding's largest case, JAX's fastest
 label against the fastest other label (NumPy, PyTorch, the project's own engine), the ratio of the rounds'
-fastest samples with its 95 % confidence interval, the topics judged as one family (Benjamini–Hochberg).
-the three words of `verdict/decide.py`:
-* worth it: JAX is faster (the ratio lies beyond the equivalence margin);
+fastest samples with its confidence interval, the topics judged as one family (Benjamini–Hochberg), with the
+outcomes of `verdict/decide.py`:
+* worth it: JAX is faster, by more than the margin or by an uncertain amount (the interval excludes 1);
 * not worth it: the other is faster, or the two are the same within ±m % (an equivalence test);
 * undecided: too few rounds, a busy machine, an interval wider than `WIDEST_INTERVAL`, or neither test
   resolved (the sentence gives the rounds and the smallest difference they detect).
@@ -26,7 +26,7 @@ from typing import Literal
 
 from jax_benchmarks.report.compare import round_medians
 from jax_benchmarks.store.record import Record
-from jax_benchmarks.verdict.decide import WIDEST_INTERVAL, undecided_text
+from jax_benchmarks.verdict.decide import DECISION_CONFIDENCE, DEFAULT_MARGIN_PCT, WIDEST_INTERVAL, undecided_text
 from jax_benchmarks.verdict.findings import Contrast, Finding, contrasts
 
 Word = Literal["worth it", "not worth it", "undecided"]
@@ -58,13 +58,16 @@ class Answer:
         interval, speedup = self.contrast.interval, self.contrast.speedup
         if self.contrast.judged == "undecided":
             if interval is not None and interval[1] / interval[0] > WIDEST_INTERVAL:
-                return f"95 % CI {interval[0]:.2g}–{interval[1]:.2g}×, too wide to tell"
+                return f"{DECISION_CONFIDENCE * 100:g} % CI {interval[0]:.2g}–{interval[1]:.2g}×, too wide to tell"
             return undecided_text(self.contrast.decision)
+        if self.contrast.judged == "same":
+            named = f", JAX {self.contrast.difference_text}" if self.contrast.decision.differs else ""
+            return self.contrast.same_text + named
+        if not self.contrast.decision.beyond_margin:
+            return f"JAX {self.contrast.difference_text}"
         if self.contrast.judged == "faster":
             return f"×{speedup:.1f}"
-        if self.contrast.judged == "slower":
-            return f"{self.contrast.b} {1 / speedup:.1f}× faster"
-        return self.contrast.same_text
+        return f"{self.contrast.b} {1 / speedup:.1f}× faster"
 
 
 def label(record: Record) -> str:
@@ -104,12 +107,13 @@ def pairing(finding: Finding) -> tuple[str, str, list[Record], str, list[Record]
     return None
 
 
-def answers(findings: Sequence[Finding]) -> list[Answer]:
-    """One answer per finding that sets JAX against another framework, judged together (findings.contrasts)."""
+def answers(findings: Sequence[Finding], margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Answer]:
+    """One answer per finding that sets JAX against another framework, judged together at ±`margin_pct` %
+    (findings.contrasts)."""
     paired = [(finding, pairing(finding)) for finding in findings]
     made = [(finding, found) for finding, found in paired if found is not None]
     judged = contrasts([(jax_label, jax_records, other_label, other_records)
-                        for _, (_, jax_label, jax_records, other_label, other_records) in made])
+                        for _, (_, jax_label, jax_records, other_label, other_records) in made], margin_pct)
     # Every pair is of timed records (`fastest` keeps no other), so `contrasts` keeps each one, in order.
     return [Answer(finding.key, finding.topic, found[0], contrast)
             for (finding, found), contrast in zip(made, judged, strict=True)]
@@ -119,7 +123,17 @@ def _listed(parts: Sequence[str]) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
 
 
-def plain_answer(found: Sequence[Answer]) -> list[str]:
+def how_judged(margin_pct: float) -> str:
+    """The four outcomes and the margin, in one sentence (the page's first lines and its legend)."""
+    margin = f"±{margin_pct:g} %"
+    return (f"Margin {margin} (--margin). Each comparison ends as one of: faster by more than {margin_pct:g} % (the "
+            f"ratio's {DECISION_CONFIDENCE * 100:g} % confidence interval lies beyond the margin), the same within {margin} "
+            "(the interval lies inside it; a difference it shows is named beside it), faster by a–b % (the interval "
+            "excludes 1 and crosses the margin), or undecided (the interval holds 1 and crosses the margin; with the "
+            "rounds a side that would decide it). The first three are decided.")
+
+
+def plain_answer(found: Sequence[Answer], margin_pct: float = DEFAULT_MARGIN_PCT) -> list[str]:
     """Three to five lines: where JAX is worth it, where not, what is undecided; then how it was judged."""
     if not found:
         return ["No answer yet: the records hold no figure of JAX (or Flax) beside another framework's. "
@@ -131,7 +145,6 @@ def plain_answer(found: Sequence[Answer]) -> list[str]:
         topics = [f"{a.topic} ({a.reason})" for a in found if a.word == word]
         if topics:
             lines.append(f"{later if lines else first} {_listed(topics)}.")
-    lines.append("Each answer sets JAX's fastest figure against the fastest other framework's on one case: faster "
-                 "only where the ratio's 95 % confidence interval lies beyond the margin of ±5 %, the same only where an "
-                 "equivalence test (TOST) puts it inside ±5 %, else undecided.")
+    lines.append("Each answer sets JAX's fastest figure against the fastest other framework's on one case, at the "
+                 f"margin ±{margin_pct:g} %.")
     return lines

@@ -13,8 +13,10 @@ from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.against import against_finding, fleet_finding, machine_name
 from jax_benchmarks.verdict.answer import answers, plain_answer
 from jax_benchmarks.verdict.chart import summary_chart
+from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT
 from jax_benchmarks.verdict.findings import Finding, all_findings, latest_runs
 from jax_benchmarks.verdict.page import Machine, decided_line, render_html, render_markdown
+from jax_benchmarks.verdict.scale import derived_scale
 
 
 def per_round(record: Record) -> Record:
@@ -41,16 +43,17 @@ def box_plots(findings: Sequence[Finding]) -> dict[str, list[Chart]]:
     return charts
 
 
-def machine(records: Sequence[Record], run_id: str | None, target: float | None, draw: bool) -> tuple[Machine, Mapping[str, list[Record]]]:
+def machine(records: Sequence[Record], run_id: str | None, target: float | None, draw: bool,
+            margin_pct: float = DEFAULT_MARGIN_PCT) -> tuple[Machine, Mapping[str, list[Record]]]:
     chosen = latest_runs(records, run_id)
-    findings = all_findings(chosen, target)
+    findings = all_findings(chosen, target, margin_pct)
     shown = [r for rs in chosen.values() for r in rs]
     env = max(shown, key=lambda r: r.timestamp).env if shown else {}
     tables = order_tables([build_table(rs) for rs in chosen.values()], BENCHMARK_GROUPS)
-    found = answers(findings)
+    found = answers(findings, margin_pct)
     summary = summary_chart(found) if draw else None
     return Machine(machine_name(env), findings, env, shown, tables, box_plots(findings) if draw else {},
-                   found, summary), chosen
+                   found, summary, margin_pct), chosen
 
 
 def distinct_name(machine: Machine, taken: Sequence[str], store: str | None) -> Machine:
@@ -73,28 +76,31 @@ class Verdict:
 
 def build_page(here_records: Sequence[Record], others: Sequence[Sequence[Record]] | None, run_id: str | None,
                output_format: Literal["html", "markdown"], target: float | None = None,
-               scale: str | None = None, stores: Sequence[str] = ()) -> str:
+               scale: str | None = None, stores: Sequence[str] = (), margin_pct: float = DEFAULT_MARGIN_PCT) -> str:
     """The page of `here_records` (the --from store or the measuring run) and of each `--against` store's records
     in `others` (`stores`: those stores as shown, a URL's password hidden), each against the first."""
-    return build_verdict(here_records, others, run_id, output_format, target, scale, stores).page
+    return build_verdict(here_records, others, run_id, output_format, target, scale, stores, margin_pct).page
 
 
 def build_verdict(here_records: Sequence[Record], others: Sequence[Sequence[Record]] | None, run_id: str | None,
                   output_format: Literal["html", "markdown"], target: float | None = None,
-                  scale: str | None = None, stores: Sequence[str] = ()) -> Verdict:
+                  scale: str | None = None, stores: Sequence[str] = (),
+                  margin_pct: float = DEFAULT_MARGIN_PCT) -> Verdict:
     """`build_page`'s page, with its plain answer and decided count for the terminal."""
     draw = output_format == "html"
-    here, chosen_here = machine(here_records, run_id, target, draw)
+    here, chosen_here = machine(here_records, run_id, target, draw, margin_pct)
     theres: list[Machine] = []
     across: list[Finding] = []
     columns: list[tuple[str, Mapping[str, list[Record]]]] = [(here.name, chosen_here)]
     for index, records in enumerate(others or ()):
-        there, chosen_there = machine(records, None, target, draw)
+        there, chosen_there = machine(records, None, target, draw, margin_pct)
         there = distinct_name(there, [name for name, _ in columns], stores[index] if index < len(stores) else None)
         theres.append(there)
-        across.append(against_finding(chosen_here, chosen_there))
+        across.append(against_finding(chosen_here, chosen_there, margin_pct))
         columns.append((there.name, chosen_there))
-    fleet = fleet_finding(columns) if len(columns) > 1 else None
+    fleet = fleet_finding(columns, margin_pct) if len(columns) > 1 else None
+    if scale is None and (derived := derived_scale(here.records)) is not None:  # a page built --from
+        scale, here = derived, dataclasses.replace(here, scale_derived=True)
     render = render_html if output_format == "html" else render_markdown
-    answer = plain_answer(here.answers)  # its last line says how it was judged, except where there is no answer
+    answer = plain_answer(here.answers, here.margin_pct)  # its last line says how it was judged, except where there is no answer
     return Verdict(render(here, theres, across, fleet, scale), answer[:-1] or answer, decided_line(here))

@@ -112,7 +112,7 @@ def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, l
 
 
 def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: str, log: Path, done: list[RoundDone],
-               target: float | None, threads: int | None = None) -> list[RoundDone]:
+               target: float | None, threads: int | None, margin_pct: float) -> list[RoundDone]:
     """Sequential rounds (verdict/sequential.py): one more round of each group with an undecided finding that its
     rounds say could be decided within what is left of `budget_s` (the whole verdict's wall time) at the pace `done`
     ran; every round run. Where undecided findings stay but no round is added, one line says what they would need."""
@@ -125,7 +125,7 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
     while True:
         spent = sum(r.seconds for r in rounds)
         records = read_results(results, warn, run_id)[0]
-        settle = settle_by_group(latest_runs(records, run_id), target)
+        settle = settle_by_group(latest_runs(records, run_id), target, margin_pct)
         wanted = rounds_wanted(settle)
         more = next_round(scale, max(r.round_index or 0 for r in records) + 1, wanted, spent, budget_s,
                           spent / reference_s if reference_s else 1.0)
@@ -214,6 +214,14 @@ def tell_answer(path: Path, answer: Sequence[str], decided: str) -> None:
         print_whole_words(console, visible(line))  # names from records: no control character reaches the terminal
 
 
+def checked_margin(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
+    """--margin PERCENT: a number above 0 and at most 100 (NaN and infinity refused: one line, exit 2)."""
+    if value is not None and not 0 < value <= 100:  # NaN fails both comparisons
+        raise click.BadParameter(f"{value:g} is not a margin; allowed: a percentage above 0 and at most 100, e.g. 10",
+                                 param=param)
+    return value
+
+
 def say(text: str) -> None:
     """A line of the verdict's progress on stderr (stdout keeps the page), wrapped at the console's width between
     words as the progress header is; a path wider than the console stays whole on its own line."""
@@ -266,14 +274,18 @@ def warn(message: str) -> None:
               help="Wall time a measuring verdict may take in all: after the scale's rounds, it adds rounds to the "
                    "groups whose findings are still undecided while one fits (default: quick 300, standard 480, "
                    "full twice its estimate).")
+@click.option("--margin", "margin_pct", type=float, default=None, callback=checked_margin, metavar="PERCENT",
+              help="The difference worth switching for: a comparison is faster by more than it, the same within "
+                   "±PERCENT, faster by a–b % (an interval crossing it) or undecided (default: 10, asv's factor "
+                   "1.1; see docs/verdict.md).")
 @click.option("--target-accuracy", type=FiniteFloatRange(0.0, 1.0, min_open=True), default=None,
               help="Test accuracy of the 'time to accuracy' finding (default: 99 % on full MNIST, else the lowest "
                    "best accuracy of any framework and run, rounded down to a whole percent).")
 def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tuple[ResultsLocation, ...],
         run_id: str | None,
         output_format: Format, output: Path | None, results: ResultsLocation, threads: int | None,
-        budget_s: float | None, target_accuracy: float | None, lock_timeout_s: float = LOCK_TIMEOUT_S,
-        force: bool = False) -> None:
+        budget_s: float | None, target_accuracy: float | None, margin_pct: float | None,
+        lock_timeout_s: float = LOCK_TIMEOUT_S, force: bool = False) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
     one click away. With --from, only the page. The terminal says the plain answer and where the page is.
@@ -315,6 +327,9 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         if threads > cpu_count():
             raise click.BadParameter(f"{threads} threads requested but this process may use {cpu_count()} core(s); "
                                      f"allowed: 1–{cpu_count()}", param_hint="'--threads'")
+    from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT
+
+    margin = DEFAULT_MARGIN_PCT if margin_pct is None else margin_pct
     failed: list[RoundDone] = []
     source: ResultsLocation | None = from_path
     used_scale: str | None = None
@@ -336,7 +351,8 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         log.parent.mkdir(parents=True, exist_ok=True)  # checked writable above; made now that work starts
         try:
             rounds = measure_with_progress(SCALES[scale], results, run_id, log, threads)
-            rounds = add_rounds(SCALES[scale], budget, results, run_id, log, rounds, target_accuracy, threads)
+            rounds = add_rounds(SCALES[scale], budget, results, run_id, log, rounds, target_accuracy, threads,
+                                margin)
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the round's process is ended; say what is saved
             raise interrupted(f"Interrupted: {saved_count(results, run_id)} records of verdict run "
                               f"{run_id} are saved in {results}", interrupt_signal(exc)) from None
@@ -349,7 +365,7 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
     from jax_benchmarks.cli.console import visible_lines
 
     verdict = build_verdict(here, others, run_id, output_format, target_accuracy, used_scale,
-                            [str(against) for against in against_paths])
+                            [str(against) for against in against_paths], margin)
     # The page's text as it reaches a terminal or a file that is later printed: no control character from a record.
     page = visible_lines(verdict.page)
     if to_stdout:

@@ -31,7 +31,8 @@ from jax_benchmarks.report.plot import COMPILED_VARIANTS
 from jax_benchmarks.report.select import FigureKey, figure_key
 from jax_benchmarks.store.views import by_group, by_run, run_key
 from jax_benchmarks.store.record import Record, Scalar
-from jax_benchmarks.verdict.decide import Decision, Word, decide, refusal, undecided_text
+from jax_benchmarks.verdict.decide import (DECISION_CONFIDENCE, DEFAULT_MARGIN_PCT, Decision, Word, decide, percent_text,
+                                           refusal, undecided_text)
 
 # "not compared": the records are not the same work (`unlike`); "undecided": more rounds may decide it.
 Status = Literal["found", "same", "undecided", "not compared", "missing", "measured"]
@@ -94,9 +95,12 @@ class Contrast:
 
     @property
     def interval(self) -> tuple[float, float] | None:
-        """95 % confidence interval of `speedup`; None with too few rounds."""
-        ci = self.comparison.interval
-        return None if ci is None else (1 / ci[1], 1 / ci[0])
+        """The interval of `speedup` every outcome rests on (`DECISION_CONFIDENCE`); None with too few rounds."""
+        ratio = self.comparison.log_ratio
+        if ratio is None:
+            return None
+        low, high = ratio.interval(DECISION_CONFIDENCE)
+        return 1 / high, 1 / low
 
     @property
     def judged(self) -> Word:
@@ -105,40 +109,67 @@ class Contrast:
 
     @property
     def uncertainty(self) -> str:
-        """'95 % CI 1.8–2.4×, margin ±5 %, q = 0.001, 3 vs 3 rounds', or why there is none."""
+        """'99.9 % CI 1.8–2.4×, margin ±10 %, q = 0.001, 3 vs 3 rounds', or why there is none."""
         rounds = f"{self.comparison.rounds} vs {self.comparison.baseline_rounds} round(s)"
         interval = self.interval
         if interval is None or self.comparison.busy is not None or self.decision.refused:
-            return f"{rounds}: {undecided_text(self.decision)}"
+            return rounds
         q = "" if self.decision.q_value is None else f", q = {self.decision.q_value:.2g}"
-        return f"95 % CI {interval[0]:.2f}–{interval[1]:.2f}×, margin {self.decision.margin_text}{q}, {rounds}"
+        return (f"{DECISION_CONFIDENCE * 100:g} % CI {interval[0]:.2f}–{interval[1]:.2f}×, margin "
+                f"{self.decision.margin_text}{q}, {rounds}")
 
     @property
     def same_text(self) -> str:
-        """'the same within ±5 %' (the equivalence test's margin)."""
+        """'the same within ±10 %' (the equivalence test's margin)."""
         return f"the same within {self.decision.margin_text}"
 
+    @property
+    def difference_text(self) -> str:
+        """The difference the interval shows, in % of the slower's time saved or lost: 'faster by 2.1–3.9 %' (a
+        faster), 'slower by 2.1–3.9 %' (a slower); '' where the interval holds 1."""
+        interval = self.interval
+        if interval is None or not self.decision.differs:
+            return ""
+        low, high = interval
+        if low > 1:
+            return f"faster by {percent_text((low - 1) * 100)}–{percent_text((high - 1) * 100)} %"
+        return f"slower by {percent_text((1 / high - 1) * 100)}–{percent_text((1 / low - 1) * 100)} %"
+
+    @property
+    def how_much(self) -> str:
+        """How much faster (or slower) a decided-different comparison says a is: '2.10× faster' where the
+        interval lies beyond the margin, 'faster by 2.0–14 %' where it crosses it."""
+        if self.decision.beyond_margin:
+            return f"{self.speedup:.2f}× faster" if self.judged == "faster" else f"{1 / self.speedup:.2f}× slower"
+        return self.difference_text
+
     def phrase(self) -> str:
-        """'jax is 2.10× faster than numpy (95 % CI …)', 'the same within ±5 %' or 'undecided after N rounds'."""
+        """'jax is 2.10× faster than numpy (99.9 % CI …)', 'jax is faster than numpy, by 2.0–14 % (…)', 'jax and
+        numpy are the same within ±10 % (…)' or 'undecided after N rounds'."""
         if self.decision.refused:
             return f"{self.a} against {self.b}: {undecided_text(self.decision)}"
         if self.judged == "undecided":
             return (f"{self.a} {format_seconds(self.a_median_s)} against {self.b} {format_seconds(self.b_median_s)}: "
                     f"{undecided_text(self.decision)} ({self.uncertainty})")
         if self.judged == "same":
-            return f"{self.a} and {self.b} are {self.same_text} (ratio {self.speedup:.2f}, {self.uncertainty})"
-        if self.judged == "faster":
-            return f"{self.a} is {self.speedup:.2f}× faster than {self.b} ({self.uncertainty})"
-        return f"{self.a} is {1 / self.speedup:.2f}× slower than {self.b} ({self.uncertainty})"
+            named = f"{self.a} {self.difference_text}; " if self.decision.differs else ""
+            return (f"{self.a} and {self.b} are {self.same_text} ({named}ratio {self.speedup:.2f}, "
+                    f"{self.uncertainty})")
+        if not self.decision.beyond_margin:
+            word, by = self.difference_text.split(" by ", 1)
+            return f"{self.a} is {word} than {self.b}, by {by} ({self.uncertainty})"
+        return f"{self.a} is {self.how_much} than {self.b} ({self.uncertainty})"
 
 
-def contrasts(pairs: Sequence[tuple[str, Sequence[Record], str, Sequence[Record]]]) -> list[Contrast]:
-    """Each (label a, records a, label b, records b) compared and decided as one family (`decide`); a pair whose
-    records differ in what `unlike` checks is refused (undecided, naming what differs), never compared."""
+def contrasts(pairs: Sequence[tuple[str, Sequence[Record], str, Sequence[Record]]],
+              margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Contrast]:
+    """Each (label a, records a, label b, records b) compared and decided as one family at ±`margin_pct` %
+    (`decide`); a pair whose records differ in what `unlike` checks is refused (undecided, naming what differs),
+    never compared."""
     made = [(a, ra, b, rb, compare(ra, rb)) for a, ra, b, rb in pairs]
     kept = [(a, ra, b, rb, c) for a, ra, b, rb, c in made if c is not None]
     differs = [unlike(ra, rb) for _, ra, _, rb, _ in kept]
-    decisions = iter(decide([c for (*_, c), why in zip(kept, differs, strict=True) if why is None]))
+    decisions = iter(decide([c for (*_, c), why in zip(kept, differs, strict=True) if why is None], margin_pct))
     return [Contrast(a, b, tuple(ra), tuple(rb), c,
                      next(decisions) if why is None else refusal(min(c.rounds, c.baseline_rounds), why))
             for (a, ra, b, rb, c), why in zip(kept, differs, strict=True)]
@@ -280,7 +311,8 @@ def ratio_rows(series: Sequence[Sequence[Record]]) -> tuple[tuple[str, ...], ...
     return tuple(rows)
 
 
-def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[str]) -> list[Finding]:
+def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[str],
+                     margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
     """Per case starting with one of `prefixes` (largest size of each): the fastest figure against the next (the
     findings of a group whose cases are implementations of one computation: autograd, scipy)."""
     timed = figures(records)
@@ -300,8 +332,9 @@ def fastest_findings(group: str, records: Sequence[Record], prefixes: Sequence[s
                                    f"measured at {case}: nothing to compare.", "measured", run_ids(evidence),
                                    (case,), headers, rows, evidence))
                 continue
-            judged = contrasts([(label(series[0][-1]), series[0], label(s[-1]), s) for s in series[1:2]])[0]
-            sentence = (f"At {case}: {judged.a} is fastest, {judged.speedup:.2f}× faster than {judged.b}, the next "
+            judged = contrasts([(label(series[0][-1]), series[0], label(s[-1]), s) for s in series[1:2]],
+                               margin_pct)[0]
+            sentence = (f"At {case}: {judged.a} is fastest, {judged.how_much} than {judged.b}, the next "
                         f"({judged.uncertainty})" if judged.judged == "faster"
                         else f"At {case}: no implementation is clearly fastest: {judged.phrase()}")
             if len(series) > 2:
@@ -469,7 +502,8 @@ def noise_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
 
 # ------------------------------------------------------------------ all ---
 
-def all_findings(chosen: Mapping[str, Sequence[Record]], target: float | None = None) -> list[Finding]:
+def all_findings(chosen: Mapping[str, Sequence[Record]], target: float | None = None,
+                 margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
     """Every finding the records allow, in the page's order: each group's own (its `findings` module), then
     memory, agreement and noise across groups; a missing group is said to be missing, and a group whose records
     yield no finding says so in one line."""
@@ -484,7 +518,7 @@ def all_findings(chosen: Mapping[str, Sequence[Record]], target: float | None = 
             out.append(Finding(f"no-findings-{group}", group, f"The {group} group declares no findings: its records "
                                "are not judged.", "missing", run_ids(records), case_names(records)))
             continue
-        out += declared.findings(records, target) or [missing_figures(group, records)]
+        out += declared.findings(records, target, margin_pct) or [missing_figures(group, records)]
     out += memory_findings(chosen)
     out += agreement_findings(chosen)
     out += noise_findings(chosen)
@@ -494,12 +528,14 @@ def all_findings(chosen: Mapping[str, Sequence[Record]], target: float | None = 
 class GroupFindings(Protocol):
     """What a group declares in `jax_benchmarks.<group>.findings`: its topic, its findings from its records
     (`target`: the test accuracy a training run must reach, for a group that trains; None: the group's own rule)
-    and the commands `verdict --scale` runs of it (`jax_benchmarks.verdict.scale`)."""
+    and the commands `verdict --scale` runs of it (`jax_benchmarks.verdict.scale`); `margin_pct`: the margin
+    ±m % every comparison is decided at (verdict/decide.py)."""
 
     TOPIC: str
     VERDICT_STEPS: Mapping[str, tuple[tuple[str, tuple[str, ...], float], ...]]
 
-    def findings(self, records: Sequence[Record], target: float | None) -> list[Finding]: ...
+    def findings(self, records: Sequence[Record], target: float | None,
+                 margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]: ...
 
 
 def group_findings(group: str) -> GroupFindings | None:

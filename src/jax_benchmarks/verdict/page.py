@@ -19,8 +19,8 @@ from jax_benchmarks.report.page import CSS, Chart, environment_section, image
 from jax_benchmarks.report.plot import machine_title
 from jax_benchmarks.report.rows import ReportTable
 from jax_benchmarks.store.record import Record, Scalar
-from jax_benchmarks.verdict.answer import SCALE_BANNERS, Answer, plain_answer
-from jax_benchmarks.verdict.decide import MAX_ROUNDS
+from jax_benchmarks.verdict.answer import SCALE_BANNERS, Answer, how_judged, plain_answer
+from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, MAX_ROUNDS
 from jax_benchmarks.verdict.findings import Finding
 from jax_benchmarks.verdict.sequential import counted, decided_count, rounds_to_settle
 
@@ -64,12 +64,19 @@ class Machine:
     charts: Mapping[str, Sequence[Chart]] = field(default_factory=dict)  # finding key -> its charts
     answers: Sequence[Answer] = ()  # JAX against the fastest other framework, per finding that has both
     summary: Chart | None = None  # the answers' chart (HTML only)
+    margin_pct: float = DEFAULT_MARGIN_PCT  # the margin ±m % every comparison was decided at
+    # The page's scale was derived from the records' options (`verdict.scale.derived_scale`): records measured before
+    # 2026-11-27 do not name it.
+    scale_derived: bool = False
 
 
 def banner(machine: Machine, scale: str | None) -> str:
     """The scale and the machine, e.g. 'quick scale: a smoke test, not a result · AMD EPYC (2 cores), no GPU'."""
-    parts = [SCALE_BANNERS.get(scale, f"{scale} scale")] if scale else []
+    parts = [SCALE_BANNERS.get(scale, f"{scale} scale") + (DERIVED if machine.scale_derived else "")] if scale else []
     return " · ".join([*parts, machine.name])
+
+
+DERIVED = " (derived from the sizes the records were measured at: they do not name their scale)"
 
 
 def decided_line(machine: Machine) -> str:
@@ -188,9 +195,10 @@ def render_html(here: Machine, others: Sequence[Machine] = (), across: Sequence[
                 fleet: Finding | None = None, scale: str | None = None) -> str:
     """The whole page: findings (and each other machine's, with the ratios between it and this one; then one
     column per machine), then the environment."""
-    answer = plain_answer(here.answers)
+    answer = plain_answer(here.answers, here.margin_pct)
     body = [f"<h1>{html.escape(QUESTION)}</h1>",
             f'<p class="banner">{html.escape(banner(here, scale))}</p>',
+            f'<p class="meta">{html.escape(how_judged(here.margin_pct))}</p>',
             f'<p class="meta">{html.escape(decided_line(here))}</p>',
             '<div class="answer">' + "".join(f"<p>{html.escape(line)}</p>" for line in answer[:-1])
             + f'<p class="how">{html.escape(answer[-1])}</p></div>']
@@ -198,9 +206,7 @@ def render_html(here: Machine, others: Sequence[Machine] = (), across: Sequence[
         body.append(f'<div class="summary">{image(here.summary)}</div>')
     body += [f"<h2>Findings on {html.escape(here.name)}</h2>",
              '<p class="meta">Each finding is one sentence computed from the records; open it for the evidence. '
-             "Three words: faster (the ratio's 95 % interval lies beyond the margin of ±5 %), the same within "
-             "±5 % (an equivalence test, TOST), or undecided (with the "
-             "rounds taken and the smallest difference they detect; an interval wider than 10× is undecided).</p>",
+             "An interval wider than 10× is undecided.</p>",
              findings_list(here),
              "<h3>What was measured</h3>",
              *(f'<p class="meta">{html.escape(line)}</p>' for line in about_lines(here))]
@@ -249,12 +255,12 @@ def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Seque
     ids) goes through `markdown_text`: a CPU name or a case cannot add a tag, a link or emphasis to a page
     pasted into a pull request; the markup is this function's."""
     md = markdown_text
-    answer = plain_answer(here.answers)
+    answer = plain_answer(here.answers, here.margin_pct)
     lines = [f"## {QUESTION}", "", *(md(line) for line in answer[:-1]), "", f"> **{md(banner(here, scale))}**", "",
-             md(decided_line(here)), ""]
+             md(how_judged(here.margin_pct)), "", md(decided_line(here)), ""]
     lines += [f"{md(line)}  " for line in about_lines(here)]
     if scale:
-        lines.append(f"Scale: `verdict --scale {scale}`  ")
+        lines.append(f"Scale: `verdict --scale {scale}`{md(DERIVED) if here.scale_derived else ''}  ")
     lines += ["", md(answer[-1]), "", f"### Findings on {md(here.name)}", "", *findings_table(here.findings), ""]
     for there, between in zip(others, across, strict=True):
         lines += [f"### Findings on {md(there.name)}", "", *[f"{md(line)}  " for line in about_lines(there)], "",
@@ -263,10 +269,7 @@ def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Seque
                   *md_table(between.headers, between.rows), ""]
     if fleet is not None:
         lines += ["### One column per machine", "", md(fleet.sentence), "", *md_table(fleet.headers, fleet.rows), ""]
-    lines += ["Faster only where the ratio's 95 % interval lies beyond the margin of ±5 %; the same within ±5 % "
-              "only where an equivalence test (TOST) puts it inside; "
-              "otherwise undecided (the regression gate's test: fastest sample per round, Welch, "
-              "Benjamini–Hochberg).", ""]
+    lines += ["The regression gate's test: fastest sample per round, Welch, Benjamini–Hochberg.", ""]
     return "\n".join(lines)
 
 

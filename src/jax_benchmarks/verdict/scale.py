@@ -19,6 +19,7 @@ from typing import Literal, get_args
 
 from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.report.compare import MIN_ROUNDS
+from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.findings import ROUND_INDEX, group_findings
 
 ScaleName = Literal["quick", "standard", "full"]
@@ -98,3 +99,45 @@ def seconds_left(scale: Scale, done: Sequence[float]) -> float:
     finished = planned[: len(done)]
     pace = sum(done) / sum(finished) if done and sum(finished) > 0 else 1.0
     return pace * sum(planned[len(done):])
+
+
+def option_params(step: Step) -> dict[str, str]:
+    """The step's options that a record's params keep ('--matrix-size 1000' -> {'matrix_size': '1000'}): an option
+    followed by a value, the round's own index left out."""
+    out = {}
+    options = list(step.options)
+    for name, value in zip(options, options[1:]):
+        if name.startswith("--") and not value.startswith("-") and ROUND_INDEX not in value:
+            out[name[2:].replace("-", "_")] = value
+    return out
+
+
+def same_value(recorded: object, given: str) -> bool:
+    """A recorded param equals an option's text (numbers compared as numbers: 1e6 is 1000000)."""
+    if isinstance(recorded, bool):
+        return False
+    if isinstance(recorded, (int, float)):
+        try:
+            return float(recorded) == float(given)
+        except ValueError:
+            return False
+    return str(recorded) == given
+
+
+def derived_scale(records: Sequence[Record]) -> ScaleName | None:
+    """The scale whose steps' options the records' params show (each group's records against the options its steps
+    of that scale give, where a record keeps them: `xla --matrix-size 1000`, `mnist --epochs 1`), for records that do
+    not name their scale; None where no scale agrees with every option checked, or none could be checked."""
+    found = []
+    for name, scale in SCALES.items():
+        checked, agrees = 0, True
+        for step in scale.steps:
+            params = [r.params for r in records if r.group == step.group]
+            for key, value in option_params(step).items():
+                values = [p[key] for p in params if key in p]
+                if values:
+                    checked += 1
+                    agrees = agrees and all(same_value(v, value) for v in values)
+        if checked and agrees:
+            found.append(name)
+    return found[0] if len(found) == 1 else None

@@ -28,7 +28,7 @@ from dataclasses import replace
 
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.answer import Answer, answers
-from jax_benchmarks.verdict.decide import MAX_ROUNDS, Decision
+from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, MAX_ROUNDS, Decision
 from jax_benchmarks.verdict.findings import Finding, group_findings
 from jax_benchmarks.verdict.scale import Scale
 
@@ -63,13 +63,15 @@ def finding_wants(finding: Finding) -> int | None:
     return min(wanted) if wanted else None
 
 
-def group_findings_of(chosen: Mapping[str, Sequence[Record]], target: float | None) -> dict[str, list[Finding]]:
-    """Per group of `chosen` (per group, the run's records) that declares findings and has records: its findings."""
+def group_findings_of(chosen: Mapping[str, Sequence[Record]], target: float | None,
+                      margin_pct: float = DEFAULT_MARGIN_PCT) -> dict[str, list[Finding]]:
+    """Per group of `chosen` (per group, the run's records) that declares findings and has records: its findings,
+    decided at ±`margin_pct` %."""
     out = {}
     for group, records in chosen.items():
         declared = group_findings(group)
         if declared is not None and records:
-            out[group] = declared.findings(records, target)
+            out[group] = declared.findings(records, target, margin_pct)
     return out
 
 
@@ -88,11 +90,12 @@ def rounds_to_settle(finding: Finding, answer: Answer | None) -> int | None:
     return max(wanted) if len(wanted) == len(parts) else None
 
 
-def settle_by_group(chosen: Mapping[str, Sequence[Record]], target: float | None) -> dict[str, list[int | None]]:
+def settle_by_group(chosen: Mapping[str, Sequence[Record]], target: float | None,
+                    margin_pct: float = DEFAULT_MARGIN_PCT) -> dict[str, list[int | None]]:
     """Per group of `chosen` (per group, the run's records): `rounds_to_settle` of each of its findings, the answers
-    judged together, as the page judges them (one family)."""
-    per_group = group_findings_of(chosen, target)
-    answer_of = {a.key: a for a in answers([f for found in per_group.values() for f in found])}
+    judged together, as the page judges them (one family), at the page's margin ±`margin_pct` %."""
+    per_group = group_findings_of(chosen, target, margin_pct)
+    answer_of = {a.key: a for a in answers([f for found in per_group.values() for f in found], margin_pct)}
     return {group: [rounds_to_settle(f, answer_of.get(f.key)) for f in found] for group, found in per_group.items()}
 
 

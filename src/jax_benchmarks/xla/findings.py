@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from jax_benchmarks.store.record import Record, Scalar
+from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT
 from jax_benchmarks.verdict.findings import (RATIO_HEADER, Contrast, Finding, contrasts, figures, label, ratio_rows,
                                              run_ids, size_of, status_of, typical_s)
 
@@ -20,8 +21,9 @@ VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
 }
 
 
-def findings(records: Sequence[Record], target: float | None) -> list[Finding]:
-    return linear_algebra(records)
+def findings(records: Sequence[Record], target: float | None,
+             margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
+    return linear_algebra(records, margin_pct)
 
 
 def matmul_library(backend: str, device: str, env: Mapping[str, Scalar]) -> str | None:
@@ -47,7 +49,7 @@ def library_clause(fast: Contrast) -> str:
     return f"they use different libraries ({ra.backend}: {lib_a}; {rb.backend}: {lib_b}), so the gap is the libraries' kernels as much as the framework"
 
 
-def linear_algebra(records: Sequence[Record]) -> list[Finding]:
+def linear_algebra(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
     """Per kind (matmul, inverse): the fastest framework at the largest size measured, and by how much."""
     out = []
     timed = figures(records)
@@ -68,18 +70,19 @@ def linear_algebra(records: Sequence[Record]) -> list[Finding]:
                                    "measured", run_ids(evidence), (case,), records=evidence))
                 continue
             fastest = series[0]
-            judged = contrasts([(label(fastest[-1]), fastest, label(other[-1]), other) for other in series[1:]])
+            judged = contrasts([(label(fastest[-1]), fastest, label(other[-1]), other) for other in series[1:]],
+                               margin_pct)
             runner_up = judged[0]
             sentence = f"At {case}: "
             if runner_up.judged == "faster":
-                sentence += f"{runner_up.a} is fastest, {runner_up.speedup:.2f}× faster than {runner_up.b}, the next ({runner_up.uncertainty})"
+                sentence += f"{runner_up.a} is fastest, {runner_up.how_much} than {runner_up.b}, the next ({runner_up.uncertainty})"
             else:
                 sentence += f"no framework is clearly fastest: {runner_up.phrase()}"
             if kind == "matmul" and runner_up.judged == "faster":  # a gap to explain
                 sentence += f"; {library_clause(runner_up)}"
             others = [c for c in judged[1:] if c.judged == "faster"]
             if others:
-                sentence += f"; {runner_up.a} is " + ", ".join(f"{c.speedup:.1f}× faster than {c.b}" for c in others)
+                sentence += f"; {runner_up.a} is " + ", ".join(f"{c.how_much} than {c.b}" for c in others)
             out.append(Finding(
                 f"linear-algebra-{case}", topic, sentence + ".", status_of(runner_up), run_ids(evidence), (case,),
                 ("framework", "median of round medians", RATIO_HEADER), rows, evidence, (runner_up.decision,)))

@@ -1,0 +1,34 @@
+"""The page never contradicts itself (issue 48, item 6): a comparison taken on a busy machine is drawn as not judged
+(a hollow grey dot, no interval, labelled) and its reason is said once."""
+
+from __future__ import annotations
+
+from jax_benchmarks.store.record import Record
+from jax_benchmarks.verdict.answer import answers
+from jax_benchmarks.verdict.chart import NOT_JUDGED_COLOUR, points
+from jax_benchmarks.verdict.findings import all_findings, latest_runs
+from tests.verdict.fixtures import figure
+
+BUSY = {"window_s": 0.5, "busy": True, "cores": 2, "others_cores": 1.6, "steal_cores": 0.0}
+GRAD = "grad_1000_float32"
+
+
+def gradients(**extra: object) -> list[Record]:
+    return (figure("autograd", "numpy", GRAD, 0.8, variant="vectorised", rounds=6, **extra)  # type: ignore[arg-type]
+            + figure("autograd", "jax", GRAD, 0.1, variant="vmap+jit", rounds=6, **extra))  # type: ignore[arg-type]
+
+
+def test_a_busy_comparison_is_drawn_as_not_judged_and_its_reason_said_once() -> None:
+    findings = all_findings(latest_runs(gradients(contention=BUSY)))
+    [point] = points(answers(findings))
+    assert not point.judged and point.interval is None and point.colour == NOT_JUDGED_COLOUR
+    assert point.label.endswith(" · not judged (busy machine)")
+    sentence = next(f.sentence for f in findings if f.key == f"autograd-{GRAD}")
+    assert sentence.count("taken on a busy machine") == 1 and sentence.count("undecided after 6 rounds") == 1
+    assert "(6 vs 6 round(s))" in sentence
+
+
+def test_a_quiet_comparison_is_drawn_judged_with_its_interval() -> None:
+    [point] = points(answers(all_findings(latest_runs(gradients()))))
+    assert point.judged and point.interval is not None and point.interval[0] < 8.0 < point.interval[1]
+    assert "not judged" not in point.label and point.colour != NOT_JUDGED_COLOUR
