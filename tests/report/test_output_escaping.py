@@ -229,7 +229,7 @@ def test_verdict_markdown_renders_the_data_as_text(tmp_path: Path, where: str) -
     if where == "case":
         records = [r.model_copy(update={"case": hostile + r.case}) for r in records]
     store = write_results(tmp_path / "v.jsonl", records)
-    result = invoke("verdict", "--from", str(store), "--format", "markdown")
+    result = invoke("verdict", "--from", str(store), "--format", "markdown", "-o", "-")
     assert result.exit_code == 0, result.stderr
     assert not has_control(result.stdout) and not has_control(result.stderr)
     tags = set(rendered_tags(result.stdout))
@@ -242,7 +242,7 @@ def test_verdict_html_holds_no_control_character(tmp_path: Path, output: bool) -
     records = matmul(1.0, 0.5, env={**ENV, "cpu": "".join(CONTROLS) + "<script>x</script>"})
     store = write_results(tmp_path / "v.jsonl", records)
     page = tmp_path / "page.html"
-    result = invoke("verdict", "--from", str(store), *(["-o", str(page)] if output else []))
+    result = invoke("verdict", "--from", str(store), *(["-o", str(page)] if output else ["-o", "-"]))
     assert result.exit_code == 0, result.stderr
     text = page.read_text(encoding="utf-8") if output else result.stdout
     assert not has_control(text) and "<script>x" not in text and "\\x1b]0;pwned\\x07" in text

@@ -160,7 +160,7 @@ def test_the_margin_reaches_every_comparison_and_the_pages_first_lines(tmp_path:
     decisions = [d for f in findings for d in f.decisions] + [a.contrast.decision for a in answers(findings, 7.0)]
     assert len(decisions) >= 5 and {d.margin_pct for d in decisions} == {7.0}
     results = write(tmp_path / "r.jsonl", records)
-    result = invoke("verdict", "--from", str(results), "--format", "markdown", "--margin", "7")
+    result = invoke("verdict", "--from", str(results), "--format", "markdown", "--margin", "7", "-o", "-")
     assert result.exit_code == 0, result.stderr
     lines = result.stdout.splitlines()
     head = next(i for i, line in enumerate(lines) if line.startswith("Margin "))

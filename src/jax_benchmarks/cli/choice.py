@@ -4,8 +4,16 @@ from __future__ import annotations
 
 import click
 
+from jax_benchmarks.errors import DEFAULT_PROGRAM
+
 # How the help texts' examples name the program; shown as the user invoked it (`jax-benchmarks` in a pip install).
 EXAMPLE_PROGRAM = "python main.py"
+
+
+def program_name(ctx: click.Context) -> str:
+    """The command as the user invoked it, for hints: the root context's name (`invoked_as`, through `main`).
+    Here, not in cli/console.py, so that `--help` imports no rich (the help formatter reads it)."""
+    return ctx.find_root().info_name or DEFAULT_PROGRAM
 
 
 class ProgramFormatter(click.HelpFormatter):
@@ -23,8 +31,6 @@ class InvokedContext(click.Context):
     """A context whose help names the program as the root context's name gives it (`program_name`)."""
 
     def make_formatter(self) -> click.HelpFormatter:
-        from jax_benchmarks.cli.console import program_name
-
         return ProgramFormatter(program_name(self), width=self.terminal_width, max_width=self.max_content_width)
 
 

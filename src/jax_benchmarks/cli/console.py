@@ -120,11 +120,6 @@ def invoked_as(argv0: str) -> str:
     return DEFAULT_PROGRAM
 
 
-def program_name(ctx: click.Context) -> str:
-    """The command as the user invoked it, for hints: the root context's name (`invoked_as`, through `main`)."""
-    return ctx.find_root().info_name or DEFAULT_PROGRAM
-
-
 # What the program's own text uses beyond ASCII, as ASCII; anything else becomes a \\x.. / \\u.... escape.
 ASCII_STAND_INS = {
     "·": ".", "×": "x", "≤": "<=", "≥": ">=", "±": "+-", "µ": "u", "—": "-", "–": "-", "…": "...", "÷": "/",

@@ -575,7 +575,7 @@ def resolution_lines(compared: Sequence[FigureRow], threshold_pct: float) -> lis
 
 @settings_options(ReportSettings)
 def _report(**values: Any) -> None:
-    from jax_benchmarks.cli.console import program_name
+    from jax_benchmarks.cli.choice import program_name
 
     settings = parse_settings(ReportSettings, values)
     try:
