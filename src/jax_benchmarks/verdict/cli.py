@@ -186,7 +186,8 @@ def warn(message: str) -> None:
 @click.command("verdict", context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--scale", type=click.Choice(SCALE_NAMES), default="quick", show_default=True,
               help="How much to measure: quick (small sizes, about three minutes on a quiet 2-core CPU), "
-                   "standard (about seven minutes), full (the groups' default sizes; hours on a CPU).")
+                   "standard (about seven minutes), gpu (standard's cases, about four minutes on one H100), full (the "
+                   "groups' default sizes; hours on a CPU).")
 @click.option("--from", "from_path", type=LocationParam(), default=None,
               help="Build the page from the records already in this results store (a .jsonl or SQLite file, or a "
                    "postgresql:// URL), read only; nothing is run.")
