@@ -91,7 +91,7 @@ def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, l
     console = make_console(json_output=True)
     total = scale.rounds * len(scale.steps)
     say(f"verdict run {run_id} · scale {scale.name}: {len(scale.steps)} group commands × {scale.rounds} rounds, "
-        f"about {duration_text(scale.budget_s)} on a quiet 2-core CPU; output of the groups in {log}")
+        f"about {duration_text(scale.budget_s)} on {scale.reference}; output of the groups in {log}")
     if not console.is_terminal:
         return measure(scale, results, run_id, log, lambda label, finished, left: say(
             f"[{finished + 1}/{total}] {label} · about {duration_text(left)} left"), threads)
@@ -211,8 +211,8 @@ def warn(message: str) -> None:
                    "library's own; at most the cores this process may use).")
 @click.option("--budget", "budget_s", type=click.FloatRange(0, min_open=True), default=None, metavar="SECONDS",
               help="Wall time a measuring verdict may take in all: after the scale's rounds, it adds rounds to the "
-                   "groups whose findings are still undecided while one fits (default: quick 300, standard 480, "
-                   "full twice its estimate).")
+                   "groups whose findings are still undecided while one fits (default: quick 300, standard 480, gpu "
+                   "279, full twice its estimate).")
 @click.option("--target-accuracy", type=click.FloatRange(0.0, 1.0, min_open=True), default=None,
               help="Test accuracy of the 'time to accuracy' finding (default: 99 % on full MNIST, else the lowest "
                    "best accuracy of any framework and run, rounded down to a whole percent).")
@@ -242,7 +242,7 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
     budget = SCALES[scale].default_budget_s if budget_s is None else budget_s
     if budget < SCALES[scale].one_round_s:
         raise click.BadParameter(f"{budget:g} s is too small for even one round of --scale {scale} (about "
-                                 f"{SCALES[scale].one_round_s:.0f} s on a quiet 2-core CPU); allowed: at least "
+                                 f"{SCALES[scale].one_round_s:.0f} s on {SCALES[scale].reference}); allowed: at least "
                                  f"{SCALES[scale].one_round_s:.0f}", param_hint="'--budget'")
     for against in against_paths:
         checked_input(against, "--against")
