@@ -196,6 +196,7 @@ METRIC_LABELS: Mapping[str, str] = {
     "test_images": "test images", "mean": "pixel mean (0–255)", "std": "pixel std (0–255)",
     "first_call_s": "first call (s)", "recompiles_new_shape": "recompiles on a new shape",
     "max_rel_diff": "largest relative difference", "method": "method",
+    energy.PER_CALL: "energy per timed call (J)", energy.PER_IMAGE: "energy per image (J)", energy.STATUS: "energy",
 }
 CELL_NOTE = "median ± IQR (the spread of the repeats; ± 0: too few repeats to spread); ×N: N times the row's fastest"
 
