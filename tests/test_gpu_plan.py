@@ -124,3 +124,11 @@ def test_this_tree_leaves_room_for_the_wheels() -> None:
     `benchmarks/gpu_plan.py --carry` after tools/gpu_wheels.sh)."""
     sizes = plan.carry_sizes(ROOT, [])
     assert sum(sizes.values()) <= plan.CARRY_LIMIT_BYTES - 16 * 2**20
+
+
+def test_the_gpu_scales_times_are_said_to_be_one_h100s_estimates(tmp_path: Path) -> None:
+    from tests.conftest import invoke
+
+    result = invoke("verdict", "--scale", "gpu", "--budget", "10", "--results", str(tmp_path / "r.jsonl"))
+    assert result.exit_code == 2
+    assert "too small for even one round of --scale gpu (about 93 s on one H100, estimated)" in result.stderr

@@ -105,7 +105,7 @@ SCALES: dict[ScaleName, Scale] = {
     # rounds ran faster than estimated (benchmarks/gpu_session.sh gives the verdict a share of a short GPU lease).
     "gpu": Scale("gpu", MIN_ROUNDS, gpu_steps(),
                  "the standard scale's cases on a CUDA GPU: the headline's GPU column, within a 4-minute share of a "
-                 "short GPU lease", MIN_ROUNDS * sum(GPU_ROUND_S.values()), "one H100 (estimated)"),
+                 "short GPU lease", MIN_ROUNDS * sum(GPU_ROUND_S.values()), "one H100, estimated"),
     "full": Scale("full", 5, group_steps("full"),
                   "the groups' default sizes and full MNIST for three epochs: hours on a CPU, minutes on a GPU",
                   2 * 5 * sum(step.round_s for step in group_steps("full"))),
