@@ -39,10 +39,12 @@ on an H100.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -267,7 +269,7 @@ def versions(out: Path) -> int:
     import torch
 
     lines.append(f"jax {jax.__version__}, torch {torch.__version__} (CUDA {torch.version.cuda}, cuDNN "
-                 f"{torch.backends.cudnn.version()}), numpy {numpy.__version__}")
+                 f"{torch.backends.cudnn.version()}), numpy {numpy.__version__}")  # type: ignore[no-untyped-call]
     for name in ("flax", "optax", "orbax.checkpoint", "scipy", "pydantic", "pynvml"):
         try:
             module = __import__(name, fromlist=["__version__"])
@@ -300,21 +302,37 @@ def missing_option(step: Step, shown: str) -> str | None:
 
 
 def run_step(step: Step, argv: list[str], log: Path, limit_s: float | None) -> tuple[str, float]:
-    """Run one step, its output appended to `log`; its status and wall time."""
+    """Run one step, its output appended to `log`; its status and wall time. The step runs in a process group of
+    its own: past its limit, every process it started (a verdict's rounds, the cross-check's CLI runs) is sent
+    SIGTERM, on which the CLI saves what it measured, then SIGKILL 10 s later; none keeps the GPU from the next."""
     began = time.monotonic()
     with log.open("a", encoding="utf-8") as out:
         out.write(f"\n=== ({step.part}) {step.name}: $ {' '.join(argv)}\n")
         out.flush()
+        process = subprocess.Popen(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                   start_new_session=True)
         try:
-            rc = subprocess.run(argv, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                timeout=limit_s, check=False).returncode
+            rc = process.wait(timeout=limit_s)
         except subprocess.TimeoutExpired:
+            stop_group(process)
             seconds = time.monotonic() - began
             return f"timed out after {seconds:.0f} s", seconds
     seconds = time.monotonic() - began
     if rc == step.expect_rc:
         return "ok", seconds
     return f"failed (exit {rc}, expected {step.expect_rc})", seconds
+
+
+def stop_group(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the step's process group (its leader's id is the group's), up to 10 s for the leader to end,
+    then SIGKILL to whatever of the group is left."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        process.wait(timeout=10)
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
 
 
 def main(argv: Sequence[str] | None = None, plan: Sequence[Step] = STEPS) -> int:

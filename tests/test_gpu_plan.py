@@ -132,3 +132,24 @@ def test_the_gpu_scales_times_are_said_to_be_one_h100s_estimates(tmp_path: Path)
     result = invoke("verdict", "--scale", "gpu", "--budget", "10", "--results", str(tmp_path / "r.jsonl"))
     assert result.exit_code == 2
     assert "too small for even one round of --scale gpu (about 93 s on one H100, estimated)" in result.stderr
+
+
+def gone(pid: int) -> bool:
+    """No such process, or a zombie nobody reaped yet (it holds nothing)."""
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] == "Z"
+    except (FileNotFoundError, IndexError):
+        return True
+
+
+def test_a_step_past_its_limit_is_stopped_with_every_process_it_started(tmp_path: Path) -> None:
+    """A verdict's rounds are its children: past the step's limit none of them may keep running into the next step."""
+    pid_file = tmp_path / "child.pid"
+    code = ("import subprocess, sys, time; "
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+            f"open({str(pid_file)!r}, 'w').write(str(child.pid)); time.sleep(60)")
+    steps = (stand_in("hangs", "b", code),)
+    assert plan.main(["--device", "cpu", "--budget", "3", "--out", str(tmp_path)], steps) == 1
+    status = (tmp_path / "steps.tsv").read_text().splitlines()[1].split("\t")[1]
+    assert status.startswith("timed out after")
+    assert gone(int(pid_file.read_text()))
