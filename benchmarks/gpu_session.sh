@@ -1,71 +1,26 @@
 #!/usr/bin/env bash
-# Everything the README shows from a GPU machine, in stages; one call runs one or more of them within one
-# time budget (BUDGET seconds, default 570, so that a call fits a 10-minute command):
-#   installation   pytest -m installation (JAX and PyTorch compute on the GPU, the precision policy holds)
-#   gpu            every group with --device gpu, mnist flax/pytorch alone, --devices all, a refused size
-#   auto           every group with --device auto
-#   crosscheck     benchmarks/crosscheck.py with both precision policies, and the contention sampler's cost
-#                  with its GPU reader (benchmarks/contention.py)
-#   suite          the default test suite
-# e.g. benchmarks/gpu_session.sh installation gpu
-# Logs go to $OUT (default /tmp/gpu_out): versions.txt, <stage>.log, results.jsonl.
-# On a machine whose Python already has the frameworks, wheels for the other dependencies may be carried in
-# .whl/ (tools/gpu_wheels.sh downloads them); they are installed into /tmp/site first.
+# Everything the README shows from a GPU machine, in one device call of at most 8 minutes of command time, most
+# valuable first (benchmarks/gpu_plan.py holds the steps, their order and each one's estimate on an H100;
+# docs/gpu.md says how they were sized and how a later session resumes):
+#   benchmarks/gpu_session.sh                            the whole plan on the GPU, within 480 s
+#   benchmarks/gpu_session.sh --done benchmarks/gpu_done.tsv   skip the steps an earlier call's steps.tsv marks ok
+#   benchmarks/gpu_session.sh --from crosscheck-float32  start at a step
+#   benchmarks/gpu_session.sh --device cpu               the dry run on a CPU: GPU-only steps skipped, saying so
+#   benchmarks/gpu_session.sh --list                     the plan and its estimates, nothing run
+# Output goes to $OUT (default /tmp/gpu_out), appended as each step finishes: versions.txt, steps.tsv,
+# session.log, results.jsonl, verdict.jsonl, verdict.md, verdict-<run id>.log.
+# On a machine whose Python already holds the frameworks, the wheels of our other dependencies travel in .whl/
+# (tools/gpu_wheels.sh downloads them; the device call names .whl in its carry); they are installed into
+# /tmp/site first, and that time counts in the plan's budget.
 set -u
-STAGES="installation gpu auto crosscheck suite"
-[ $# -ge 1 ] || { echo "usage: gpu_session.sh STAGE... ($STAGES)" >&2; exit 2; }
-for STAGE in "$@"; do  # every name checked before any device time is spent
-  case " $STAGES " in *" $STAGE "*) ;; *) echo "unknown stage $STAGE ($STAGES)" >&2; exit 2 ;; esac
-done
-OUT="${OUT:-/tmp/gpu_out}"; mkdir -p "$OUT"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
 PY="${PY:-python3}"
+OUT="${OUT:-/tmp/gpu_out}"; mkdir -p "$OUT"
 export PYTHONUNBUFFERED=1 HF_HUB_OFFLINE=1 HF_DATASETS_OFFLINE=1 COLUMNS=150
 if [ -d .whl ] && ls .whl/*.whl >/dev/null 2>&1; then
+  echo "=== wheels: $(ls .whl/*.whl | wc -l) into /tmp/site" | tee -a "$OUT/session.log"
   "$PY" -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl \
-    && export PYTHONPATH=/tmp/site
+    >>"$OUT/session.log" 2>&1 && export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  echo "=== wheels installed in ${SECONDS}s" | tee -a "$OUT/session.log"
 fi
-BUDGET="${BUDGET:-570}"
-LOG=/dev/null
-step() {  # step TIMEOUT_S CMD...: run with a time limit inside the budget, log output and exit code
-  local t="$1"; shift; local left=$((BUDGET - SECONDS))
-  if [ "$left" -lt 10 ]; then echo "=== skipped (budget spent): $*" | tee -a "$LOG"; return; fi
-  [ "$t" -gt "$left" ] && t=$left
-  echo "=== \$ $*" | tee -a "$LOG"; local start=$SECONDS
-  timeout "$t" "$@" >>"$LOG" 2>&1; echo "=== rc=$? wall=$((SECONDS - start))s" | tee -a "$LOG"
-}
-{
-  nvidia-smi; "$PY" --version
-  "$PY" -c "import jax, torch, flax, optax, numpy; print('jax', jax.__version__, 'torch', torch.__version__, 'flax', flax.__version__, 'optax', optax.__version__, 'numpy', numpy.__version__); print(jax.devices()); print(torch.cuda.get_device_name(0), 'CUDA', torch.version.cuda, 'cuDNN', torch.backends.cudnn.version())"
-} > "$OUT/versions.txt" 2>&1
-R="$OUT/results.jsonl"
-groups() {  # groups DEVICE: every group's `all` on DEVICE
-  local dev="$1"
-  step 120 "$PY" main.py xla all --device "$dev" --results "$R"
-  step 60 "$PY" main.py xla all --device "$dev" --dtype float32 --results "$R"
-  step 90 "$PY" main.py jit all --device "$dev" --results "$R"
-  step 40 "$PY" main.py autograd all --device "$dev" --results "$R"
-  step 40 "$PY" main.py scipy all --device "$dev" --results "$R"
-  step 90 "$PY" main.py mnist all --device "$dev" --num-epochs 2 --results "$R"
-}
-for STAGE in "$@"; do
-  LOG="$OUT/$STAGE.log"
-  case "$STAGE" in
-    installation)
-      step 120 "$PY" -m pytest -p no:cacheprovider -m installation -v -rs ;;
-    gpu)
-      groups gpu
-      step 60 "$PY" main.py mnist flax --device gpu --num-epochs 2 --results "$R"
-      step 60 "$PY" main.py mnist pytorch --device gpu --num-epochs 2 --results "$R"
-      step 60 "$PY" main.py mnist flax --device gpu --devices all --num-epochs 1 --results "$R"
-      step 60 "$PY" main.py mnist pytorch --device gpu --devices all --num-epochs 1 --results "$R"
-      step 30 "$PY" main.py xla jax --device gpu --matrix-size 200000 --results "$R" ;;  # must refuse: exit 2
-    auto)
-      groups auto ;;
-    crosscheck)
-      step 250 "$PY" benchmarks/crosscheck.py --device gpu --precision float32
-      step 250 "$PY" benchmarks/crosscheck.py --device gpu --precision tf32
-      step 60 "$PY" benchmarks/contention.py 10 ;;
-    suite)
-      step 560 "$PY" -m pytest -p no:cacheprovider -q -rs ;;
-  esac
-done
+exec "$PY" benchmarks/gpu_plan.py --out "$OUT" --spent "$SECONDS" "$@"

@@ -16,6 +16,7 @@ from rich.text import Text
 
 from jax_benchmarks.cli.console import literal, visible
 from jax_benchmarks.measure.contention import busy_fields, busy_line, of_fields, unknown_line
+from jax_benchmarks.measure import energy
 from jax_benchmarks.measure.memory import format_bytes
 from jax_benchmarks.measure.oversubscription import contention_threads_line
 from jax_benchmarks.measure.rounds import FigureSpread
@@ -161,6 +162,17 @@ MEMORY_ROWS: tuple[tuple[str, Callable[[Mapping[str, Scalar]], str | None]], ...
     ("device peak", device_peak_cell),
     ("compiled", compiled_cell),
 )
+
+
+def energy_cell(metrics: Mapping[str, Scalar]) -> str | None:
+    """The energy of a GPU figure's timed calls (NVML's counter): '12.3 J/call · 96.1 mJ/image'; 'not measured' where
+    the counter could not be read; None for a figure with no energy field (a CPU's)."""
+    per_call, per_image = metrics.get(energy.PER_CALL), metrics.get(energy.PER_IMAGE)
+    if isinstance(per_call, float):
+        return f"{per_call:.3g} J/call" + (f" · {per_image * 1e3:.3g} mJ/image" if isinstance(per_image, float) else "")
+    return energy.NOT_MEASURED if energy.STATUS in metrics else None
+
+
 MEMORY_NOTE = ("memory: peak above what the process (device) held before the case, taken apart from the timing; "
                "compiled = XLA's memory analysis of the program")
 
@@ -172,6 +184,10 @@ def memory_rows(case: str, records: Sequence[Record | None]) -> list[list[str]]:
         values = [None if record is None else cell(record.memory) for record in records]
         if any(v is not None for v in values):
             rows.append([f"{case} · {name}", *("—" if v is None else v for v in values)])
+    # Beside the device's memory, the energy of its timed calls (a GPU's figures only).
+    spent = [None if record is None else energy_cell(record.metrics) for record in records]
+    if any(v is not None for v in spent):
+        rows.append([f"{case} · energy", *("—" if v is None else v for v in spent)])
     return rows
 
 
@@ -240,6 +256,7 @@ METRIC_LABELS: Mapping[str, str] = {
     "std": "training pixel std (0–1)",  # mnist's: the pixels ÷ 255, the units it normalizes in (mnist/data/arrays.py)
     "first_call_s": "first call (s)", "recompiles_new_shape": "recompiles on a new shape",
     "max_rel_diff": "largest relative difference", "method": "method",
+    energy.PER_CALL: "energy per timed call (J)", energy.PER_IMAGE: "energy per image (J)", energy.STATUS: "energy",
 }
 CELL_NOTE = "median ± IQR (the spread of the repeats; ± 0: too few repeats to spread); ×N: N times the row's fastest"
 
@@ -509,7 +526,7 @@ def memory_columns(layout: Grid) -> list[str]:
     """The columns in which some row has a memory figure: the others (e.g. `all`, whose agreement records
     measure no memory) would show only dashes in the memory table."""
     return [column for column in layout.columns
-            if any(cell(record.memory) is not None for case in layout.cases
+            if any(cell(record.memory) is not None or energy_cell(record.metrics) is not None for case in layout.cases
                    if (record := layout.cells.get((case, column))) is not None for _, cell in MEMORY_ROWS)]
 
 

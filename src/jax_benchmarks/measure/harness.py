@@ -72,6 +72,7 @@ from rich.markup import escape
 
 from jax_benchmarks.errors import CheckFailed, first_line, literal
 from jax_benchmarks.measure.contention import Sampler, contention_between
+from jax_benchmarks.measure.energy import EnergyMeter, EnergyWindow, energy_metrics
 from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, SEPARATE_PASS, DeviceMemory, Probe, compiled_figures,
                                            release_freed_memory)
 from jax_benchmarks.measure.progress import Progress
@@ -414,7 +415,8 @@ def select(cases: Iterable[Case[Any]], patterns: Sequence[str]) -> list[Case[Any
 
 
 def measure_keeping_result(fn: Callable[[], R], sync: Sync, repeats: int, fixed_count: bool = False,
-                           min_time_s: float = MIN_TIME_S) -> tuple[R, Measurement]:
+                           min_time_s: float = MIN_TIME_S, window: EnergyWindow | None = None
+                           ) -> tuple[R, Measurement]:
     """`measure(fn)` that also hands back the last result, so no step is computed twice.
 
     The previous result is dropped before the next call starts, so at most one result is alive at a
@@ -429,36 +431,46 @@ def measure_keeping_result(fn: Callable[[], R], sync: Sync, repeats: int, fixed_
         return result
 
     if fixed_count:  # see `Timed.fixed_count`
-        measurement = measure(call, sync, repeats=repeats, min_time_s=0.0, block_s=0.0)
+        measurement = measure(call, sync, repeats=repeats, min_time_s=0.0, block_s=0.0, window=window)
     else:
-        measurement = measure(call, sync, repeats=repeats, min_time_s=min_time_s)
+        measurement = measure(call, sync, repeats=repeats, min_time_s=min_time_s, window=window)
     return last[0], measurement
 
 
-def time_case(timed: Timed[R], repeats: int, min_time_s: float = MIN_TIME_S) -> tuple[R, Measurement]:
+def time_case(timed: Timed[R], repeats: int, min_time_s: float = MIN_TIME_S, window: EnergyWindow | None = None
+              ) -> tuple[R, Measurement]:
+    """Time the case's call as its `Timed` says; `window` (energy) open around the timed samples alone."""
     if timed.once:
+        if window is not None:
+            window.open()
         result, seconds = time_call(timed.call, timed.sync)
+        if window is not None:
+            window.close(1)
         return result, single(seconds)
     if timed.runs is not None:
-        return time_runs(timed.call, timed.sync, timed.runs, timed.before_each)
-    return measure_keeping_result(timed.call, timed.sync, repeats, timed.fixed_count, min_time_s)
+        return time_runs(timed.call, timed.sync, timed.runs, timed.before_each, window)
+    return measure_keeping_result(timed.call, timed.sync, repeats, timed.fixed_count, min_time_s, window)
 
 
-def sampled_case(timed: Timed[R], repeats: int, sampler: Sampler, min_time_s: float = MIN_TIME_S
-                 ) -> tuple[R, Measurement]:
+def sampled_case(timed: Timed[R], repeats: int, sampler: Sampler, min_time_s: float = MIN_TIME_S,
+                 energy: EnergyMeter | None = None) -> tuple[R, Measurement]:
     """`time_case`, with what other processes took of the machine meanwhile on the measurement
     (jax_benchmarks.measure.contention: a reading of /proc before and after, outside the timed calls;
-    benchmarks/contention.py measures their cost)."""
+    benchmarks/contention.py measures their cost), and the energy of the timed calls where `energy` reads a
+    counter (jax_benchmarks.measure.energy; its reason where it cannot)."""
     before = sampler.read()
-    result, measurement = time_case(timed, repeats, min_time_s)
+    window = None if energy is None else energy.window()
+    result, measurement = time_case(timed, repeats, min_time_s, window)
     seen = contention_between(before, sampler.read())
     if sampler.gpu is not None:  # after the CPU's reading: nvidia-smi's tens of ms are not in its window
         seen = replace(seen, gpu=sampler.gpu())
-    return result, replace(measurement, contention=seen.as_fields())
+    spent = {} if energy is None else energy.figures(window)
+    return result, replace(measurement, contention=seen.as_fields(), energy=spent)
 
 
 def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
-                 sampler: Sampler | None = None, min_time_s: float = MIN_TIME_S) -> tuple[R, Measurement]:
+                 sampler: Sampler | None = None, min_time_s: float = MIN_TIME_S,
+                 energy: EnergyMeter | None = None) -> tuple[R, Measurement]:
     """`time_case`, then the memory figures on the measurement (none without a probe). Returns the last
     result: the memory pass's, where there is one (the same call on the same inputs as the timed ones)."""
     if timed.single_pass:
@@ -470,14 +482,14 @@ def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
         release_freed_memory()
     sampler = sampler or Sampler.of_this_machine()
     if probe is None:
-        return sampled_case(timed, repeats, sampler, min_time_s)
+        return sampled_case(timed, repeats, sampler, min_time_s, energy)
     if timed.single_pass:
         probe.start(settle=False)
-        result, measurement = sampled_case(timed, repeats, sampler, min_time_s)
+        result, measurement = sampled_case(timed, repeats, sampler, min_time_s, energy)
         figures = probe.stop(AROUND_TIMED_RUN)
     else:
         probe.before_timing()
-        result, measurement = sampled_case(timed, repeats, sampler, min_time_s)
+        result, measurement = sampled_case(timed, repeats, sampler, min_time_s, energy)
         del result  # no more results alive during the pass than during a timed call
         probe.start(settle=True)
         result = timed.call()
@@ -491,22 +503,24 @@ def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
 def run_cases(
     run: Recorder, target: Target, cases: Sequence[Case[Any]], *, repeats: int, patterns: Sequence[str] = (),
     progress: Progress | None = None, fixtures: Sequence[Fixture[Any]] = (), memory: bool = True,
-    device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S,
+    device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S, energy: EnergyMeter | None = None,
 ) -> dict[str, Measurement]:
     """Time, judge and record every selected case in order; raise `CheckFailed` at the end if any check
     failed. Returns the measurements by case label (for a backend that reports across cases). The
     `fixtures` the cases use live until the last case that needs them (see the module's docstring).
     `memory=False` (`--no-memory`) takes no memory figures and makes no extra call; `device_memory` reads the
-    device peak of a case on a GPU (the backend's spec declares it; None: the record says none is read)."""
+    device peak of a case on a GPU (the backend's spec declares it; None: the record says none is read);
+    `energy` reads the energy of the timed calls (default: NVML's counter of the target's GPU; none on a CPU)."""
     with LiveFixtures(fixtures) as live:
         return run_live(run, target, cases, live, repeats=repeats, patterns=patterns, progress=progress,
-                        memory=memory, device_memory=device_memory, min_time_s=min_time_s)
+                        memory=memory, device_memory=device_memory, min_time_s=min_time_s, energy=energy)
 
 
 def run_live(
     run: Recorder, target: Target, cases: Sequence[Case[Any]], live: LiveFixtures, *, repeats: int,
     patterns: Sequence[str] = (), progress: Progress | None = None, kept_for_after: Sequence[Fixture[Any]] = (),
     memory: bool = True, device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S,
+    energy: EnergyMeter | None = None,
 ) -> dict[str, Measurement]:
     """`run_cases` with the suite's live fixtures, keeping `kept_for_after` alive for `Suite.after`."""
     progress = progress or run.progress
@@ -528,6 +542,7 @@ def run_live(
     failures: list[str] = []
     capped: list[tuple[str, Measurement]] = []  # figures whose window the sample cap cut short of min_time_s
     sampler = Sampler.of_this_machine(target.device)
+    energy = energy if energy is not None else EnergyMeter.of_device(target.device)
     progress.start(f"{target.backend} @{target.device}", len(chosen))
     try:
         for index, case in enumerate(chosen):
@@ -542,7 +557,7 @@ def run_live(
                     live.keep_only(still_needed(index + 1, case))
                 values = [live.value(fixture) for fixture in case.uses]
                 probe = Probe.of(device_memory, target.backend, target.device) if memory else None
-                result, measurement = measure_case(case.prepare(*values), repeats, probe, sampler, min_time_s)
+                result, measurement = measure_case(case.prepare(*values), repeats, probe, sampler, min_time_s, energy)
             except case.cannot_run as exc:
                 dead[case.variant] = f"{type(exc).__name__}: {first_line(exc)}"
                 run.log(f"skipped: {escape(label)}: {escape(dead[case.variant])}")
@@ -590,8 +605,8 @@ def cap_line(target: Target, capped: Sequence[tuple[str, Measurement]], min_time
 
 
 def run_suite(run: Recorder, suite: Suite, *, repeats: int, patterns: Sequence[str] = (),
-              memory: bool = True, device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S
-              ) -> dict[str, Measurement]:
+              memory: bool = True, device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S,
+              energy: EnergyMeter | None = None) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
     selected; all of it inside the suite's `context`, the fixtures torn down before it is left."""
     with suite.context(), LiveFixtures(suite.fixtures, SuiteRecords(run)) as live:
@@ -600,7 +615,7 @@ def run_suite(run: Recorder, suite: Suite, *, repeats: int, patterns: Sequence[s
             suite.before(run)
         measured = run_live(run, suite.target, suite.cases, live, repeats=repeats, patterns=patterns,
                             kept_for_after=suite.after_uses if suite.after is not None else (), memory=memory,
-                            device_memory=device_memory, min_time_s=min_time_s)
+                            device_memory=device_memory, min_time_s=min_time_s, energy=energy)
         if suite.after is not None and measured:
             suite.after(run, *(live.value(fixture) for fixture in suite.after_uses))
         return measured
@@ -613,6 +628,7 @@ def record_case(run: Recorder, target: Target, case: Case[Any], measurement: Mea
         base = measured.get(f"{case.name} [{case.speedup_over}]")
         if base is not None and case.variant != case.speedup_over:
             metrics["speedup"] = base.median_s / measurement.median_s
+    metrics.update(energy_metrics(measurement.energy, metrics.get("images_per_s"), measurement.median_s))
     return run.record(
         backend=target.backend, case=case.name, variant=case.variant, device=target.device,
         measurement=measurement, dtype=case.dtype, params={**case.params, **judgement.params},

@@ -12,7 +12,9 @@ The rules (docs/timing.md explains them for a reader of the figures):
 * samples are repeated until both a minimum count and a minimum total time are
   reached (auto-calibrated like torch.utils.benchmark's blocked_autorange:
   very short calls are grouped so each sample lasts at least `block_s`);
-* we report median, IQR, min and count, and flag IQR/median > 10 % as noisy.
+* we report median, IQR, min and count, and flag IQR/median > 10 % as noisy;
+* where an energy window is given (`jax_benchmarks.measure.energy`: NVML's counter on a GPU), it is read just
+  before the first sample and just after the last, outside the first call and the warm-up.
 """
 
 from __future__ import annotations
@@ -24,7 +26,10 @@ import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from jax_benchmarks.measure.energy import EnergyWindow
 
 T = TypeVar("T")
 Sync = Callable[[Any], object]
@@ -80,6 +85,9 @@ class Measurement:
     # of samples taken (`window_s`), shorter than asked. None where the window asked for was reached.
     sample_cap: int | None = None
     window_s: float | None = None
+    # The energy of the timed calls (jax_benchmarks.measure.energy): joules per call, or why not measured; empty
+    # where none was asked (a CPU figure).
+    energy: Mapping[str, float | int | str | bool | None] = field(default_factory=dict, compare=False)
 
     @property
     def repeats(self) -> int:
@@ -142,12 +150,14 @@ def measure(
     min_time_s: float = MIN_TIME_S,
     block_s: float = 2e-3,
     max_repeats: int | None = None,
+    window: EnergyWindow | None = None,
 ) -> Measurement:
     """Time `fn()` honestly; see the module docstring for the protocol.
 
     `repeats` is the minimum number of samples; more are taken until
     `min_time_s` of samples is collected, never past `max_repeats` (default
     `MAX_SAMPLES`): a window cut short by it is said on the measurement.
+    `window`, where given, is open around the samples alone.
     """
     cap = MAX_SAMPLES if max_repeats is None else max_repeats
     if repeats < 1 or warmup < 0:
@@ -161,6 +171,8 @@ def measure(
         number = 1 if last >= block_s else min(10_000, math.ceil(block_s / max(last, 1e-9)))
         samples: list[float] = []
         total = 0.0
+        if window is not None:
+            window.open()
         while True:
             start = time.perf_counter()
             for _ in range(number):
@@ -170,31 +182,43 @@ def measure(
             total += elapsed
             if len(samples) >= cap or (len(samples) >= repeats and total >= min_time_s):
                 break
+        if window is not None:
+            window.close(len(samples) * number)
     capped = total < min_time_s
     return Measurement(tuple(samples), first_call_s=first, warmup=warmup, calls_per_sample=number,
                        sample_cap=cap if capped else None, window_s=total if capped else None)
 
 
 def time_runs(fn: Callable[[], T], sync: Sync, runs: int,
-              before_each: Callable[[], object] | None = None) -> tuple[T, Measurement]:
+              before_each: Callable[[], object] | None = None,
+              window: EnergyWindow | None = None) -> tuple[T, Measurement]:
     """Work that changes from run to run (training epoch 1, 2, ...), done exactly `runs` times.
 
     Each run is timed by `time_call`, with no warm-up and no calibration; `before_each()` runs untimed
     before each (e.g. moving the next epoch's batches to the device). The first run is reported apart,
     as it includes tracing and compilation, and the others are the samples; one run is a single
-    sample. Returns the last run's result.
+    sample. Returns the last run's result. `window`, where given, is open around each run that is a sample (the
+    one run where there is one), never around `before_each`.
     """
     if runs < 1:
         raise ValueError("runs must be >= 1")
     if before_each is not None:
         before_each()
+    if window is not None and runs == 1:
+        window.open()
     result, first = time_call(fn, sync)
+    if window is not None and runs == 1:
+        window.close(1)
     samples: list[float] = []
     for _ in range(runs - 1):
         if before_each is not None:
             before_each()
         del result  # the previous run's result may hold memory the next run needs
+        if window is not None:
+            window.open()
         result, elapsed = time_call(fn, sync)
+        if window is not None:
+            window.close(1)
         samples.append(elapsed)
     if not samples:
         return result, single(first)

@@ -95,7 +95,7 @@ def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, l
     console = make_console(json_output=True)
     total = scale.rounds * len(scale.steps)
     say(f"verdict run {run_id} · scale {scale.name}: {len(scale.steps)} group commands × {scale.rounds} rounds, "
-        f"about {duration_text(scale.budget_s)} on a quiet 2-core CPU; output of the groups in {log}")
+        f"about {duration_text(scale.budget_s)} on {scale.reference}; output of the groups in {log}")
     if not console.is_terminal:
         return measure(scale, results, run_id, log, lambda label, finished, left: say(
             f"[{finished + 1}/{total}] {label} · about {duration_text(left)} left"), threads)
@@ -239,8 +239,9 @@ def warn(message: str) -> None:
 
 @click.command("verdict", cls=ProgramCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--scale", type=click.Choice(SCALE_NAMES), default="quick", show_default=True,
-              help="How much to measure: quick (small sizes), standard, full (the groups' default sizes). Each takes up "
-                   "to its default --budget on a quiet 2-core CPU, the rounds it adds to undecided findings included: "
+              help="How much to measure: quick (small sizes), standard, gpu (standard's cases, for one GPU), full (the "
+                   "groups' default sizes). Each takes up to its default --budget, the rounds it adds to undecided "
+                   "findings included (gpu: estimated for one H100; the others: on a quiet 2-core CPU): "
                    + ", ".join(f"{name} {duration_text(SCALES[name].default_budget_s)}" for name in SCALE_NAMES) + ".")
 @click.option("--from", "from_path", type=LocationParam(), default=None,
               help="Build the page from the records already in this results store (a .jsonl or SQLite file, or a "
@@ -272,8 +273,8 @@ def warn(message: str) -> None:
 @lock_timeout_option()
 @click.option("--budget", "budget_s", type=FiniteFloatRange(0, min_open=True), default=None, metavar="SECONDS",
               help="Wall time a measuring verdict may take in all: after the scale's rounds, it adds rounds to the "
-                   "groups whose findings are still undecided while one fits (default: quick 300, standard 480, "
-                   "full twice its estimate).")
+                   "groups whose findings are still undecided while one fits (default: quick 300, standard 480, gpu "
+                   "279, full twice its estimate).")
 @click.option("--margin", "margin_pct", type=float, default=None, callback=checked_margin, metavar="PERCENT",
               help="The difference worth switching for: a comparison is faster by more than it, the same within "
                    "±PERCENT, faster by a–b % (an interval crossing it) or undecided (default: 10, asv's factor "
@@ -317,7 +318,7 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
     budget = SCALES[scale].default_budget_s if budget_s is None else budget_s
     if budget < SCALES[scale].one_round_s:
         raise click.BadParameter(f"{budget:g} s is too small for even one round of --scale {scale} (about "
-                                 f"{SCALES[scale].one_round_s:.0f} s on a quiet 2-core CPU); allowed: at least "
+                                 f"{SCALES[scale].one_round_s:.0f} s on {SCALES[scale].reference}); allowed: at least "
                                  f"{SCALES[scale].one_round_s:.0f}", param_hint="'--budget'")
     for against in against_paths:
         checked_input(against, "--against")

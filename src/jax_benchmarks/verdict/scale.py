@@ -1,4 +1,4 @@
-"""What `verdict --scale quick|standard|full` runs, and how long is left while it runs.
+"""What `verdict --scale quick|standard|gpu|full` runs, and how long is left while it runs.
 
 Framework-free: the CLI builds `--help` from it. Each group declares its steps per scale in its own package
 (`VERDICT_STEPS` in `<group>/findings.py`). Every step is one group command; each of its rounds is
@@ -7,14 +7,16 @@ children), so all the records of a verdict share one run id and the regression g
 (it needs `MIN_ROUNDS` rounds a figure). `round_s` is one round's expected wall time on the reference
 machine (AMD EPYC, 2 cores, no GPU) when nothing else runs, a round's wall time, process start included,
 measured again on 2026-11-26 for quick and standard (each group's findings module gives the range); full's
-are estimates from the groups' sizes, not measured. The time-left estimate
+are estimates from the groups' sizes, not measured. `gpu` runs standard's steps (the same commands and cases, so its
+findings stand beside the CPU headline's: `verdict --from GPU --against CPU`) with each round's wall time on one H100
+(`GPU_ROUND_S`: estimates from the datasheet and the CPU rounds, docs/gpu.md; not measured). The time-left estimate
 scales the remaining rounds' figures by how much slower or faster the finished rounds ran than theirs.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
 from jax_benchmarks.groups import BENCHMARK_GROUPS
@@ -22,7 +24,7 @@ from jax_benchmarks.report.compare import MIN_ROUNDS
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.findings import ROUND_INDEX, group_findings
 
-ScaleName = Literal["quick", "standard", "full"]
+ScaleName = Literal["quick", "standard", "gpu", "full"]
 SCALE_NAMES: tuple[ScaleName, ...] = get_args(ScaleName)
 
 
@@ -47,6 +49,8 @@ class Scale:
     # `verdict --budget`'s default: the wall time (seconds) a measuring verdict may take in all, the rounds it adds
     # to undecided findings included (verdict/sequential.py).
     default_budget_s: float = 0.0
+    # The machine its round times (`Step.round_s`) are of.
+    reference: str = "a quiet 2-core CPU"
 
     @property
     def budget_s(self) -> float:
@@ -71,6 +75,26 @@ def group_steps(scale: ScaleName) -> tuple[Step, ...]:
                  for command, options, round_s in declared.VERDICT_STEPS.get(scale, ()))
 
 
+# One round of each standard step on one H100, seconds: estimates (docs/gpu.md#the-plan-sized-from-figures), not
+# measured. Each round is a fresh process: its arithmetic shrinks to milliseconds on the GPU (a 1000² float64
+# product, 2 GFLOP, takes 30 µs at the H100's 67 TFLOP/s), while what does not shrink stays: the start-up (imports
+# and a CUDA context a framework, about 6 s), the core's 0.2 s of samples and the first call, warm-up and memory pass
+# of each case (0.3 s in all), XLA's and Inductor's compiles, and the CPU's own work (the engine's CNN step, NumPy).
+# Cases a round: xla 18, jit all 15, jit flax 12, autograd 9, scipy 7, mnist 10 (`--list`).
+GPU_ROUND_S: dict[tuple[str, str], float] = {
+    ("xla", "all"): 14.0, ("jit", "all"): 24.0, ("jit", "flax"): 14.0, ("autograd", "all"): 16.0,
+    ("scipy", "all"): 9.0, ("mnist", "all"): 16.0,
+}
+
+
+def gpu_steps() -> tuple[Step, ...]:
+    """The standard scale's steps that have a round time on one H100 (`GPU_ROUND_S`), with it. A step added to the
+    standard scale later joins once it has one: its time is what the 8-minute GPU plan is sized by
+    (benchmarks/gpu_plan.py), and a step without an estimate would overrun it unseen."""
+    return tuple(replace(step, round_s=GPU_ROUND_S[key]) for step in group_steps("standard")
+                 if (key := (step.group, step.command)) in GPU_ROUND_S)
+
+
 SCALES: dict[ScaleName, Scale] = {
     # The cheapest case of each finding: small sizes, one of jit's lengths, a dry-run epoch.
     # Budgets: quick 5 min (its 3 rounds: 3.8 min from the groups' round times measured quietly on 2026-11-26; 5
@@ -81,6 +105,11 @@ SCALES: dict[ScaleName, Scale] = {
                    "every finding once, on small sizes: is the pipeline sound (not a measurement to publish)", 300.0),
     "standard": Scale("standard", MIN_ROUNDS, group_steps("standard"),
                       "the README's sizes, scaled to about seven minutes on a 2-core CPU", 480.0),
+    # gpu: standard's cases on one GPU; its budget is its three rounds' estimate: no round is added unless the
+    # rounds ran faster than estimated (benchmarks/gpu_session.sh gives the verdict a share of a short GPU lease).
+    "gpu": Scale("gpu", MIN_ROUNDS, gpu_steps(),
+                 "the standard scale's cases on a CUDA GPU: the headline's GPU column, within a 5-minute share of a "
+                 "short GPU lease", MIN_ROUNDS * sum(step.round_s for step in gpu_steps()), "one H100, estimated"),
     "full": Scale("full", 5, group_steps("full"),
                   "the groups' default sizes and full MNIST for three epochs: hours on a CPU, minutes on a GPU",
                   2 * 5 * sum(step.round_s for step in group_steps("full"))),

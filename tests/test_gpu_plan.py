@@ -1,0 +1,162 @@
+"""benchmarks/gpu_plan.py: one GPU call of at most 8 minutes, most valuable first, resumable, and what travels fits.
+
+The steps themselves need a GPU; these check the plan's order and sizing, its bookkeeping (each step's line in
+steps.tsv as it finishes, skips said with their reason, resuming) and the carry check, with stand-in steps."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def load_plan() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("gpu_plan", ROOT / "benchmarks" / "gpu_plan.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
+
+
+plan = load_plan()
+
+
+def test_one_call_holds_issue_49s_order_within_8_minutes() -> None:
+    parts = [step.part for step in plan.STEPS]
+    assert parts == sorted(parts) and set(parts) == set("abcde")
+    inside = [step.name for step in plan.within_one_call()]
+    assert inside == ["versions", "installation", "verdict", "verdict-on-gpu", "crosscheck-float32",
+                      "crosscheck-tf32", "mnist-flax", "mnist-pytorch"]
+    assert plan.cumulative(plan.STEPS)[len(inside) - 1] <= plan.GPU_BUDGET_S < plan.cumulative(plan.STEPS)[len(inside)]
+    assert all(step.estimate_s > 0 and step.basis for step in plan.STEPS)
+    lines = plan.plan_lines(plan.STEPS)
+    line = next(i for i, text in enumerate(lines) if text.startswith("---- 8 minutes"))
+    assert "mnist-pytorch " in lines[line - 1] and "mnist-pytorch-compile" in lines[line + 1]
+
+
+def test_the_verdict_runs_the_gpu_scale_within_its_estimate() -> None:
+    from jax_benchmarks.verdict.scale import SCALES
+
+    verdict = next(step for step in plan.STEPS if step.name == "verdict")
+    assert "gpu" in verdict.args and verdict.estimate_s >= SCALES["gpu"].budget_s
+    # standard's commands and cases, so the GPU column stands beside the CPU headline's: every group, and each of
+    # its steps one of standard's (a standard step without an H100 estimate stays out until it has one)
+    standard = [s.label for s in SCALES["standard"].steps]
+    assert {s.group for s in SCALES["gpu"].steps} == {s.group for s in SCALES["standard"].steps}
+    assert all(s.label in standard for s in SCALES["gpu"].steps)
+
+
+def test_resume_skips_the_steps_marked_ok_and_starts_where_asked() -> None:
+    tsv = "# step\tstatus\tseconds\testimate_s\nversions\tok\t3.0\t8\ninstallation\tfailed (exit 1, expected 0)\t9\t25\n"
+    done = plan.done_steps(tsv)
+    assert done == {"versions"}
+    assert [s.name for s in plan.to_run(plan.STEPS, None, done)][:2] == ["installation", "verdict"]
+    assert [s.name for s in plan.to_run(plan.STEPS, "suite", ())] == ["suite"]
+    with pytest.raises(ValueError, match="--from: no step 'nope'"):
+        plan.to_run(plan.STEPS, "nope", ())
+
+
+def stand_in(name: str, part: str, code: str, estimate: float = 1, **fields: object) -> object:
+    return plan.Step(name, part, ("{py}", "-c", code), estimate, "a stand-in", **fields)
+
+
+def test_each_step_is_written_as_it_finishes_and_every_skip_says_why(tmp_path: Path) -> None:
+    steps = (
+        stand_in("first", "a", "print('first ran')"),
+        stand_in("gpu-only", "b", "print('never')", gpu_only="it needs the GPU"),
+        stand_in("too-long", "c", "print('never')", estimate=1000),
+        stand_in("refused", "d", "raise SystemExit(2)", expect_rc=2),
+        stand_in("broken", "e", "raise SystemExit(3)"),
+    )
+    code = plan.main(["--device", "cpu", "--budget", "60", "--out", str(tmp_path)], steps)
+    assert code == 1  # one step failed
+    rows = [line.split("\t") for line in (tmp_path / "steps.tsv").read_text().splitlines()[1:]]
+    assert [(row[0], row[1]) for row in rows] == [
+        ("first", "ok"), ("gpu-only", "skipped: needs a GPU (it needs the GPU)"),
+        ("too-long", rows[2][1]), ("refused", "ok"), ("broken", "failed (exit 3, expected 0)")]
+    assert rows[2][1].startswith("skipped: needs about 1000 s on an H100")
+    log = (tmp_path / "session.log").read_text()
+    assert "first ran" in log and "=== (b) gpu-only: skipped: needs a GPU" in log and "never" not in log.replace(
+        "print('never')", "")
+    # the next call resumes from the returned steps.tsv: only what did not finish ok runs
+    code = plan.main(["--device", "cpu", "--out", str(tmp_path / "again"), "--done", str(tmp_path / "steps.tsv")],
+                     steps)
+    again = [line.split("\t")[0] for line in (tmp_path / "again" / "steps.tsv").read_text().splitlines()[1:]]
+    assert again == ["gpu-only", "too-long", "broken"]
+
+
+def test_a_step_whose_option_is_missing_is_skipped_with_a_clear_line() -> None:
+    step = next(s for s in plan.STEPS if s.name == "mnist-pytorch-compile")
+    assert plan.missing_option(step, "  --compile / --no-compile  torch.compile the step") is None
+    assert plan.missing_option(step, "  --precision [float32|tf32]") == (
+        "`mnist pytorch` has no --compile option in this checkout (issue 52 adds it)")
+
+
+def git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True)
+
+
+def test_the_carry_check_counts_what_travels_and_only_that(tmp_path: Path) -> None:
+    git(tmp_path, "init", "-q")
+    (tmp_path / ".gitignore").write_text(".whl/\nbig/\n")
+    data = tmp_path / plan.EMBEDDED_DATA
+    data.mkdir(parents=True)
+    (data / "digits.npz").write_bytes(b"d" * 1000)
+    (tmp_path / "main.py").write_bytes(b"m" * 100)  # untracked, not ignored: travels
+    (tmp_path / ".whl").mkdir()
+    (tmp_path / ".whl" / "a.whl").write_bytes(b"w" * 5000)  # ignored, carried by name
+    (tmp_path / "big").mkdir()
+    (tmp_path / "big" / "blob").write_bytes(b"b" * 9000)  # ignored, not carried: stays
+    git(tmp_path, "add", ".gitignore", plan.EMBEDDED_DATA)
+    sizes = plan.carry_sizes(tmp_path, [".whl"])
+    assert list(sizes.values()) == [len(".whl/\nbig/\n") + 100, 1000, 5000]
+    lines, fits = plan.carry_report(sizes, limit=6000)
+    assert not fits and "DOES NOT FIT" in lines[-1]
+    assert plan.carry_report(sizes)[1]
+
+
+def test_this_tree_leaves_room_for_the_wheels() -> None:
+    """The code, docs and embedded data leave 16 MiB for the carried wheels (8.6 MiB on 2026-11-27:
+    `benchmarks/gpu_plan.py --carry` after tools/gpu_wheels.sh)."""
+    sizes = plan.carry_sizes(ROOT, [])
+    assert sum(sizes.values()) <= plan.CARRY_LIMIT_BYTES - 16 * 2**20
+
+
+def test_the_gpu_scales_times_are_said_to_be_one_h100s_estimates(tmp_path: Path) -> None:
+    from tests.conftest import invoke
+
+    result = invoke("verdict", "--scale", "gpu", "--budget", "10", "--results", str(tmp_path / "r.jsonl"))
+    assert result.exit_code == 2
+    from jax_benchmarks.verdict.scale import SCALES
+
+    one_round = SCALES["gpu"].one_round_s
+    assert f"too small for even one round of --scale gpu (about {one_round:.0f} s on one H100, estimated)" in (
+        result.stderr)
+
+
+def gone(pid: int) -> bool:
+    """No such process, or a zombie nobody reaped yet (it holds nothing)."""
+    try:
+        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] == "Z"
+    except (FileNotFoundError, IndexError):
+        return True
+
+
+def test_a_step_past_its_limit_is_stopped_with_every_process_it_started(tmp_path: Path) -> None:
+    """A verdict's rounds are its children: past the step's limit none of them may keep running into the next step."""
+    pid_file = tmp_path / "child.pid"
+    code = ("import subprocess, sys, time; "
+            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+            f"open({str(pid_file)!r}, 'w').write(str(child.pid)); time.sleep(60)")
+    steps = (stand_in("hangs", "b", code),)
+    assert plan.main(["--device", "cpu", "--budget", "3", "--out", str(tmp_path)], steps) == 1
+    status = (tmp_path / "steps.tsv").read_text().splitlines()[1].split("\t")[1]
+    assert status.startswith("timed out after")
+    assert gone(int(pid_file.read_text()))
