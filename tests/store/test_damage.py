@@ -219,7 +219,7 @@ def test_a_store_on_a_read_only_mount_is_read_and_refused_for_writing(tmp_path: 
     done = in_mount_namespace(
         f"mount --bind {source} {mounted} && mount -o remount,bind,ro {mounted} && cd {tmp_path} && "
         f"{main} report --format csv --results {store} > report.out 2> report.err; echo report=$?; "
-        f"{main} verdict --format markdown --from {store} > verdict.out 2> verdict.err; echo verdict=$?; "
+        f"{main} verdict --format markdown --from {store} -o - > verdict.out 2> verdict.err; echo verdict=$?; "
         f"{main} {' '.join(WRITER[0])} {store} > bench.out 2> bench.err; echo bench=$?")
     codes = dict(line.split("=") for line in done.stdout.split())
     assert codes == {"report": "0", "verdict": "0", "bench": "2"}, (done.stdout, done.stderr)
@@ -278,7 +278,7 @@ def test_verdict_refuses_an_empty_result_as_report_does(tmp_path: Path) -> None:
     open_store(empty_db).close()
     for args, option in READERS:
         refused([*args, str(empty_db)], 2, "no benchmark records in", str(empty_db))
-    page = invoke("verdict", "--from", str(database), "--run", RECORDS[0].run_id[:12], "--format", "markdown")
+    page = invoke("verdict", "--from", str(database), "--run", RECORDS[0].run_id[:12], "--format", "markdown", "-o", "-")
     assert page.exit_code == 0 and "jax is fastest" in page.stdout  # a unique prefix, as report takes it
 
 

@@ -216,8 +216,12 @@ def report_from(store: ResultsStore, settings: ReportSettings, program: str = DE
     elif settings.history:
         emit_history(histories, settings.format)
     else:
-        if settings.format in ("table", "markdown") and (line := shown_runs_line(filters)):
-            click.echo(line + ("\n" if settings.format == "markdown" else ""))
+        if settings.format == "markdown" and (line := shown_runs_line(filters)):
+            click.echo(line + "\n")
+        elif settings.format == "table" and (line := shown_runs_line(filters)):
+            from jax_benchmarks.cli.console import make_console, print_whole_words
+
+            print_whole_words(make_console(), line)  # wrapped between words at the console's width, as the tables
         emit(tables, settings.format)
     if settings.plot:
         from jax_benchmarks.report.plot import plot_history, plot_spread, plot_table

@@ -169,4 +169,6 @@ def derived_scale(records: Sequence[Record]) -> ScaleName | None:
                     agrees = agrees and all(same_value(v, value) for v in values)
         if checked and agrees:
             found.append(name)
+    if set(found) == {"standard", "gpu"}:  # the gpu scale is standard's cases on one GPU: the records' device tells
+        return "gpu" if any(r.device != "cpu" for r in records) else "standard"
     return found[0] if len(found) == 1 else None
