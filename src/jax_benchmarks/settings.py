@@ -340,6 +340,14 @@ def _click_type(annotation: Any) -> Any:
     return str
 
 
+def optional_value(info: FieldInfo) -> dict[str, Any]:
+    """`json_schema_extra={"flag_value": V}`: the option's value may be left out, and is then V (`--compile` alone
+    is `--compile default`)."""
+    extra = info.json_schema_extra
+    value = extra.get("flag_value") if isinstance(extra, dict) else None
+    return {} if value is None else {"is_flag": False, "flag_value": value}
+
+
 def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> Callable[[F], F]:
     """Decorate a click command with one option per field of `model`."""
 
@@ -373,6 +381,7 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
                     option_name(model, name), *short_option(info), name,
                     type=click.Choice(narrowed) if narrowed else _click_type(info.annotation),
                     default=default, show_default=shown, help=help_, hidden=hidden, metavar=metavar(info),
+                    **optional_value(info),
                 )(fn)
                 for alias in option_aliases(info):
                     fn = click.option(alias, ALIAS_PREFIX + name, type=_click_type(info.annotation),

@@ -159,6 +159,7 @@ class FlaxTrainer:
         # Not jitted (`jit flax`'s eager variant), the same step runs op by op, each operation dispatched alone.
         step = self._make_train_step(self.plan.batch)
         self._train_step = typed_jit(step) if jit else step
+        self.mode = "jit" if jit else "eager"
         self._eval_step = typed_jit(self._make_eval_step())
 
     def _replicate(self, tree: T) -> T:
@@ -289,6 +290,10 @@ class FlaxTrainer:
     def compilations(self) -> int | None:
         """How many times jax.jit compiled the train step (None when it runs eagerly)."""
         return jit_cache_size(self._train_step) if hasattr(self._train_step, "_cache_size") else None
+
+    def compile_counts(self) -> dict[str, int]:
+        compilations = self.compilations()
+        return {} if compilations is None else {"compilations": compilations}
 
     def warm_up(self) -> None:
         jax_sync(self.prepare_step()())

@@ -30,6 +30,8 @@ RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 from jax_benchmarks.mnist.names import DataSource, DatasetName
 
 Optimizer = Literal["adam", "sgd"]
+# torch.compile's modes (frameworks/torch_compile.py names them too, beside torch).
+CompileMode = Literal["default", "reduce-overhead", "max-autotune"]
 Schedule = Literal["onecycle", "constant"]
 
 # Per-optimizer defaults when --learning-rate / --schedule are not given.
@@ -186,6 +188,11 @@ class MnistSettings(TrainingSettings):
     devices: str = Field(
         "1", description="Devices to train on: a number or 'all' (CPU: one XLA device / process per core)."
     )
+    compile_mode: CompileMode | None = Field(
+        None, description="PyTorch: compile the train step with torch.compile (inductor) in this mode; --compile "
+                          "alone: default. Flax always jits its step. One process, one device.",
+        json_schema_extra={"option": "--compile", "flag_value": "default"},
+    )
 
     @model_validator(mode="after")
     def _check_processes(self) -> MnistSettings:
@@ -201,6 +208,9 @@ class MnistSettings(TrainingSettings):
                 raise OptionError("--coordinator", f"{self.coordinator!r} is not HOST:PORT with a port 1–65535")
         if self.run_id is not None and not re.fullmatch(RUN_ID_PATTERN, self.run_id):
             raise OptionError("--run-id", f"{self.run_id!r}: letters, digits, '_', '.', '-' (at most 64)")
+        if self.compile_mode is not None and (self.num_processes > 1 or self.launch_local is not None):
+            raise OptionError("--compile", "compiles the step of one process on one device; leave out "
+                                           "--num-processes and --launch-local")
         if self.launch_local is not None and (self.num_processes > 1 or self.coordinator is not None):
             raise OptionError(
                 "--launch-local", "starts its own processes; leave out --num-processes, --process-id and --coordinator"
@@ -216,6 +226,8 @@ class MnistSettings(TrainingSettings):
         writable_dir(CHECKPOINTS_DIR, "checkpoints")
         writable_dir(PLOTS_DIR, "plots")
         devices = self.device_count  # validates --devices
+        if self.compile_mode is not None and devices > 1:
+            raise OptionError("--compile", "compiles the step of one process on one device; leave --devices at 1")
         if self.multi_process and devices > 1 and self.device_kind == "cpu":
             raise OptionError("--devices", "a multi-process job on CPU runs one device per process; leave it at 1")
         total = devices * self.num_processes

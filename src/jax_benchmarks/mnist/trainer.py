@@ -48,6 +48,8 @@ class Trainer(Protocol[EpochOutput, EvalOutput]):
     plan: Plan
     # Every process of a job runs each step (each ends in an all-reduce): timed a fixed number of times.
     fixed_count: bool
+    # How the step runs, as every record of it says: "eager", "jit" or "compile:<torch.compile mode>".
+    mode: str
 
     def summary(self) -> str: ...
     def parameter_count(self) -> int: ...
@@ -61,6 +63,10 @@ class Trainer(Protocol[EpochOutput, EvalOutput]):
 
     def warm_up(self) -> None:
         """What `prepare_step` and a first step compile, for a run whose step case is not selected."""
+
+    def compile_counts(self) -> dict[str, int]:
+        """What the compiler counted for the step so far (its compilations; torch.compile: its graph breaks too);
+        nothing where the step is not compiled."""
 
     def train_epoch(self, steps: int, on_step: Callable[[], None]) -> EpochOutput: ...
     def read_epoch(self, output: EpochOutput) -> EpochResult: ...
