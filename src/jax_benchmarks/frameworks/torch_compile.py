@@ -8,15 +8,11 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import torch
 
 from jax_benchmarks.errors import first_line
-
-# torch.compile's `mode` values (its documented ones); `--compile` alone is "default".
-CompileMode = Literal["default", "reduce-overhead", "max-autotune"]
-
 
 def execution_mode(compile_mode: str | None) -> str:
     """What a PyTorch record says ran: "eager", or "compile:<mode>"."""
@@ -27,10 +23,10 @@ def inductor_refusal(device_kind: str) -> str | None:
     """Why torch.compile's inductor backend cannot build code on this device kind, in one phrase; None where it
     can. Asked before any work: inductor needs a supported Python, and a C++ compiler on the CPU (Triton on a
     GPU)."""
-    import torch._dynamo
+    from torch._dynamo.eval_frame import is_dynamo_supported
 
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    if not torch._dynamo.is_dynamo_supported():
+    if not is_dynamo_supported():
         return f"torch.compile does not support Python {version} in torch {torch.__version__}"
     if device_kind == "gpu":
         from torch.utils._triton import has_triton
@@ -68,7 +64,8 @@ class CompiledFunction:
     Dynamo's caches are reset first, so that the first call compiles cold (its time is the compile time) and the
     cache entries are this function's alone."""
 
-    def __init__(self, fn: Callable[..., Any], mode: CompileMode) -> None:
+    def __init__(self, fn: Callable[..., Any], mode: str) -> None:
+        """`mode`: one of torch.compile's (the settings' `CompileMode`: default, reduce-overhead, max-autotune)."""
         import torch._dynamo
 
         torch._dynamo.reset()

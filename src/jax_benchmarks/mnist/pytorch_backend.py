@@ -48,7 +48,7 @@ from jax_benchmarks.mnist.cases import CaseNames, Log, mnist_suites
 from jax_benchmarks.mnist.cluster import describe_exit
 from jax_benchmarks.mnist.data import MnistData
 from jax_benchmarks.mnist.distributed import JobFailed, Place, guarded_join, no_core_dumps, torch_group
-from jax_benchmarks.mnist.settings import EvaluateSettings, MnistSettings, TrainingSettings
+from jax_benchmarks.mnist.settings import CompileMode, EvaluateSettings, MnistSettings, TrainingSettings
 from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table
 
 BACKEND = "pytorch"
@@ -118,7 +118,8 @@ class TorchTrainer:
     backend = BACKEND
     fixed_count = False
 
-    def __init__(self, settings: TrainingSettings, data: MnistData, rng: RNG_Provider) -> None:
+    def __init__(self, settings: TrainingSettings, data: MnistData, rng: RNG_Provider,
+                 compile_mode: CompileMode | None = None) -> None:
         self.settings = settings
         self.plan = settings.plan(len(data.y_train), len(data.y_test))
         self.torch_device = torch_device(settings.device_kind)
@@ -135,9 +136,8 @@ class TorchTrainer:
         # `--compile MODE`: the forward pass and the loss compiled by torch.compile (AOTAutograd compiles their
         # backward too); the optimizer's update stays eager, as `model = torch.compile(model)` leaves it (compiled,
         # the one-cycle schedule's new learning rate each step recompiles it every step).
-        self.compiled = None if settings.compile_mode is None else CompiledFunction(self._forward_loss,
-                                                                                    settings.compile_mode)
-        self.mode = execution_mode(settings.compile_mode)
+        self.compiled = None if compile_mode is None else CompiledFunction(self._forward_loss, compile_mode)
+        self.mode = execution_mode(compile_mode)
         self.forward_loss: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]] = (
             self._forward_loss if self.compiled is None else self.compiled)
 
@@ -406,7 +406,7 @@ def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], TorchTr
             log(f"DistributedDataParallel: {settings.num_processes} processes ({dist.get_backend()}), "
                 f"this is process {settings.process_id}")
             return DDPTrainer(settings, data, rng, settings.process_id, settings.num_processes)
-        return TorchTrainer(settings, data, rng)
+        return TorchTrainer(settings, data, rng, settings.compile_mode)
 
     return build
 

@@ -30,7 +30,7 @@ RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 from jax_benchmarks.mnist.names import DataSource, DatasetName
 
 Optimizer = Literal["adam", "sgd"]
-# torch.compile's modes (frameworks/torch_compile.py names them too, beside torch).
+# torch.compile's modes (its documented ones); `--compile` alone is "default".
 CompileMode = Literal["default", "reduce-overhead", "max-autotune"]
 Schedule = Literal["onecycle", "constant"]
 
