@@ -122,11 +122,18 @@ def test_compile_is_refused_before_any_work_where_inductor_cannot_run(results_pa
 
 
 def test_inductor_refusal_names_a_missing_compiler(monkeypatch: pytest.MonkeyPatch) -> None:
-    from torch._inductor import config
+    from torch._inductor import cpp_builder
 
     from jax_benchmarks.frameworks.torch_compile import inductor_refusal
 
-    monkeypatch.setattr(config.cpp, "cxx", ("no-such-compiler-xyz",))
+    assert inductor_refusal("cpu") is None  # this machine has g++
+
+    def no_compiler() -> str:
+        # What inductor's search raises where none of its compilers is on PATH (a RuntimeError subclass).
+        raise RuntimeError("No working C++ compiler found in torch._inductor.config.cpp.cxx: (None, 'g++')")
+
+    # Replaced, not inductor's config: the search's results are cached for the rest of the process.
+    monkeypatch.setattr(cpp_builder, "get_cpp_compiler", no_compiler)
     reason = inductor_refusal("cpu")
     assert reason is not None and reason.startswith("inductor generates C++ on the CPU and finds no C++ compiler")
 
