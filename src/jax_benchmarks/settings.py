@@ -25,7 +25,7 @@ from pydantic.fields import FieldInfo
 
 from jax_benchmarks.hardware.devices import ONE_DEVICE, DeviceKind, DeviceRequest, cpu_count, devices_to_time, resolve_device
 from jax_benchmarks.errors import DataError, NoResultsYet
-from jax_benchmarks.hardware.gpu_policy import MatmulPrecision
+from jax_benchmarks.hardware.gpu_policy import FLOAT32_POLICIES, MatmulPrecision
 from jax_benchmarks.measure.timing import MIN_TIME_S
 from jax_benchmarks.store.jsonl import regular_file_problem
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
@@ -81,7 +81,7 @@ class BenchSettings(BaseModel):
     QUICK: ClassVar[Mapping[str, Any]] = {"repeats": 2}
     # The values a command takes for a Literal option, where it takes fewer than the type allows: a command
     # timing one device has no `--device all`; one timing several (jit's sweep, autograd) sets MULTI_DEVICE.
-    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"device": ONE_DEVICE}
+    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"device": ONE_DEVICE, "precision": FLOAT32_POLICIES}
 
     device: DeviceRequest = Field(
         "auto", description="Where to run: auto = the GPU when one is visible, else the CPU (in every group); "
@@ -96,7 +96,8 @@ class BenchSettings(BaseModel):
     precision: MatmulPrecision = Field(
         "float32",
         description="float32 matrix products and convolutions on NVIDIA GPUs, the same in JAX and PyTorch: "
-        "float32 = IEEE float32; tf32 = TensorFloat-32 tensor cores (JAX's GPU default). CPUs: IEEE either way.",
+        "float32 = IEEE float32; tf32 = TensorFloat-32 tensor cores (JAX's GPU default). CPUs: IEEE either way. "
+        "bf16 (mnist): bfloat16 mixed precision on any device, float32 parameters.",
     )
     lock_timeout: float = lock_timeout_field()
     results: Results = results_field("Where the records are appended")

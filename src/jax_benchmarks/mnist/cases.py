@@ -80,11 +80,13 @@ class CaseNames:
     def __init__(self, settings: DataSettings) -> None:
         self.load = f"load_{settings.dataset}_{IMAGE}_uint8"
         self.peak = f"matmul_peak_{PEAK_SIZE}x{PEAK_SIZE}_float32"
+        # What the training computes in: float32, or bf16 (bfloat16 mixed precision): never one figure with the other.
+        self.dtype = "bf16" if isinstance(settings, TrainingSettings) and settings.mixed_bf16 else "float32"
         if isinstance(settings, EvaluateSettings):
-            self.validation = f"validation_{settings.test_batch_size}x{IMAGE}_float32"
+            self.validation = f"validation_{settings.test_batch_size}x{IMAGE}_{self.dtype}"
         if isinstance(settings, TrainingSettings):
-            self.step = f"train_step_{settings.train_batch_size}x{IMAGE}_float32"
-            self.epoch = f"train_epoch_{settings.train_batch_size}x{IMAGE}_float32"
+            self.step = f"train_step_{settings.train_batch_size}x{IMAGE}_{self.dtype}"
+            self.epoch = f"train_epoch_{settings.train_batch_size}x{IMAGE}_{self.dtype}"
 
 
 def process_params(settings: DataSettings) -> dict[str, Scalar]:
@@ -178,8 +180,9 @@ def data_params(data: MnistData, shape: Plan) -> dict[str, Scalar]:
 
 def trained_params(data: MnistData, trainer: AnyTrainer) -> dict[str, Scalar]:
     """The params a training case's judge records: the data's, and how the step ran (`mode`: eager, jit,
-    compile:<mode>), so that no comparison sets a compiled step against an eager one unawares."""
-    return {**data_params(data, trainer.plan), "mode": trainer.mode}
+    compile:<mode>) and in which precision (float32, tf32, bf16 and how), so that no comparison sets a compiled step
+    against an eager one, or bfloat16 against float32, unawares."""
+    return {**data_params(data, trainer.plan), "mode": trainer.mode, "precision": trainer.precision}
 
 
 def compiler_text(counts: Mapping[str, int]) -> str:
@@ -214,6 +217,9 @@ def peak_fixture(device_kind: str, precision: str) -> Fixture[float | None]:
     (None where the OS does not report what it takes). The peak case's measured rate is attainable, not a peak."""
 
     def read(records: SuiteRecords) -> float | None:
+        if precision == "bf16":  # the share of a float32 peak says nothing of bfloat16 products
+            records.log("bf16 mixed precision: no share of a float32 peak is shown")
+            return None
         if device_kind == "gpu":
             datasheet, line = gpu_peak(precision)
             records.log(line)
@@ -389,7 +395,7 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
             return joined(own, compare.judge(t, result, suite))
 
         return Case(names.epoch, lambda t, *_: Timed(lambda: t.train_epoch(t.plan.steps, no_step), t.sync, once=True),
-                    judge, variant=variant, dtype="float32", params={**params, "epoch": n}, speedup_over=speedup_over,
+                    judge, variant=variant, dtype=names.dtype, params={**params, "epoch": n}, speedup_over=speedup_over,
                     uses=(trainer, data, peak, compiled_step, records, *followers), cannot_run=cannot_run)
 
     def validation(n: int) -> Case[Any]:
@@ -401,7 +407,7 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
             return Judgement(metrics=eval_metrics(val, measurement), params=trained_params(loaded, t), output=val,
                              notes=[f"{line}test loss {val.loss:.4f} acc {val.accuracy:.2%}"])
 
-        return Case(names.validation, lambda t, *_: evaluating(t), judge, variant=variant, dtype="float32",
+        return Case(names.validation, lambda t, *_: evaluating(t), judge, variant=variant, dtype=names.dtype,
                     params={**params, "epoch": n}, uses=(trainer, data, records, *followers))
 
     validating = settings.lead and matches(validation(1), settings.case_patterns)
@@ -410,7 +416,7 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
                                       f"select {names.epoch} too (e.g. -k train_epoch,validation)")
     cases: list[Case[Any]] = [
         Case(names.step, lambda stepped, t, *_: Timed(stepped[1], t.sync, fixed_count=t.fixed_count), step_judge,
-             variant=variant, dtype="float32", params=params, compiled=compiled, speedup_over=speedup_over,
+             variant=variant, dtype=names.dtype, params=params, compiled=compiled, speedup_over=speedup_over,
              cannot_run=cannot_run,
              uses=(timed_step, trainer, data, peak), provides=compiled_step)]
     for n in range(1, settings.num_epochs + 1):

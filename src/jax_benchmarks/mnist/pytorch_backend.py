@@ -49,7 +49,7 @@ from jax_benchmarks.mnist.cluster import describe_exit
 from jax_benchmarks.mnist.data import MnistData
 from jax_benchmarks.mnist.distributed import JobFailed, Place, guarded_join, no_core_dumps, torch_group
 from jax_benchmarks.mnist.settings import CompileMode, EvaluateSettings, MnistSettings, TrainingSettings
-from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table
+from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, mixed_precision_text, parameter_table
 
 BACKEND = "pytorch"
 # `--devices N` runs N processes, one per device (DistributedDataParallel).
@@ -138,6 +138,10 @@ class TorchTrainer:
         # the one-cycle schedule's new learning rate each step recompiles it every step).
         self.compiled = None if compile_mode is None else CompiledFunction(self._forward_loss, compile_mode)
         self.mode = execution_mode(compile_mode)
+        # bf16: the forward pass under torch.autocast, as PyTorch's users write mixed precision (the parameters,
+        # their gradients and the optimizer's state stay float32; autocast runs the loss's log-softmax in float32).
+        self.autocast = settings.mixed_bf16
+        self.precision = mixed_precision_text("torch.autocast bfloat16") if self.autocast else settings.precision
         self.forward_loss: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]] = (
             self._forward_loss if self.compiled is None else self.compiled)
 
@@ -152,8 +156,9 @@ class TorchTrainer:
         return self.model
 
     def _forward_loss(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        output = self.model(x)
-        return F.nll_loss(output, y), output
+        with torch.autocast(self.torch_device.type, dtype=torch.bfloat16, enabled=self.autocast):
+            output = self.model(x)
+            return F.nll_loss(output, y), output
 
     def _step(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         self.optimizer.zero_grad(set_to_none=True)
@@ -230,7 +235,8 @@ class TorchTrainer:
         net = self.net  # rank 0 validates alone: no collectives in the way
         batch = self.settings.test_batch_size
         loss, correct, predictions = 0.0, 0, []
-        with torch.inference_mode():
+        with torch.inference_mode(), torch.autocast(self.torch_device.type, dtype=torch.bfloat16,
+                                                    enabled=self.autocast):
             for start in range(0, limit, batch):
                 stop = min(start + batch, limit)
                 output = net(self.x_test[start:stop])
@@ -419,6 +425,9 @@ def suites(settings: EvaluateSettings) -> Sequence[Suite]:
         ranks = SpawnedRanks(trained)
         return [ranks.following(suite) for suite in mnist_suites(
             settings, BACKEND, devices_variant(SEVERAL, ranks.world), ranks.build, compiled=False, finish=ranks.finish)]
+    if trained.mixed_bf16 and trained.device_kind == "gpu" and not torch.cuda.is_bf16_supported():
+        raise SettingsError("--precision", f"bf16: PyTorch computes no bfloat16 on {torch.cuda.get_device_name()}; "
+                                           "allowed on this device: float32, tf32")
     if trained.compile_mode is not None:  # one process, one device (the settings refuse more)
         refusal = inductor_refusal(trained.device_kind)
         if refusal is not None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -116,6 +117,11 @@ class TrainingSettings(EvaluateSettings):
         return self
 
     @property
+    def mixed_bf16(self) -> bool:
+        """`--precision bf16`: bfloat16 mixed precision (bfloat16 compute, float32 parameters)."""
+        return self.precision == "bf16"
+
+    @property
     def lr(self) -> float:
         return self.learning_rate if self.learning_rate is not None else DEFAULT_LEARNING_RATE[self.optimizer]
 
@@ -159,6 +165,9 @@ class MnistSettings(TrainingSettings):
     # One epoch of a few batches on the embedded digits (no download, no hub lookup), no tracking.
     QUICK: ClassVar[dict[str, Any]] = {**EvaluateSettings.QUICK, "num_epochs": 1, "dry_run": True,
                                        "train_batch_size": 32, "comet": "off"}
+    # Training offers bfloat16 mixed precision besides the float32 policies.
+    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {**BenchSettings.CHOICES,
+                                                      "precision": ("float32", "tf32", "bf16")}
 
     num_processes: int = Field(
         1, ge=1, le=4096,

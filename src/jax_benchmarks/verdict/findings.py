@@ -145,9 +145,13 @@ def contrasts(pairs: Sequence[tuple[str, Sequence[Record], str, Sequence[Record]
 
 
 def precision_policy(record: Record) -> object:
-    """The run's --precision where it matters: CPUs compute float32 in IEEE arithmetic whatever the policy says
-    (hardware/gpu_policy.py), so on a CPU there is none to differ in."""
-    return None if record.device == "cpu" else record.env.get("precision")
+    """The run's --precision where it matters: CPUs compute float32 in IEEE arithmetic whatever the float32 policy
+    says (hardware/gpu_policy.py), so on a CPU float32 and tf32 are one ("float32"); bf16 (mixed precision) differs
+    from both on every device. A GPU record that does not say its policy: None (not compared on it)."""
+    policy = record.env.get("precision")
+    if policy == "bf16":
+        return "bf16"
+    return "float32" if record.device == "cpu" else policy
 
 
 def batch_of(record: Record) -> object:
