@@ -84,7 +84,8 @@ def test_records_without_a_validation_say_so_in_one_line() -> None:
     finding = accuracy_finding(records)
     assert finding.status == "missing" and "no validated epoch" in finding.sentence
     # The compiled pair's two findings, then the eager pair's one: mnist's Flax step is never eager.
-    assert [f.key for f in findings(records, None)] == ["training", "time-to-accuracy", "training-eager"]
+    assert [f.key for f in findings(records, None)] == ["training", "time-to-accuracy", "training-eager",
+                                                         "accuracy-check"]
 
 
 def test_time_to_accuracy_reads_the_test_accuracy_of_the_validations_never_the_epochs_training_accuracy() -> None:

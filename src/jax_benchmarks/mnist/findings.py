@@ -65,7 +65,64 @@ def findings(records: Sequence[Record], target: float | None) -> list[Finding]:
             out.append(pair.not_compared(lacking, mine, setting))
             continue
         out += [pair.said(f, setting) for f in (*training_findings(mine), accuracy_finding(mine, target))]
-    return out
+    return [*out, accuracy_check(records, chosen)]
+
+
+# ----------------------------------------------------------------------------------- accuracy as a check ---
+
+# A mode (or precision) whose final test accuracy falls more than this below float32 eager PyTorch's, on the same
+# seeds, trains worse: its speed is not a like-for-like gain.
+ACCURACY_TOLERANCE = 0.005
+
+
+def final_accuracies(records: Sequence[Record]) -> dict[object, float]:
+    """Per seed, the test accuracy after the last epoch its run validated."""
+    last: dict[object, tuple[int, float]] = {}
+    for record in records:
+        epoch, accuracy, seed = record.params.get("epoch"), record.metrics.get("accuracy"), record.params.get("seed")
+        if record.case.startswith("validation_") and isinstance(epoch, int) and isinstance(accuracy, (int, float)):
+            if seed not in last or epoch >= last[seed][0]:
+                last[seed] = (epoch, float(accuracy))
+    return {seed: accuracy for seed, (_, accuracy) in last.items()}
+
+
+def accuracy_check(records: Sequence[Record], chosen: Sequence[Record]) -> Finding:
+    """Each framework × mode × precision of the chosen runs' setting (the precision aside) against float32 eager
+    PyTorch's final test accuracy on the same seeds (the CNN is PyTorch's MNIST example): one more than
+    `ACCURACY_TOLERANCE` below it is flagged."""
+    key, topic = "accuracy-check", "CNN accuracy by mode and precision"
+    same = {settings_of(r)[:1] + settings_of(r)[2:] for r in chosen}
+    mine = [r for r in records if r.case.startswith("validation_") and settings_of(r)[:1] + settings_of(r)[2:] in same]
+    sides: dict[tuple[str, str, str], list[Record]] = {}
+    for record in mine:
+        sides.setdefault((record.backend, mode_of(record), str(precision_policy(record))), []).append(record)
+    reference = final_accuracies(sides.pop(("pytorch", "eager", "float32"), []))
+    if not reference or not sides:
+        return Finding(key, topic, "The final test accuracy of each mode is not checked: these runs hold no "
+                       "float32 eager PyTorch run with another mode beside it on the same setting.", "missing",
+                       run_ids(mine), case_names(mine), asks_jax=False)
+    rows, flagged = [], []
+    for (backend, mode, policy), recs in sorted(sides.items()):
+        theirs = final_accuracies(recs)
+        seeds = sorted(set(theirs) & set(reference), key=str)
+        name = f"{backend} {mode} {policy}"
+        if not seeds:
+            rows.append((name, "0", "—", "not checked: no seed in common"))
+            continue
+        gap = statistics.fmean(theirs[s] - reference[s] for s in seeds)
+        low = gap < -ACCURACY_TOLERANCE
+        flagged += [name] if low else []
+        rows.append((name, str(len(seeds)), f"{gap * 100:+.2f}",
+                     f"flagged: more than {ACCURACY_TOLERANCE * 100:.1f} points below" if low else "within"))
+    sentence = (f"Final test accuracy against float32 eager PyTorch's on the same seeds: "
+                + ("; ".join(f"{r[0]} {r[2]} points ({r[1]} seed(s))" for r in rows if r[1] != "0") or "no seed in "
+                   "common")
+                + (f". Flagged (trains worse by more than {ACCURACY_TOLERANCE * 100:.1f} points, so its speed is no "
+                   f"like-for-like gain): {', '.join(flagged)}." if flagged else
+                   f"; none more than {ACCURACY_TOLERANCE * 100:.1f} points below."))
+    return Finding(key, topic, sentence, "found" if flagged else "measured", run_ids(mine), case_names(mine),
+                   ("framework mode precision", "seeds", "accuracy gap (points)", "check"), tuple(rows),
+                   asks_jax=False)
 
 
 # -------------------------------------------------------------------------------------- like for like ---
