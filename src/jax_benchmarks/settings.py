@@ -349,6 +349,17 @@ def optional_value(info: FieldInfo) -> dict[str, Any]:
     return {} if value is None else {"is_flag": False, "flag_value": value}
 
 
+# torch.compile's modes (its documented ones); `--compile` alone is "default".
+CompileMode = Literal["default", "reduce-overhead", "max-autotune"]
+
+
+def compile_field(what: str) -> Any:
+    """`--compile [MODE]` of a command that times PyTorch: `what` torch.compile compiles (inductor)."""
+    return Field(None, description=f"PyTorch: compile {what} with torch.compile (inductor) in this mode; --compile "
+                                   "alone: default.",
+                 json_schema_extra={"option": "--compile", "flag_value": "default"})
+
+
 def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> Callable[[F], F]:
     """Decorate a click command with one option per field of `model`."""
 

@@ -48,7 +48,8 @@ from jax_benchmarks.mnist.cases import CaseNames, Log, mnist_suites
 from jax_benchmarks.mnist.cluster import describe_exit
 from jax_benchmarks.mnist.data import MnistData
 from jax_benchmarks.mnist.distributed import JobFailed, Place, guarded_join, no_core_dumps, torch_group
-from jax_benchmarks.mnist.settings import CompileMode, EvaluateSettings, MnistSettings, TrainingSettings
+from jax_benchmarks.mnist.settings import EvaluateSettings, MnistSettings, TrainingSettings
+from jax_benchmarks.settings import CompileMode
 from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, mixed_precision_text, parameter_table
 
 BACKEND = "pytorch"

@@ -24,15 +24,13 @@ from jax_benchmarks.hardware.devices import cpu_count, gpu_names
 from jax_benchmarks.hardware.xla_flags import CpuConv, cpu_conv_field
 from jax_benchmarks.cli.plots import PLOTS_DIR
 from jax_benchmarks.errors import DataError
-from jax_benchmarks.settings import BenchSettings, OptionError, writable_dir
+from jax_benchmarks.settings import BenchSettings, CompileMode, OptionError, compile_field, writable_dir
 from jax_benchmarks.tracking import TrackingMode
 
 RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
 from jax_benchmarks.mnist.names import DataSource, DatasetName
 
 Optimizer = Literal["adam", "sgd"]
-# torch.compile's modes (its documented ones); `--compile` alone is "default".
-CompileMode = Literal["default", "reduce-overhead", "max-autotune"]
 Schedule = Literal["onecycle", "constant"]
 
 # Per-optimizer defaults when --learning-rate / --schedule are not given.
@@ -197,11 +195,8 @@ class MnistSettings(TrainingSettings):
     devices: str = Field(
         "1", description="Devices to train on: a number or 'all' (CPU: one XLA device / process per core)."
     )
-    compile_mode: CompileMode | None = Field(
-        None, description="PyTorch: compile the train step with torch.compile (inductor) in this mode; --compile "
-                          "alone: default. Flax always jits its step. One process, one device.",
-        json_schema_extra={"option": "--compile", "flag_value": "default"},
-    )
+    # Flax always jits its step; one process, one device.
+    compile_mode: CompileMode | None = compile_field("the train step")
 
     @model_validator(mode="after")
     def _check_processes(self) -> MnistSettings:

@@ -210,8 +210,21 @@ def figures(records: Iterable[Record]) -> dict[FigureKey, list[Record]]:
     return out
 
 
+# What a backend is where its name is not what ran (the autograd group's `numpy` is the project's own reverse-mode
+# engine on NumPy arrays): a label names what ran.
+ENGINE = "the project's engine (NumPy)"
+
+
+def backend_name(record: Record) -> str:
+    """What ran, as a label says it: the backend, or the name its group declares for it (`BACKEND_NAMES` in the
+    group's findings module)."""
+    declared = group_findings(record.group)
+    names: Mapping[str, str] = getattr(declared, "BACKEND_NAMES", {}) if declared is not None else {}
+    return names.get(record.backend, record.backend)
+
+
 def label(record: Record) -> str:
-    text = record.backend + (f" {record.variant}" if record.variant else "")
+    text = backend_name(record) + (f" {record.variant}" if record.variant else "")
     return text if record.device == "cpu" else f"{text} @{record.device}"
 
 
