@@ -21,7 +21,7 @@ def test_an_eager_pytorch_record_is_never_compared_with_jitted_flax() -> None:
     assert [(f.key, f.status) for f in found][:2] == [("training", "missing"), ("training-eager", "missing")]
     headline = found[0]
     assert headline.sentence.startswith("The compiled pair (jit against compile:<mode>) is not compared")
-    assert "PyTorch has no compile train step" in headline.sentence
+    assert "PyTorch has no torch.compile'd train step" in headline.sentence
     assert "no unmatched pair is compared instead" in headline.sentence
     assert "JAX (flax) has no eager train step" in found[1].sentence
     assert all("faster" not in f.sentence and "sooner" not in f.sentence for f in found)
@@ -54,7 +54,7 @@ def test_a_mixed_store_never_pools_runs_of_different_settings_and_names_the_runs
         assert {r.params["batch"] for r in finding.records} <= {32}, finding.key
         assert all("_128x" not in case for case in finding.cases), finding.key
     speed = next(f for f in found if f.key == "training")
-    assert "runs of one setting: batch 32" in speed.sentence
+    assert "runs of one setting: batch 32, " in speed.sentence
     assert f"1 run(s) of other settings left out ({MANUAL})" in speed.sentence
     reach = next(f for f in found if f.key == "time-to-accuracy")
     assert {row[1] for row in reach.rows} == {"3 of 3"}  # the verdict's three seeds per framework, nothing else

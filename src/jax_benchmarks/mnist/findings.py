@@ -148,10 +148,11 @@ def settings_of(record: Record) -> tuple[object, ...]:
 
 
 def setting_text(record: Record) -> str:
-    """'batch 32, 5 epoch(s) of 3 steps, 96 training images (synthetic), dry run, adam' for a record's settings."""
+    """'batch 32, 5 epoch(s) of 3 steps, 96 mnist training images, dry run, adam on cpu' for a record's settings (the
+    data's source is in the setting too, not in the phrase: it is long)."""
     p = record.params
     text = (f"batch {p.get('batch', '?')}, {p.get('epochs', '?')} epoch(s) of {p.get('steps_per_epoch', '?')} steps, "
-            f"{p.get('train_images', '?')} training images ({p.get('source', '?')})")
+            f"{p.get('train_images', '?')} {p.get('dataset', '')} training images")
     return text + (", dry run" if p.get("dry_run") else "") + f", {p.get('optimizer', '?')} on {record.device}"
 
 
@@ -191,6 +192,8 @@ class Pair:
     other_mode: str
     headline: bool
     missing_hint: str
+    jax_step: str  # "a jitted train step"
+    other_step: str  # "a torch.compile'd train step"
 
     def holds(self, record: Record) -> bool:
         jax = record.backend in JAX_BACKENDS
@@ -205,9 +208,9 @@ class Pair:
         steps = [r for r in mine if r.case.startswith("train_step_") and r.median_s]
         out = []
         if not any(r.backend in JAX_BACKENDS for r in steps):
-            out.append(f"JAX (flax) has no {self.jax_mode} train step")
+            out.append(f"JAX (flax) has no {self.jax_step}")
         if not any(r.backend not in JAX_BACKENDS for r in steps):
-            out.append(f"PyTorch has no {self.other_mode} train step")
+            out.append(f"PyTorch has no {self.other_step}")
         return out
 
     def not_compared(self, lacking: Sequence[str], mine: Sequence[Record], setting: str) -> Finding:
@@ -230,8 +233,10 @@ class Pair:
 
 
 PAIRS = (
-    Pair("compiled", "jit", "compile", True, "run `mnist pytorch --compile` beside `mnist flax`"),
-    Pair("eager", "eager", "eager", False, "mnist's Flax step is always jitted: `jit flax` times it not jitted"),
+    Pair("compiled", "jit", "compile", True, "run `mnist pytorch --compile` beside `mnist flax`", "jitted train step",
+         "torch.compile'd train step"),
+    Pair("eager", "eager", "eager", False, "mnist's Flax step is always jitted: `jit flax` times it not jitted",
+         "eager train step", "eager train step"),
 )
 
 
