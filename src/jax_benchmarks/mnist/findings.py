@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 from jax_benchmarks.cli.tables import format_seconds
+from jax_benchmarks.measure.memory import memory_text
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.answer import JAX_BACKENDS
 from jax_benchmarks.verdict.decide import Decision
@@ -86,43 +87,63 @@ def final_accuracies(records: Sequence[Record]) -> dict[object, float]:
     return {seed: accuracy for seed, (_, accuracy) in last.items()}
 
 
+def side_figures(records: Sequence[Record]) -> tuple[str, str, str, str]:
+    """One framework × mode × precision's train step (median of its rounds), images/s, compile time and the step's
+    peak memory, as the table of modes shows them."""
+    steps = [r for r in records if r.case.startswith("train_step_") and r.median_s]
+    if not steps:
+        return "—", "—", "—", "—"
+    ips = images_per_s(steps)
+    compiles = [r.compile_s for r in steps if r.compile_s is not None]
+    peak = memory_text(steps[-1].memory)
+    return (format_seconds(typical_s(steps)), "—" if ips is None else f"{ips:,.0f}",
+            format_seconds(statistics.median(compiles)) if compiles else "—", peak or "—")
+
+
 def accuracy_check(records: Sequence[Record], chosen: Sequence[Record]) -> Finding:
-    """Each framework × mode × precision of the chosen runs' setting (the precision aside) against float32 eager
+    """The table of modes: each framework × mode × precision of the chosen runs' setting (the precision aside), its
+    train step, images/s, compile time, peak memory and final test accuracy; checked against float32 eager
     PyTorch's final test accuracy on the same seeds (the CNN is PyTorch's MNIST example): one more than
     `ACCURACY_TOLERANCE` below it is flagged."""
     key, topic = "accuracy-check", "CNN accuracy by mode and precision"
     same = {settings_of(r)[:1] + settings_of(r)[2:] for r in chosen}
-    mine = [r for r in records if r.case.startswith("validation_") and settings_of(r)[:1] + settings_of(r)[2:] in same]
+    mine = [r for r in records if r.case.startswith(TRAINING_CASES) and settings_of(r)[:1] + settings_of(r)[2:] in same]
     sides: dict[tuple[str, str, str], list[Record]] = {}
     for record in mine:
         sides.setdefault((record.backend, mode_of(record), str(precision_policy(record))), []).append(record)
-    reference = final_accuracies(sides.pop(("pytorch", "eager", "float32"), []))
-    if not reference or not sides:
+    reference_side = ("pytorch", "eager", "float32")
+    reference = final_accuracies(sides.get(reference_side, []))
+    if not reference or len(sides) < 2:
         return Finding(key, topic, "The final test accuracy of each mode is not checked: these runs hold no "
                        "float32 eager PyTorch run with another mode beside it on the same setting.", "missing",
                        run_ids(mine), case_names(mine), asks_jax=False)
-    rows, flagged = [], []
-    for (backend, mode, policy), recs in sorted(sides.items()):
+    rows, flagged, gaps = [], [], []
+    for side, recs in sorted(sides.items()):
         theirs = final_accuracies(recs)
         seeds = sorted(set(theirs) & set(reference), key=str)
-        name = f"{backend} {mode} {policy}"
-        if not seeds:
-            rows.append((name, "0", "—", "not checked: no seed in common"))
-            continue
-        gap = statistics.fmean(theirs[s] - reference[s] for s in seeds)
-        low = gap < -ACCURACY_TOLERANCE
-        flagged += [name] if low else []
-        rows.append((name, str(len(seeds)), f"{gap * 100:+.2f}",
-                     f"flagged: more than {ACCURACY_TOLERANCE * 100:.1f} points below" if low else "within"))
+        name = " ".join(side)
+        accuracy = f"{statistics.fmean(theirs.values()):.1%}" if theirs else "—"
+        if side == reference_side:
+            gap_text, check = "0", "the reference"
+        elif not seeds:
+            gap_text, check = "—", "not checked: no seed in common"
+        else:
+            gap = statistics.fmean(theirs[s] - reference[s] for s in seeds)
+            low = gap < -ACCURACY_TOLERANCE
+            flagged += [name] if low else []
+            gap_text = f"{gap * 100:+.2f}"
+            check = f"flagged: more than {ACCURACY_TOLERANCE * 100:.1f} points below" if low else "within"
+            gaps.append(f"{name} {gap_text} points ({len(seeds)} seed(s))")
+        rows.append((name, *side_figures(recs), accuracy, str(len(seeds)), gap_text, check))
     sentence = (f"Final test accuracy against float32 eager PyTorch's on the same seeds: "
-                + ("; ".join(f"{r[0]} {r[2]} points ({r[1]} seed(s))" for r in rows if r[1] != "0") or "no seed in "
-                   "common")
+                + ("; ".join(gaps) or "no seed in common")
                 + (f". Flagged (trains worse by more than {ACCURACY_TOLERANCE * 100:.1f} points, so its speed is no "
                    f"like-for-like gain): {', '.join(flagged)}." if flagged else
                    f"; none more than {ACCURACY_TOLERANCE * 100:.1f} points below."))
-    return Finding(key, topic, sentence, "found" if flagged else "measured", run_ids(mine), case_names(mine),
-                   ("framework mode precision", "seeds", "accuracy gap (points)", "check"), tuple(rows),
-                   asks_jax=False)
+    headers = ("framework mode precision", "train step", "images/s", "compile", "step peak memory",
+               "final test accuracy", "seeds", "gap (points)", "check")
+    return Finding(key, topic, sentence, "found" if flagged else "measured", run_ids(mine), case_names(mine), headers,
+                   tuple(rows), asks_jax=False)
 
 
 # -------------------------------------------------------------------------------------- like for like ---
