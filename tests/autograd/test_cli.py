@@ -98,7 +98,7 @@ def test_all_backends_agree_and_the_graph_png_is_written(results_path: Path) -> 
     (agreement,) = [r for r in records if r["backend"] == "all"]
     assert agreement["case"] == "agreement_grad_16_float32" and agreement["checks"]["passed"] is True
     assert 0 <= agreement["checks"]["max_abs_diff_df"] <= agreement["checks"]["tolerance"] == 1e-5
-    assert len(agreement["params"]["compared"]) == 6
+    assert len(agreement["params"]["compared"]) == 7  # PyTorch's backward(sum) among them
     assert len(read_jsonl(results_path)) == len(records)  # the file holds what --json printed
 
     png = Path("data/plots/autograd_engine_graph_grad_16_float32.png")

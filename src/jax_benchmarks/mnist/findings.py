@@ -12,6 +12,7 @@ steps: about 80 %). A derived target no better than chance (10 %) is not set: th
 from __future__ import annotations
 
 import math
+import re
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -165,8 +166,18 @@ def mode_of(record: Record) -> str:
     return "jit" if record.backend in JAX_BACKENDS else "eager"
 
 
+def data_of(source: object) -> object:
+    """The data a `source` param names: a decoded cache's source is that of the data it holds ("cache FOLDER (of
+    SOURCE)", mnist/data/loader.py), so a run that read the cache trained on the same data as the one that filled it."""
+    if isinstance(source, str) and (cached := re.fullmatch(r"cache .*? \(of (.*)\)", source)):
+        return cached.group(1)
+    return source
+
+
 def settings_of(record: Record) -> tuple[object, ...]:
-    return (record.device, precision_policy(record), *(record.params.get(name) for name in SETTINGS_FIELDS))
+    return (record.device, precision_policy(record),
+            *(data_of(record.params.get(name)) if name == "source" else record.params.get(name)
+              for name in SETTINGS_FIELDS))
 
 
 def setting_text(record: Record) -> str:
