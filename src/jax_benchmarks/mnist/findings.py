@@ -1,6 +1,9 @@
 """The mnist group's findings for `verdict`: training speed per step between the frameworks, and the time to a
 test accuracy the scale's training reaches, MLPerf-style (one training run per seed, the compile included), with
-the epochs after which JAX's compile is paid back. Pure functions of records.
+the epochs after which JAX's compile is paid back; each from the runs of one setting and per matched pair of modes
+(jit against torch.compile, the headline; eager against eager), never an unmatched pair; and the table of modes,
+which checks every mode's and precision's final test accuracy against float32 eager PyTorch's. Pure functions of
+records.
 
 The target accuracy (unless `verdict --target-accuracy` gives one): 99 % when the records trained on full MNIST
 (60,000 training images; the CNN reaches 99.0 % after 2 epochs, see mnist/settings.py), else the lowest best test
