@@ -54,11 +54,19 @@ def test_flax_records_say_what_ran(results_path: Path) -> None:
     assert step["params"]["precision"] == "bf16 (compute dtype bfloat16, float32 parameters)"
 
 
-def test_only_training_offers_bf16(results_path: Path) -> None:
-    result = invoke("xla", "jax", "--quick", "--precision", "bf16", "--results", str(results_path))
+@pytest.mark.parametrize("command", [("xla", "jax", "--quick"), ("mnist", "evaluate", "pytorch")])
+def test_only_training_offers_bf16(command: tuple[str, ...], results_path: Path) -> None:
+    result = invoke(*command, "--precision", "bf16", "--results", str(results_path))
     assert result.exit_code == 2
     assert result.stderr.strip().count("\n") == 0 and "'float32', 'tf32'" in result.stderr
     assert not results_path.exists()
+
+
+def test_jit_flax_trains_both_modes_in_bf16_under_their_own_names() -> None:
+    result = invoke("jit", "flax", "--precision", "bf16", "--epochs", "1", "--list")
+    assert result.exit_code == 0, result.output
+    listed = result.stdout.split()
+    assert "train_step_128x28x28_bf16" in listed and "train_step_128x28x28_float32" not in listed
 
 
 def with_policy(records: list[Record], policy: str) -> list[Record]:

@@ -89,6 +89,10 @@ class EvaluateSettings(DataSettings):
 class TrainingSettings(EvaluateSettings):
     """What one training run of the CNN needs: epochs, batch sizes, optimizer and schedule, data."""
 
+    # Training (mnist's and jit flax's) offers bfloat16 mixed precision besides the float32 policies.
+    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {**BenchSettings.CHOICES,
+                                                      "precision": ("float32", "tf32", "bf16")}
+
     dry_run: bool = Field(False, description="Train and validate on a few batches only.")
     num_epochs: int = Field(
         10, ge=1, le=10000, description="Training epochs.",
@@ -163,9 +167,6 @@ class MnistSettings(TrainingSettings):
     # One epoch of a few batches on the embedded digits (no download, no hub lookup), no tracking.
     QUICK: ClassVar[dict[str, Any]] = {**EvaluateSettings.QUICK, "num_epochs": 1, "dry_run": True,
                                        "train_batch_size": 32, "comet": "off"}
-    # Training offers bfloat16 mixed precision besides the float32 policies.
-    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {**BenchSettings.CHOICES,
-                                                      "precision": ("float32", "tf32", "bf16")}
 
     num_processes: int = Field(
         1, ge=1, le=4096,
