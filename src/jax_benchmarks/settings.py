@@ -97,7 +97,7 @@ class BenchSettings(BaseModel):
         "float32",
         description="float32 matrix products and convolutions on NVIDIA GPUs, the same in JAX and PyTorch: "
         "float32 = IEEE float32; tf32 = TensorFloat-32 tensor cores (JAX's GPU default). CPUs: IEEE either way. "
-        "bf16 (mnist): bfloat16 mixed precision on any device, float32 parameters.",
+        "bf16 (training: mnist, jit flax): bfloat16 mixed precision on any device, float32 parameters.",
     )
     lock_timeout: float = lock_timeout_field()
     results: Results = results_field("Where the records are appended")
