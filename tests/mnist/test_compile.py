@@ -149,3 +149,13 @@ def test_inductor_compiles_the_step_once_and_a_side_effect_breaks_it(results_pat
     step, epoch = read_jsonl(results_path)
     assert step["compile_s"] > 0 and step["metrics"]["compilations"] == 1
     assert step["metrics"]["graph_breaks"] >= 1 and epoch["metrics"]["compilations"] == 1
+
+
+def test_a_round_of_a_compiled_run_is_compiled_in_the_same_mode() -> None:
+    # `--rounds N` and the verdict start each round from the parsed settings (`command_line`).
+    from jax_benchmarks.mnist.settings import MnistSettings
+    from jax_benchmarks.settings import command_line
+
+    args = command_line(MnistSettings(compile_mode="max-autotune", comet="off"))
+    assert args[args.index("--compile") + 1] == "max-autotune"
+    assert "--compile" not in command_line(MnistSettings(comet="off"))
