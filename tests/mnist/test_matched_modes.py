@@ -114,3 +114,21 @@ def test_a_run_that_read_the_data_from_the_cache_trained_on_the_same_data() -> N
                + sourced(epochs("pytorch", 5.0, [0.9], mode="compile:default"), cached))
     speed = next(f for f in findings(records, None) if f.key == "training")
     assert speed.status != "missing" and "trains 2.00× faster per step than flax" in speed.sentence
+
+
+def test_no_finding_sets_unlike_modes_or_precisions_against_each_other() -> None:
+    # Every mode and precision at once, in one setting otherwise: each finding that compares (one with timed
+    # records) holds one precision, and either the compiled pair's modes or the eager pair's, never a mix.
+    def bf16(records: list[Record]) -> list[Record]:
+        return [r.model_copy(update={"env": {**r.env, "precision": "bf16"}}) for r in records]
+
+    records = (epochs("flax", 10.0, [0.9], mode="jit") + epochs("pytorch", 20.0, [0.9], mode="eager")
+               + epochs("pytorch", 5.0, [0.9], mode="compile:default")
+               + epochs("pytorch", 6.0, [0.9], mode="compile:max-autotune")
+               + bf16(epochs("flax", 8.0, [0.9], mode="jit")) + bf16(epochs("pytorch", 4.0, [0.9], mode="eager")))
+    compared = [f for f in findings(records, None) if f.records]
+    assert compared
+    for finding in compared:
+        modes = {mode_of(r) for r in finding.records}
+        assert modes <= {"jit", "compile:default", "compile:max-autotune"} or modes == {"eager"}, finding.key
+        assert len({r.env.get("precision") for r in finding.records}) == 1, finding.key
