@@ -26,7 +26,7 @@ from pydantic.fields import FieldInfo
 
 from jax_benchmarks.hardware.devices import ONE_DEVICE, DeviceKind, DeviceRequest, cpu_count, devices_to_time, resolve_device
 from jax_benchmarks.errors import DataError, NoResultsYet, visible
-from jax_benchmarks.hardware.gpu_policy import MatmulPrecision
+from jax_benchmarks.hardware.gpu_policy import FLOAT32_POLICIES, MatmulPrecision
 from jax_benchmarks.measure.timing import MIN_TIME_S
 from jax_benchmarks.store.jsonl import regular_file_problem
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
@@ -128,7 +128,7 @@ class BenchSettings(BaseModel):
     QUICK: ClassVar[Mapping[str, Any]] = {"repeats": 2}
     # The values a command takes for a Literal option, where it takes fewer than the type allows: a command
     # timing one device has no `--device all`; one timing several (jit's sweep, autograd) sets MULTI_DEVICE.
-    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"device": ONE_DEVICE}
+    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {"device": ONE_DEVICE, "precision": FLOAT32_POLICIES}
 
     device: DeviceRequest = Field(
         "auto", description="Where to run: auto = the GPU when one is visible, else the CPU (in every group); "
@@ -143,7 +143,8 @@ class BenchSettings(BaseModel):
     precision: MatmulPrecision = Field(
         "float32",
         description="float32 matrix products and convolutions on NVIDIA GPUs, the same in JAX and PyTorch: "
-        "float32 = IEEE float32; tf32 = TensorFloat-32 tensor cores (JAX's GPU default). CPUs: IEEE either way.",
+        "float32 = IEEE float32; tf32 = TensorFloat-32 tensor cores (JAX's GPU default). CPUs: IEEE either way. "
+        "bf16 (training: mnist, jit flax): bfloat16 mixed precision on any device, float32 parameters.",
     )
     lock_timeout: float = lock_timeout_field()
     results: Results = results_field("Where the records are appended")
@@ -395,6 +396,25 @@ def _click_type(annotation: Any, allowed: str = "") -> Any:
     return str
 
 
+def optional_value(info: FieldInfo) -> dict[str, Any]:
+    """`json_schema_extra={"flag_value": V}`: the option's value may be left out, and is then V (`--compile` alone
+    is `--compile default`)."""
+    extra = info.json_schema_extra
+    value = extra.get("flag_value") if isinstance(extra, dict) else None
+    return {} if value is None else {"is_flag": False, "flag_value": value}
+
+
+# torch.compile's modes (its documented ones); `--compile` alone is "default".
+CompileMode = Literal["default", "reduce-overhead", "max-autotune"]
+
+
+def compile_field(what: str) -> Any:
+    """`--compile [MODE]` of a command that times PyTorch: `what` torch.compile compiles (inductor)."""
+    return Field(None, description=f"PyTorch: compile {what} with torch.compile (inductor) in this mode; --compile "
+                                   "alone: default.",
+                 json_schema_extra={"option": "--compile", "flag_value": "default"})
+
+
 def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> Callable[[F], F]:
     """Decorate a click command with one option per field of `model`."""
 
@@ -429,6 +449,7 @@ def settings_options(model: type[BaseModel], exclude: tuple[str, ...] = ()) -> C
                     option_name(model, name), *short_option(info), name, cls=option_class,
                     type=click.Choice(narrowed) if narrowed else _click_type(info.annotation, allowed),
                     default=default, show_default=shown, help=help_, hidden=hidden, metavar=metavar(info),
+                    **optional_value(info),
                 )(fn)
                 for alias in option_aliases(info):
                     fn = click.option(alias, ALIAS_PREFIX + name, type=_click_type(info.annotation, allowed),

@@ -82,7 +82,7 @@ def test_all_backends_agree_and_the_graph_png_is_written(results_path: Path) -> 
     records = run_json("autograd", "all", *FAST, *CNN_FAST, "--plot-graph", "--results", str(results_path))
     timed = [r for r in records if r["backend"] != "all"]
     assert {(r["backend"], r["variant"]) for r in timed} == {
-        ("jax", "vmap"), ("jax", "vmap+jit"), ("pytorch", "loop"), ("pytorch", "vmap"),
+        ("jax", "vmap"), ("jax", "vmap+jit"), ("pytorch", "loop"), ("pytorch", "vmap"), ("pytorch", "backward(sum)"),
         ("numpy", "loop"), ("numpy", "vectorised"), ("pytorch", "train step"), ("numpy", "train step"),
         ("jax", "train step"),
     }
@@ -98,7 +98,7 @@ def test_all_backends_agree_and_the_graph_png_is_written(results_path: Path) -> 
     (agreement,) = [r for r in records if r["backend"] == "all"]
     assert agreement["case"] == "agreement_grad_16_float32" and agreement["checks"]["passed"] is True
     assert 0 <= agreement["checks"]["max_abs_diff_df"] <= agreement["checks"]["tolerance"] == 1e-5
-    assert len(agreement["params"]["compared"]) == 6
+    assert len(agreement["params"]["compared"]) == 7  # PyTorch's backward(sum) among them
     assert len(read_jsonl(results_path)) == len(records)  # the file holds what --json printed
 
     png = Path("data/plots/autograd_engine_graph_grad_16_float32.png")
@@ -176,7 +176,7 @@ def test_suites_are_declared_without_computing(monkeypatch: pytest.MonkeyPatch) 
     """Building the suites names every case (a `list` command prints them) but makes no points and
     calls no gradient."""
     from jax_benchmarks.autograd import cnn, jax_backend, numpy_backend, pytorch_backend, reference
-    from jax_benchmarks.autograd.settings import EngineSettings
+    from jax_benchmarks.autograd.settings import AllSettings
 
     def no_points(*_: object) -> Points:
         raise AssertionError("points were made while declaring the suites")
@@ -186,7 +186,7 @@ def test_suites_are_declared_without_computing(monkeypatch: pytest.MonkeyPatch) 
 
     monkeypatch.setattr(reference.Points, "make", classmethod(no_points))
     monkeypatch.setattr(cnn.MnistSubset, "load", staticmethod(no_digits))
-    settings = EngineSettings(points=32, dtype="float64", device="cpu")
+    settings = AllSettings(points=32, dtype="float64", device="cpu")
     declared = {
         module.__name__.rsplit(".", 1)[-1]: [(s.target.backend, s.target.device, [c.label for c in s.cases])
                                              for s in module.suites(settings)]
@@ -195,7 +195,8 @@ def test_suites_are_declared_without_computing(monkeypatch: pytest.MonkeyPatch) 
     assert declared == {
         "jax_backend": [("jax", "cpu", ["grad_32_float64 [vmap]", "grad_32_float64 [vmap+jit]"]),
                         ("jax", "cpu", ["cnn_train_step_128x28x28_float64 [train step]"])],
-        "pytorch_backend": [("pytorch", "cpu", ["grad_32_float64 [loop]", "grad_32_float64 [vmap]"]),
+        "pytorch_backend": [("pytorch", "cpu", ["grad_32_float64 [loop]", "grad_32_float64 [vmap]",
+                                                "grad_32_float64 [backward(sum)]"]),
                             ("pytorch", "cpu", ["cnn_train_step_128x28x28_float64 [train step]"])],
         "numpy_backend": [("numpy", "cpu", ["grad_32_float64 [loop]", "grad_32_float64 [vectorised]"]),
                           ("numpy", "cpu", ["cnn_train_step_128x28x28_float64 [train step]"])],

@@ -52,6 +52,7 @@ def test_case_option_times_only_the_selected_cases(results_path: Path) -> None:
     assert [r["case"] for r in read_jsonl(results_path)] == [STEP]
     step = read_jsonl(results_path)[0]
     assert step["params"]["source"] == "synthetic" and step["params"]["batch"] == 16  # the data, loaded untimed
+    assert step["params"]["mode"] == "eager" and "compilations" not in step["metrics"]  # not compiled
     skipped = (LOAD, *auto_cases_with_peak(), EPOCH, VALIDATION)
     out = " ".join(result.stdout.split())
     assert f"skipped: pytorch: {len(skipped)} of {len(skipped) + 1} case(s) not selected by -k train_step" in out

@@ -46,24 +46,29 @@ def matmul(numpy_s: float, jax_s: float, pytorch_s: float | None = None, **kwarg
 
 
 def epochs(backend: str, epoch_s: float | Sequence[float], accuracies: Sequence[float] | Sequence[Sequence[float]],
-           rounds: int = 3, *, compile_s: float | None = None, full_mnist: bool = False) -> list[Record]:
+           rounds: int = 3, *, compile_s: float | None = None, full_mnist: bool = False, mode: str | None = None,
+           batch: int = 128, run_id: str = RUN) -> list[Record]:
     """Per round (seed = the round's index): the train step, then each epoch (12,800 images) and its validation.
-    `epoch_s` and `accuracies` are one for every round, or one per round (a sequence of per-epoch accuracies)."""
+    `epoch_s` and `accuracies` are one for every round, or one per round (a sequence of per-epoch accuracies).
+    `mode`: how the step ran (compile:<mode> is also the records' variant, as `mnist pytorch --compile` writes it);
+    None: a record written before the mode was recorded."""
     per_round_s = [epoch_s] * rounds if isinstance(epoch_s, (int, float)) else list(epoch_s)
     per_round_acc: list[list[float]] = [
         [float(a) for a in accuracies] if all(isinstance(a, (int, float)) for a in accuracies)  # type: ignore[arg-type]
         else [float(a) for a in accuracies[index]] for index in range(rounds)]  # type: ignore[union-attr]
-    data: dict[str, Any] = {"dataset": "mnist", "dry_run": False, "train_images": 60_000 if full_mnist else 4_000}
+    data: dict[str, Any] = {"dataset": "mnist", "dry_run": False, "train_images": 60_000 if full_mnist else 4_000,
+                            "batch": batch, **({"mode": mode} if mode is not None else {})}
+    variant = mode if mode is not None and mode.startswith("compile:") else None
     out = []
     for index in range(rounds):
-        out += figure("mnist", backend, "train_step_128x28x28_float32", per_round_s[index] / 100, rounds=rounds,
-                      compile_s=compile_s, metrics={"images_per_s": 12800 / per_round_s[index]},
-                      params={"train_batch_size": 128, "seed": index})[index:index + 1]
+        out += figure("mnist", backend, f"train_step_{batch}x28x28_float32", per_round_s[index] / 100, rounds=rounds,
+                      compile_s=compile_s, metrics={"images_per_s": 12800 / per_round_s[index]}, variant=variant,
+                      run_id=run_id, params={"train_batch_size": batch, "seed": index, **data})[index:index + 1]
         for epoch, accuracy in enumerate(per_round_acc[index], start=1):
-            common = dict(run_id=RUN, timestamp="2026-11-24T12:02:00+00:00", group="mnist", backend=backend,
-                          device="cpu", round_index=index, rounds=rounds,
+            common = dict(run_id=run_id, timestamp="2026-11-24T12:02:00+00:00", group="mnist", backend=backend,
+                          variant=variant, device="cpu", round_index=index, rounds=rounds,
                           params={"epoch": epoch, "seed": index, **data}, env=ENV)
-            out.append(Record(case="train_epoch_128x28x28_float32", median_s=per_round_s[index], repeats=1,
+            out.append(Record(case=f"train_epoch_{batch}x28x28_float32", median_s=per_round_s[index], repeats=1,
                               metrics={"accuracy": accuracy, "images_per_s": 12800 / per_round_s[index]},
                               **common))  # type: ignore[arg-type]
             out.append(Record(case="validation_1000x28x28_float32", median_s=per_round_s[index] / 10, repeats=1,

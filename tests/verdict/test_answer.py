@@ -76,7 +76,8 @@ def test_the_engines_cnn_step_leaves_the_jax_question_to_mnists_train_step() -> 
     engine = figure("autograd", "numpy", case, 2.0, variant="train step", metrics={"images_per_s": 64.0})
     torch = figure("autograd", "pytorch", case, 1.0, variant="train step", metrics={"images_per_s": 128.0})
     flax = figure("autograd", "jax", case, 1.0, variant="train step", metrics={"images_per_s": 128.0})
-    records = engine + torch + flax + epochs("flax", 10.0, [0.9]) + epochs("pytorch", 10.0, [0.9])
+    records = (engine + torch + flax + epochs("flax", 10.0, [0.9], mode="jit")
+               + epochs("pytorch", 10.0, [0.9], mode="compile:default"))
     found = all_findings(latest_runs(records))
     topics = {a.key: a.topic for a in answers(found)}
     assert f"autograd-{case}" not in topics and topics["training"] == "CNN training speed"

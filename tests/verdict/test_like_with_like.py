@@ -50,8 +50,8 @@ def test_two_different_cases_are_never_compared() -> None:
     assert "case (matmul_1000x1000_float64 vs matmul_300x300_float64)" in contrast.phrase()
     # Every comparison the page makes (its answers) sets records of one case against records of the same case.
     records = (figure("xla", "jax", CASE, 0.005) + figure("xla", "numpy", CASE, 0.010)
-               + figure("xla", "numpy", "matmul_2000x2000_float64", 0.08) + epochs("flax", 10.0, [0.9])
-               + epochs("pytorch", 12.0, [0.9]))
+               + figure("xla", "numpy", "matmul_2000x2000_float64", 0.08) + epochs("flax", 10.0, [0.9], mode="jit")
+               + epochs("pytorch", 12.0, [0.9], mode="compile:default"))
     found = answers(all_findings(latest_runs(records)))
     assert found
     for answer in found:

@@ -50,9 +50,11 @@ def gradient_suite(
     backend: str, arrays: DeviceArrays[A], settings: AutogradSettings, *, value: Callable[[A], A],
     gradients: Sequence[tuple[str, Callable[[A], A]]], compiled: Sequence[str] = (),
     after: Callable[[Run], None] | None = None, context: Callable[[], AbstractContextManager[object]] = nullcontext,
+    cannot_run: tuple[type[Exception], ...] = (),
 ) -> Suite:
     """One backend on one device: a case per (variant, gradient function), in order; the variants named
-    in `compiled` compile on their first call, whose extra cost is recorded as compile_s."""
+    in `compiled` compile on their first call, whose extra cost is recorded as compile_s, and are skipped with
+    the reason where their compiler raises one of `cannot_run`."""
     points: Fixture[Points] = Fixture("points", lambda: Points.make(settings.dtype, settings.points))
     timed: Fixture[A] = Fixture("timed points on the device", lambda p: arrays.to_device(p.timed), needs=(points,))
     f_shown: Fixture[F64] = Fixture(
@@ -70,7 +72,8 @@ def gradient_suite(
                                   Evaluation(at, f_values, df_shown, as_f64(arrays, df_timed)), measurement)
 
         return Case(name, prepare, judge, variant=variant, dtype=settings.dtype, params=params,
-                    compiled=variant in compiled, uses=(points, timed, f_shown))
+                    compiled=variant in compiled, cannot_run=cannot_run if variant in compiled else (),
+                    uses=(points, timed, f_shown))
 
     return Suite(Target(backend, arrays.kind), [case(variant, grad) for variant, grad in gradients],
                  after=after, context=context, fixtures=[points, timed, f_shown])

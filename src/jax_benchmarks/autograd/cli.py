@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jax_benchmarks.autograd.settings import AllSettings, CnnSettings, EngineSettings, FlaxCnnSettings
+from jax_benchmarks.autograd.settings import AllSettings, EngineSettings, FlaxCnnSettings, TorchCnnSettings
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group, conv_kernels_before_import
 from jax_benchmarks.frameworks.available import JAX, TORCH
 from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
@@ -36,8 +36,9 @@ SPEC = GroupSpec(
         ),
         "pytorch": BackendSpec(
             "jax_benchmarks.autograd.pytorch_backend",
-            "PyTorch: backward() loop; func.vmap(func.grad); the mnist CNN's eager train step.",
-            CnnSettings,
+            "PyTorch: backward() loop; func.vmap(func.grad); backward() on the sum (--compile: also with f compiled); "
+            "the mnist CNN's eager train step.",
+            TorchCnnSettings,
             needs=(TORCH,),
             device_memory=torch_device_memory,
         ),

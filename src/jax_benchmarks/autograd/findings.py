@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT
-from jax_benchmarks.verdict.findings import (Finding, contrasts, fastest_findings, figures, images_per_s, label,
+from jax_benchmarks.verdict.findings import (ENGINE, Finding, contrasts, fastest_findings, figures, images_per_s, label,
                                              run_ids, size_of, spread_text, status_of)
 
 TOPIC = "gradients"
@@ -31,7 +31,9 @@ VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
 # `pytorch` one, Flax (jitted, mnist's flax.nnx model) the `jax` one.
 CNN_STEP = "cnn_train_step_"
 CNN_TOPIC = "the CNN train step beside the engine"
-CNN_NAMES = {"numpy": "the project's engine", "pytorch": "PyTorch eager", "jax": "Flax (jit)"}
+CNN_NAMES = {"numpy": ENGINE, "pytorch": "PyTorch eager", "jax": "Flax (jit)"}
+# Every label of the verdict names the `numpy` backend as what it is (verdict.findings.backend_name).
+BACKEND_NAMES = {"numpy": ENGINE}
 
 
 def cnn_findings(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:

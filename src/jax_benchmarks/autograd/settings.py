@@ -9,7 +9,7 @@ from pydantic import Field
 
 from jax_benchmarks.hardware.devices import MULTI_DEVICE
 from jax_benchmarks.hardware.xla_flags import CpuConv, cpu_conv_field
-from jax_benchmarks.settings import BenchSettings
+from jax_benchmarks.settings import BenchSettings, CompileMode, compile_field
 
 Dtype = Literal["float32", "float64"]
 
@@ -38,6 +38,12 @@ class CnnSettings(AutogradSettings):
     )
 
 
+class TorchCnnSettings(CnnSettings):
+    """`autograd pytorch`: its gradient of the sum can also be compiled."""
+
+    compile_mode: CompileMode | None = compile_field("f in the backward(sum) gradient")
+
+
 class FlaxCnnSettings(CnnSettings):
     """`autograd jax`: which kernels XLA:CPU runs the Flax CNN's convolutions on, as `mnist flax` chooses them
     (set in XLA_FLAGS before JAX is imported)."""
@@ -53,5 +59,5 @@ class EngineSettings(CnnSettings):
     )
 
 
-class AllSettings(EngineSettings, FlaxCnnSettings):
+class AllSettings(EngineSettings, FlaxCnnSettings, TorchCnnSettings):
     """`autograd all`: the options of every backend."""

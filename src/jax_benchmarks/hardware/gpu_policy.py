@@ -23,13 +23,18 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
-MatmulPrecision = Literal["float32", "tf32"]
+# bf16: bfloat16 mixed precision, where a command offers it (mnist's training): the model computes in bfloat16 from
+# float32 parameters, as each framework's users write it (the trainer applies it); what stays float32 is IEEE.
+MatmulPrecision = Literal["float32", "tf32", "bf16"]
 
 # jax_default_matmul_precision names: 'float32' is near full float32, 'tensorfloat32' is TF32.
-JAX_PRECISION: dict[MatmulPrecision, str] = {"float32": "float32", "tf32": "tensorfloat32"}
+JAX_PRECISION: dict[MatmulPrecision, str] = {"float32": "float32", "tf32": "tensorfloat32", "bf16": "float32"}
 # torch.backends.{cuda.matmul,cudnn.conv}.fp32_precision values (torch ≥ 2.9; the older allow_tf32
 # flags must not be mixed with them: torch raises when both APIs were used in one process).
-TORCH_PRECISION: dict[MatmulPrecision, str] = {"float32": "ieee", "tf32": "tf32"}
+TORCH_PRECISION: dict[MatmulPrecision, str] = {"float32": "ieee", "tf32": "tf32", "bf16": "ieee"}
+
+# A command that offers bf16 says so in its settings' CHOICES; every other takes these.
+FLOAT32_POLICIES: tuple[MatmulPrecision, ...] = ("float32", "tf32")
 
 PREALLOCATE_VAR = "XLA_PYTHON_CLIENT_PREALLOCATE"
 

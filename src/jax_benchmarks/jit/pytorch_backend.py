@@ -15,6 +15,7 @@ from jax_benchmarks.measure.memory import TORCH_COMPILE
 from jax_benchmarks.example_function.in_torch import f
 from jax_benchmarks.frameworks.arrays import TorchArrays
 from jax_benchmarks.frameworks.rng import RNG_Provider
+from jax_benchmarks.frameworks.torch_compile import compile_failures
 from jax_benchmarks.hardware.devices import devices_to_time
 from jax_benchmarks.jit.settings import SweepSettings
 from jax_benchmarks.jit.sweep import SweepVariant, X1Check, log_skipped_lengths, sweep_suite, x1
@@ -27,14 +28,6 @@ def compiled_f() -> Callable[[torch.Tensor], torch.Tensor]:
     """torch.compile(f), specialized per shape like jax.jit (no dynamic-shape graph)."""
     compiled: Callable[[torch.Tensor], torch.Tensor] = torch.compile(f, dynamic=False)
     return compiled
-
-
-def compile_failures() -> tuple[type[Exception], ...]:
-    """What torch.compile raises when it cannot build code here (compiler missing, ...)."""
-    import torch._dynamo.exc as dynamo_exc
-
-    # RuntimeError/OSError: inductor's C++ build or a missing toolchain surface as these.
-    return (dynamo_exc.TorchDynamoException, RuntimeError, OSError)
 
 
 def inference() -> AbstractContextManager[object]:

@@ -80,11 +80,13 @@ class CaseNames:
     def __init__(self, settings: DataSettings) -> None:
         self.load = f"load_{settings.dataset}_{IMAGE}_uint8"
         self.peak = f"matmul_peak_{PEAK_SIZE}x{PEAK_SIZE}_float32"
+        # What the training computes in: float32, or bf16 (bfloat16 mixed precision): never one figure with the other.
+        self.dtype = "bf16" if isinstance(settings, TrainingSettings) and settings.mixed_bf16 else "float32"
         if isinstance(settings, EvaluateSettings):
-            self.validation = f"validation_{settings.test_batch_size}x{IMAGE}_float32"
+            self.validation = f"validation_{settings.test_batch_size}x{IMAGE}_{self.dtype}"
         if isinstance(settings, TrainingSettings):
-            self.step = f"train_step_{settings.train_batch_size}x{IMAGE}_float32"
-            self.epoch = f"train_epoch_{settings.train_batch_size}x{IMAGE}_float32"
+            self.step = f"train_step_{settings.train_batch_size}x{IMAGE}_{self.dtype}"
+            self.epoch = f"train_epoch_{settings.train_batch_size}x{IMAGE}_{self.dtype}"
 
 
 def process_params(settings: DataSettings) -> dict[str, Scalar]:
@@ -176,6 +178,24 @@ def data_params(data: MnistData, shape: Plan) -> dict[str, Scalar]:
             "batch": shape.batch, "steps_per_epoch": shape.steps}
 
 
+def trained_params(data: MnistData, trainer: AnyTrainer) -> dict[str, Scalar]:
+    """The params a training case's judge records: the data's, and how the step ran (`mode`: eager, jit,
+    compile:<mode>) and in which precision (float32, tf32, bf16 and how), so that no comparison sets a compiled step
+    against an eager one, or bfloat16 against float32, unawares."""
+    return {**data_params(data, trainer.plan), "mode": trainer.mode, "precision": trainer.precision}
+
+
+def compiler_text(counts: Mapping[str, int]) -> str:
+    """' · compiled 1× · 0 graph breaks' from a trainer's compile counts; '' where it counted nothing. A step
+    compiled more than once recompiled: with one batch shape, something else changed between calls."""
+    if not counts:
+        return ""
+    text = f" · compiled {counts.get('compilations', 0)}×"
+    if "graph_breaks" in counts:
+        text += f" · {counts['graph_breaks']} graph break(s)"
+    return text + (" (recompiled)" if counts.get("compilations", 0) > 1 else "")
+
+
 def peak_case(name: str, process: Mapping[str, Scalar], variant: str | None) -> Case[np.ndarray]:
     def prepare() -> Timed[np.ndarray]:
         rng = np.random.default_rng(0)
@@ -197,6 +217,9 @@ def peak_fixture(device_kind: str, precision: str) -> Fixture[float | None]:
     (None where the OS does not report what it takes). The peak case's measured rate is attainable, not a peak."""
 
     def read(records: SuiteRecords) -> float | None:
+        if precision == "bf16":  # the share of a float32 peak says nothing of bfloat16 products
+            records.log("bf16 mixed precision: no share of a float32 peak is shown")
+            return None
         if device_kind == "gpu":
             datasheet, line = gpu_peak(precision)
             records.log(line)
@@ -320,11 +343,14 @@ class Comparison(Generic[T]):
 
 def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str | None, *, shared: SuiteData,
                    compiled: bool, params: Mapping[str, Scalar] | None = None, compare: Comparison[T] | None = None,
-                   tracked: Fixture[Any] | None = None) -> tuple[list[Case[Any]], list[Fixture[Any]]]:
+                   tracked: Fixture[Any] | None = None, cannot_run: tuple[type[Exception], ...] = ()
+                   ) -> tuple[list[Case[Any]], list[Fixture[Any]]]:
     """One trainer's cases: its train step (jax.jit's compile apart when `compiled`), then each epoch and its
     validation, on the suite's `shared` data; with the fixtures they add (the timed and the compiled step).
     `params`: more params every case records; `tracked`: a fixture held from the first epoch to the last
-    validation (mnist's comet.ml experiment). Refuses a validation selected without the epochs it validates."""
+    validation (mnist's comet.ml experiment); `cannot_run`: what the compiler raises when it fails (torch.compile),
+    which skips the step and the epochs with the reason. Refuses a validation selected without the epochs it
+    validates."""
     names = CaseNames(settings)
     params = {**training_params(settings), **(params or {})}
     data, peak, records = shared.data, shared.peak, RECORDS
@@ -341,19 +367,22 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
                    peak_gflops: float | None) -> Judgement:
         figures = throughput(t.plan.batch, measurement.median_s, peak_gflops)
         first = "compile" if compiled else "first call"
-        return Judgement(metrics=figures, params=data_params(loaded, t.plan),
+        counts = t.compile_counts()
+        return Judgement(metrics={**figures, **counts}, params=trained_params(loaded, t),
                          failures=peak_share(figures["gflops"], peak_gflops)[1], notes=[
-            f"train step (batch {t.plan.batch}): {measurement.median_s * 1e3:.1f} ms median, "
-            f"{first} {measurement.compile_s or 0.0:.2f} s above it · {figures['images_per_s']:.0f} images/s"])
+            f"train step (batch {t.plan.batch}, {t.mode}): {measurement.median_s * 1e3:.1f} ms median, "
+            f"{first} {measurement.compile_s or 0.0:.2f} s above it · {figures['images_per_s']:.0f} images/s"
+            f"{compiler_text(counts)}"])
 
     def epoch(n: int, validated: bool) -> Case[Any]:
         def judge(output: object, measurement: Measurement, t: T, loaded: MnistData, peak_gflops: float | None,
                   _compiled: object, suite: SuiteRecords, *_followers: object) -> Judgement:
             result, seconds = t.read_epoch(output), measurement.median_s
             if not math.isfinite(result.loss):
-                return diverged(result, n, settings, data_params(loaded, t.plan))
+                return diverged(result, n, settings, trained_params(loaded, t))
             figures = throughput(result.images, seconds, peak_gflops)
-            metrics: dict[str, Scalar] = {**figures, "loss": result.loss, "accuracy": result.accuracy}
+            metrics: dict[str, Scalar] = {**figures, "loss": result.loss, "accuracy": result.accuracy,
+                                          **t.compile_counts()}
             checks: dict[str, Scalar] = {"loss_finite": True}
             explained: list[str] = []
             step = suite.last(names.step, variant)
@@ -366,7 +395,7 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
                 explained = [] if overhead.why_not is None or once else [overhead.why_not]
             # With validation, its case logs this line completed by the test figures.
             line = epoch_line(n, settings.num_epochs, seconds, metrics, measurement.memory)
-            own = Judgement(checks=checks, metrics=metrics, params=data_params(loaded, t.plan),
+            own = Judgement(checks=checks, metrics=metrics, params=trained_params(loaded, t),
                             output=TrainedEpoch(result, line), failures=peak_share(figures["gflops"], peak_gflops)[1],
                             notes=[*explained, *([] if validated else [line])])
             if compare is None or n != settings.num_epochs:
@@ -374,8 +403,8 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
             return joined(own, compare.judge(t, result, suite))
 
         return Case(names.epoch, lambda t, *_: Timed(lambda: t.train_epoch(t.plan.steps, no_step), t.sync, once=True),
-                    judge, variant=variant, dtype="float32", params={**params, "epoch": n}, speedup_over=speedup_over,
-                    uses=(trainer, data, peak, compiled_step, records, *followers))
+                    judge, variant=variant, dtype=names.dtype, params={**params, "epoch": n}, speedup_over=speedup_over,
+                    uses=(trainer, data, peak, compiled_step, records, *followers), cannot_run=cannot_run)
 
     def validation(n: int) -> Case[Any]:
         def judge(output: object, measurement: Measurement, t: T, loaded: MnistData, suite: SuiteRecords,
@@ -383,10 +412,10 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
             val = t.read_eval(output)
             trained = suite.output(names.epoch, variant)  # epoch n's: a validation follows its epoch
             line = f"{trained.line} · " if isinstance(trained, TrainedEpoch) else f"epoch {n}: "
-            return Judgement(metrics=eval_metrics(val, measurement), params=data_params(loaded, t.plan), output=val,
+            return Judgement(metrics=eval_metrics(val, measurement), params=trained_params(loaded, t), output=val,
                              notes=[f"{line}test loss {val.loss:.4f} acc {val.accuracy:.2%}"])
 
-        return Case(names.validation, lambda t, *_: evaluating(t), judge, variant=variant, dtype="float32",
+        return Case(names.validation, lambda t, *_: evaluating(t), judge, variant=variant, dtype=names.dtype,
                     params={**params, "epoch": n}, uses=(trainer, data, records, *followers))
 
     validating = settings.lead and matches(validation(1), settings.case_patterns)
@@ -395,7 +424,8 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
                                       f"select {names.epoch} too (e.g. -k train_epoch,validation)")
     cases: list[Case[Any]] = [
         Case(names.step, lambda stepped, t, *_: Timed(stepped[1], t.sync, fixed_count=t.fixed_count), step_judge,
-             variant=variant, dtype="float32", params=params, compiled=compiled, speedup_over=speedup_over,
+             variant=variant, dtype=names.dtype, params=params, compiled=compiled, speedup_over=speedup_over,
+             cannot_run=cannot_run,
              uses=(timed_step, trainer, data, peak), provides=compiled_step)]
     for n in range(1, settings.num_epochs + 1):
         cases.append(epoch(n, validating))
@@ -432,13 +462,15 @@ def diverged(result: EpochResult, epoch: int, settings: TrainingSettings, params
 
 
 def training_suite(settings: MnistSettings, backend: str, variant: str | None, build: BuildTrainer, *,
-                   compiled: bool, finish: Callable[[], None] | None = None, data: MnistData | None = None) -> Suite:
+                   compiled: bool, finish: Callable[[], None] | None = None, data: MnistData | None = None,
+                   cannot_run: tuple[type[Exception], ...] = ()) -> Suite:
     """`mnist flax|pytorch`: the training cases; `after` saves the checkpoint and the plot once every epoch is
     trained, then `finish` (e.g. end the worker processes). `data`: the data set another process read."""
     shared = suite_data(settings, given=data)
     trainer = trainer_fixture(build, shared.data, check=lambda loaded: settings.check_batch_fits(len(loaded.y_train)))
     experiment = experiment_fixture(settings, backend, variant, shared.data, trainer)
-    trained, own = training_cases(settings, trainer, variant, shared=shared, compiled=compiled, tracked=experiment)
+    trained, own = training_cases(settings, trainer, variant, shared=shared, compiled=compiled, tracked=experiment,
+                                  cannot_run=cannot_run)
 
     def after(run: Recorder, t: AnyTrainer, loaded: MnistData, records: SuiteRecords) -> None:
         try:
@@ -555,10 +587,11 @@ def evaluation_suite(settings: EvaluateSettings, backend: str, build: BuildTrain
 
 
 def mnist_suites(settings: EvaluateSettings, backend: str, variant: str | None, build: BuildTrainer, *,
-                 compiled: bool, finish: Callable[[], None] | None = None, data: MnistData | None = None
-                 ) -> Sequence[Suite]:
+                 compiled: bool, finish: Callable[[], None] | None = None, data: MnistData | None = None,
+                 cannot_run: tuple[type[Exception], ...] = ()) -> Sequence[Suite]:
     """A backend's one suite: training for `mnist flax|pytorch|all`, else `mnist evaluate`'s (a trainer from
     `build`, the checkpoint loaded into it)."""
     if not isinstance(settings, MnistSettings):
         return [evaluation_suite(settings, backend, build)]
-    return [training_suite(settings, backend, variant, build, compiled=compiled, finish=finish, data=data)]
+    return [training_suite(settings, backend, variant, build, compiled=compiled, finish=finish, data=data,
+                           cannot_run=cannot_run)]

@@ -47,6 +47,9 @@ def training(name: str, names: list[str], model: type[MnistSettings]) -> Callabl
             return
         if settings.multi_process and len(names) > 1:
             raise click.UsageError("a multi-process job trains one backend: run `mnist flax` and `mnist pytorch` apart")
+        if settings.compile_mode is not None and "pytorch" not in names:
+            raise click.BadParameter("torch.compile compiles PyTorch's step; Flax always jits its step: leave it "
+                                     "out, or use `mnist pytorch|all --compile`", param_hint="'--compile'")
         if settings.multi_process and name == "pytorch" and settings.device_count > 1:
             raise click.BadParameter(
                 "PyTorch runs one device per process in a multi-process job; leave it at 1", param_hint="'--devices'"

@@ -38,7 +38,7 @@ from jax_benchmarks.frameworks.typed import jit_cache_size, typed_jit
 from jax_benchmarks.mnist import model_spec as spec
 from jax_benchmarks.mnist.data import MnistData
 from jax_benchmarks.mnist.settings import TrainingSettings
-from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, parameter_table
+from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, mixed_precision_text, parameter_table
 
 # What other packages may use (jit flax trains with this trainer, its step jitted or not).
 __all__ = ["BACKEND", "CNN", "EpochOutput", "EvalOutput", "FlaxTrainer"]
@@ -51,15 +51,18 @@ class CNN(nnx.Module):
     """The CNN of `model_spec`, with unpadded ('VALID') convolutions like PyTorch's nn.Conv2d default
     (Flax's default 'SAME' padding would make a different, larger model)."""
 
-    def __init__(self, *, rngs: nnx.Rngs, param_dtype: Any = jnp.float32) -> None:
+    def __init__(self, *, rngs: nnx.Rngs, param_dtype: Any = jnp.float32, dtype: Any = None) -> None:
         # param_dtype: float32 for mnist; autograd's CNN case also trains it in float64 (under jax.enable_x64).
+        # dtype: the compute dtype (bfloat16 for mixed precision, as Flax's users write it); None: the inputs'.
         kernel = (spec.KERNEL, spec.KERNEL)
-        self.conv1 = nnx.Conv(1, spec.CONV1, kernel, padding="VALID", param_dtype=param_dtype, rngs=rngs)
-        self.conv2 = nnx.Conv(spec.CONV1, spec.CONV2, kernel, padding="VALID", param_dtype=param_dtype, rngs=rngs)
+        self.conv1 = nnx.Conv(1, spec.CONV1, kernel, padding="VALID", param_dtype=param_dtype, dtype=dtype, rngs=rngs)
+        self.conv2 = nnx.Conv(spec.CONV1, spec.CONV2, kernel, padding="VALID", param_dtype=param_dtype, dtype=dtype,
+                              rngs=rngs)
         self.dropout1 = nnx.Dropout(spec.DROPOUT_CONV, rngs=rngs)
-        self.dense1 = nnx.Linear(spec.FLAT, spec.HIDDEN, param_dtype=param_dtype, rngs=rngs)
+        self.dense1 = nnx.Linear(spec.FLAT, spec.HIDDEN, param_dtype=param_dtype, dtype=dtype, rngs=rngs)
         self.dropout2 = nnx.Dropout(spec.DROPOUT_DENSE, rngs=rngs)
-        self.dense2 = nnx.Linear(spec.HIDDEN, spec.CLASSES, param_dtype=param_dtype, rngs=rngs)
+        self.dense2 = nnx.Linear(spec.HIDDEN, spec.CLASSES, param_dtype=param_dtype, dtype=dtype, rngs=rngs)
+        self.param_dtype = param_dtype
 
     def __call__(self, x: jax.Array) -> jax.Array:
         x = nnx.relu(self.conv1(x))
@@ -69,7 +72,9 @@ class CNN(nnx.Module):
         x = x.reshape(x.shape[0], -1)
         x = nnx.relu(self.dense1(x))
         x = self.dropout2(x)
-        return nnx.log_softmax(self.dense2(x))
+        # The log-softmax and the loss in the parameters' dtype (float32 under bf16 mixed precision, as autocast
+        # runs PyTorch's).
+        return nnx.log_softmax(self.dense2(x).astype(self.param_dtype))
 
 
 def max_pool_2x2(x: jax.Array) -> jax.Array:
@@ -148,7 +153,10 @@ class FlaxTrainer:
         # Where arrays live: one device, or replicated over the mesh (batches are sharded inside the step).
         self.placement: Any = NamedSharding(self.mesh, spec_of()) if self.mesh is not None else self.jax_device
         self.batch_sharding = NamedSharding(self.mesh, spec_of("data")) if self.mesh is not None else None
-        self.model = CNN(rngs=nnx.Rngs(params=rng.get(), dropout=rng.get()))
+        # bf16: bfloat16 compute from float32 parameters (`CNN`'s dtype), Flax's mixed precision.
+        self.model = CNN(rngs=nnx.Rngs(params=rng.get(), dropout=rng.get()),
+                         dtype=jnp.bfloat16 if settings.mixed_bf16 else None)
+        self.precision = mixed_precision_text("compute dtype bfloat16") if settings.mixed_bf16 else settings.precision
         tx = make_optimizer(settings, settings.num_epochs * self.plan.steps)
         self.optimizer = nnx.Optimizer(self.model, tx, wrt=nnx.Param)
         self.graphdef, state = nnx.split((self.model, self.optimizer))
@@ -159,6 +167,7 @@ class FlaxTrainer:
         # Not jitted (`jit flax`'s eager variant), the same step runs op by op, each operation dispatched alone.
         step = self._make_train_step(self.plan.batch)
         self._train_step = typed_jit(step) if jit else step
+        self.mode = "jit" if jit else "eager"
         self._eval_step = typed_jit(self._make_eval_step())
 
     def _replicate(self, tree: T) -> T:
@@ -289,6 +298,10 @@ class FlaxTrainer:
     def compilations(self) -> int | None:
         """How many times jax.jit compiled the train step (None when it runs eagerly)."""
         return jit_cache_size(self._train_step) if hasattr(self._train_step, "_cache_size") else None
+
+    def compile_counts(self) -> dict[str, int]:
+        compilations = self.compilations()
+        return {} if compilations is None else {"compilations": compilations}
 
     def warm_up(self) -> None:
         jax_sync(self.prepare_step()())

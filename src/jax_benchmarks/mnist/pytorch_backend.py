@@ -40,15 +40,17 @@ from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.measure.harness import Suite, run_suite, select
 from jax_benchmarks.run import Run
 from jax_benchmarks.frameworks.rng import RNG_Provider
+from jax_benchmarks.frameworks.torch_compile import CompiledFunction, compile_failures, execution_mode, inductor_refusal
 from jax_benchmarks.measure.timing import Sync, torch_sync
 from jax_benchmarks.mnist import model_spec as spec
-from jax_benchmarks.errors import first_line
+from jax_benchmarks.errors import SettingsError, first_line
 from jax_benchmarks.mnist.cases import CaseNames, Log, mnist_suites
 from jax_benchmarks.mnist.cluster import describe_exit
 from jax_benchmarks.mnist.data import MnistData
 from jax_benchmarks.mnist.distributed import JobFailed, Place, guarded_join, no_core_dumps, torch_group
 from jax_benchmarks.mnist.settings import EvaluateSettings, MnistSettings, TrainingSettings
-from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, parameter_table
+from jax_benchmarks.settings import CompileMode
+from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, devices_variant, mixed_precision_text, parameter_table
 
 BACKEND = "pytorch"
 # `--devices N` runs N processes, one per device (DistributedDataParallel).
@@ -117,7 +119,8 @@ class TorchTrainer:
     backend = BACKEND
     fixed_count = False
 
-    def __init__(self, settings: TrainingSettings, data: MnistData, rng: RNG_Provider) -> None:
+    def __init__(self, settings: TrainingSettings, data: MnistData, rng: RNG_Provider,
+                 compile_mode: CompileMode | None = None) -> None:
         self.settings = settings
         self.plan = settings.plan(len(data.y_train), len(data.y_test))
         self.torch_device = torch_device(settings.device_kind)
@@ -131,6 +134,17 @@ class TorchTrainer:
         self.x_test = to_nchw(data.x_test, self.torch_device)
         self.y_test = torch.from_numpy(np.asarray(data.y_test, np.int64)).to(self.torch_device)
         self.saved: tuple[dict[str, torch.Tensor], dict[str, object]] | None = None  # while the step is timed
+        # `--compile MODE`: the forward pass and the loss compiled by torch.compile (AOTAutograd compiles their
+        # backward too); the optimizer's update stays eager, as `model = torch.compile(model)` leaves it (compiled,
+        # the one-cycle schedule's new learning rate each step recompiles it every step).
+        self.compiled = None if compile_mode is None else CompiledFunction(self._forward_loss, compile_mode)
+        self.mode = execution_mode(compile_mode)
+        # bf16: the forward pass under torch.autocast, as PyTorch's users write mixed precision (the parameters,
+        # their gradients and the optimizer's state stay float32; autocast runs the loss's log-softmax in float32).
+        self.autocast = settings.mixed_bf16
+        self.precision = mixed_precision_text("torch.autocast bfloat16") if self.autocast else settings.precision
+        self.forward_loss: Callable[[torch.Tensor, torch.Tensor], tuple[torch.Tensor, torch.Tensor]] = (
+            self._forward_loss if self.compiled is None else self.compiled)
 
     @property
     def local_batch(self) -> int:
@@ -142,10 +156,14 @@ class TorchTrainer:
         """The plain model (unwrapped from DistributedDataParallel)."""
         return self.model
 
+    def _forward_loss(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        with torch.autocast(self.torch_device.type, dtype=torch.bfloat16, enabled=self.autocast):
+            output = self.model(x)
+            return F.nll_loss(output, y), output
+
     def _step(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         self.optimizer.zero_grad(set_to_none=True)
-        output = self.model(x)
-        loss = F.nll_loss(output, y)
+        loss, output = self.forward_loss(x, y)
         loss.backward()  # type: ignore[no-untyped-call]
         self.optimizer.step()
         return loss.detach(), (output.argmax(dim=1) == y).sum()
@@ -173,7 +191,19 @@ class TorchTrainer:
             self.saved = None
 
     def warm_up(self) -> None:
-        """Nothing to compile: PyTorch runs the step eagerly."""
+        """Eager: nothing to compile. Compiled: one step on the step's batch compiles it, then the parameters and
+        the optimizer's state are put back."""
+        if self.compiled is None:
+            return
+        step = self.prepare_step()
+        try:
+            self.sync(step())
+        finally:
+            self.end_step()
+
+    def compile_counts(self) -> dict[str, int]:
+        """torch.compile's compilations of the step and the graph breaks in it so far; nothing when eager."""
+        return {} if self.compiled is None else self.compiled.counts()
 
     def epoch_order(self) -> tuple[torch.Tensor, int]:
         """This epoch's shuffled image indices and the batch size of one step."""
@@ -206,7 +236,8 @@ class TorchTrainer:
         net = self.net  # rank 0 validates alone: no collectives in the way
         batch = self.settings.test_batch_size
         loss, correct, predictions = 0.0, 0, []
-        with torch.inference_mode():
+        with torch.inference_mode(), torch.autocast(self.torch_device.type, dtype=torch.bfloat16,
+                                                    enabled=self.autocast):
             for start in range(0, limit, batch):
                 stop = min(start + batch, limit)
                 output = net(self.x_test[start:stop])
@@ -382,7 +413,7 @@ def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], TorchTr
             log(f"DistributedDataParallel: {settings.num_processes} processes ({dist.get_backend()}), "
                 f"this is process {settings.process_id}")
             return DDPTrainer(settings, data, rng, settings.process_id, settings.num_processes)
-        return TorchTrainer(settings, data, rng)
+        return TorchTrainer(settings, data, rng, settings.compile_mode)
 
     return build
 
@@ -395,5 +426,14 @@ def suites(settings: EvaluateSettings) -> Sequence[Suite]:
         ranks = SpawnedRanks(trained)
         return [ranks.following(suite) for suite in mnist_suites(
             settings, BACKEND, devices_variant(SEVERAL, ranks.world), ranks.build, compiled=False, finish=ranks.finish)]
+    if trained.mixed_bf16 and trained.device_kind == "gpu" and not torch.cuda.is_bf16_supported():
+        raise SettingsError("--precision", f"bf16: PyTorch computes no bfloat16 on {torch.cuda.get_device_name()}; "
+                                           "allowed on this device: float32, tf32")
+    if trained.compile_mode is not None:  # one process, one device (the settings refuse more)
+        refusal = inductor_refusal(trained.device_kind)
+        if refusal is not None:
+            raise SettingsError("--compile", refusal)
+        return mnist_suites(settings, BACKEND, execution_mode(trained.compile_mode), build_trainer(trained),
+                            compiled=True, cannot_run=compile_failures())
     variant = devices_variant(SEVERAL, trained.device_count, trained.num_processes, trained.process_id)
     return mnist_suites(settings, BACKEND, variant, build_trainer(trained), compiled=False)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
@@ -23,7 +24,7 @@ from jax_benchmarks.hardware.devices import cpu_count, gpu_names
 from jax_benchmarks.hardware.xla_flags import CpuConv, cpu_conv_field
 from jax_benchmarks.cli.plots import PLOTS_DIR
 from jax_benchmarks.errors import DataError
-from jax_benchmarks.settings import BenchSettings, OptionError, writable_dir
+from jax_benchmarks.settings import BenchSettings, CompileMode, OptionError, compile_field, writable_dir
 from jax_benchmarks.tracking import TrackingMode
 
 RUN_ID_PATTERN = r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}"
@@ -88,6 +89,10 @@ class EvaluateSettings(DataSettings):
 class TrainingSettings(EvaluateSettings):
     """What one training run of the CNN needs: epochs, batch sizes, optimizer and schedule, data."""
 
+    # Training (mnist's and jit flax's) offers bfloat16 mixed precision besides the float32 policies.
+    CHOICES: ClassVar[Mapping[str, Sequence[str]]] = {**BenchSettings.CHOICES,
+                                                      "precision": ("float32", "tf32", "bf16")}
+
     dry_run: bool = Field(False, description="Train and validate on a few batches only.")
     num_epochs: int = Field(
         10, ge=1, le=10000, description="Training epochs.",
@@ -112,6 +117,11 @@ class TrainingSettings(EvaluateSettings):
             raise OptionError("--momentum", f"{self.momentum:g} is not allowed with --optimizer adam (it is Adam's "
                               "beta1); allowed: 0 ≤ value < 1 for adam, 0 ≤ value ≤ 1 for sgd")
         return self
+
+    @property
+    def mixed_bf16(self) -> bool:
+        """`--precision bf16`: bfloat16 mixed precision (bfloat16 compute, float32 parameters)."""
+        return self.precision == "bf16"
 
     @property
     def lr(self) -> float:
@@ -186,6 +196,8 @@ class MnistSettings(TrainingSettings):
     devices: str = Field(
         "1", description="Devices to train on: a number or 'all' (CPU: one XLA device / process per core)."
     )
+    # Flax always jits its step; one process, one device.
+    compile_mode: CompileMode | None = compile_field("the train step")
 
     @model_validator(mode="after")
     def _check_processes(self) -> MnistSettings:
@@ -201,6 +213,9 @@ class MnistSettings(TrainingSettings):
                 raise OptionError("--coordinator", f"{self.coordinator!r} is not HOST:PORT with a port 1–65535")
         if self.run_id is not None and not re.fullmatch(RUN_ID_PATTERN, self.run_id):
             raise OptionError("--run-id", f"{self.run_id!r}: letters, digits, '_', '.', '-' (at most 64)")
+        if self.compile_mode is not None and (self.num_processes > 1 or self.launch_local is not None):
+            raise OptionError("--compile", "compiles the step of one process on one device; leave out "
+                                           "--num-processes and --launch-local")
         if self.launch_local is not None and (self.num_processes > 1 or self.coordinator is not None):
             raise OptionError(
                 "--launch-local", "starts its own processes; leave out --num-processes, --process-id and --coordinator"
@@ -216,6 +231,8 @@ class MnistSettings(TrainingSettings):
         writable_dir(CHECKPOINTS_DIR, "checkpoints")
         writable_dir(PLOTS_DIR, "plots")
         devices = self.device_count  # validates --devices
+        if self.compile_mode is not None and devices > 1:
+            raise OptionError("--compile", "compiles the step of one process on one device; leave --devices at 1")
         if self.multi_process and devices > 1 and self.device_kind == "cpu":
             raise OptionError("--devices", "a multi-process job on CPU runs one device per process; leave it at 1")
         total = devices * self.num_processes

@@ -18,7 +18,8 @@ from jax_benchmarks.measure.timing import Sync
 from jax_benchmarks.mnist.settings import Plan
 
 # The protocol and figures every trainer shares: what other packages may use (jit flax judges an epoch's figures).
-__all__ = ["EpochOutput", "EpochResult", "EvalOutput", "EvalResult", "Trainer", "devices_variant", "parameter_table"]
+__all__ = ["EpochOutput", "EpochResult", "EvalOutput", "EvalResult", "Trainer", "devices_variant",
+           "mixed_precision_text", "parameter_table"]
 
 # A trainer's raw epoch and validation outputs (device arrays, not yet read back to the host).
 EpochOutput = TypeVar("EpochOutput")
@@ -48,6 +49,11 @@ class Trainer(Protocol[EpochOutput, EvalOutput]):
     plan: Plan
     # Every process of a job runs each step (each ends in an all-reduce): timed a fixed number of times.
     fixed_count: bool
+    # How the step runs, as every record of it says: "eager", "jit" or "compile:<torch.compile mode>".
+    mode: str
+    # The precision policy it computes in, as every record of it says: "float32", "tf32", or "bf16 (how: autocast,
+    # compute dtype)", `mixed_precision_text`.
+    precision: str
 
     def summary(self) -> str: ...
     def parameter_count(self) -> int: ...
@@ -62,12 +68,21 @@ class Trainer(Protocol[EpochOutput, EvalOutput]):
     def warm_up(self) -> None:
         """What `prepare_step` and a first step compile, for a run whose step case is not selected."""
 
+    def compile_counts(self) -> dict[str, int]:
+        """What the compiler counted for the step so far (its compilations; torch.compile: its graph breaks too);
+        nothing where the step is not compiled."""
+
     def train_epoch(self, steps: int, on_step: Callable[[], None]) -> EpochOutput: ...
     def read_epoch(self, output: EpochOutput) -> EpochResult: ...
     def evaluate(self, limit: int) -> EvalOutput: ...
     def read_eval(self, output: EvalOutput) -> EvalResult: ...
     def save(self, path: Path) -> Path: ...
     def load(self, path: Path) -> None: ...
+
+
+def mixed_precision_text(how: str) -> str:
+    """What a bf16 record says ran: bfloat16 compute by `how`, the parameters in float32."""
+    return f"bf16 ({how}, float32 parameters)"
 
 
 def devices_variant(several: str, devices: int, processes: int = 1, process: int = 0) -> str | None:

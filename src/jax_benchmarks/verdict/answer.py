@@ -27,7 +27,7 @@ from typing import Literal
 from jax_benchmarks.report.compare import round_medians
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.decide import DECISION_CONFIDENCE, DEFAULT_MARGIN_PCT, WIDEST_INTERVAL, undecided_text
-from jax_benchmarks.verdict.findings import Contrast, Finding, contrasts
+from jax_benchmarks.verdict.findings import Contrast, Finding, backend_name, contrasts
 
 Word = Literal["worth it", "not worth it", "undecided"]
 JAX_BACKENDS = ("jax", "flax")
@@ -71,7 +71,7 @@ class Answer:
 
 
 def label(record: Record) -> str:
-    return record.backend + (f" {record.variant}" if record.variant else "")
+    return backend_name(record) + (f" {record.variant}" if record.variant else "")
 
 
 def size_of(case: str) -> int:

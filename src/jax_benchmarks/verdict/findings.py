@@ -176,9 +176,13 @@ def contrasts(pairs: Sequence[tuple[str, Sequence[Record], str, Sequence[Record]
 
 
 def precision_policy(record: Record) -> object:
-    """The run's --precision where it matters: CPUs compute float32 in IEEE arithmetic whatever the policy says
-    (hardware/gpu_policy.py), so on a CPU there is none to differ in."""
-    return None if record.device == "cpu" else record.env.get("precision")
+    """The run's --precision where it matters: CPUs compute float32 in IEEE arithmetic whatever the float32 policy
+    says (hardware/gpu_policy.py), so on a CPU float32 and tf32 are one ("float32"); bf16 (mixed precision) differs
+    from both on every device. A GPU record that does not say its policy: None (not compared on it)."""
+    policy = record.env.get("precision")
+    if policy == "bf16":
+        return "bf16"
+    return "float32" if record.device == "cpu" else policy
 
 
 def batch_of(record: Record) -> object:
@@ -237,8 +241,21 @@ def figures(records: Iterable[Record]) -> dict[FigureKey, list[Record]]:
     return out
 
 
+# What a backend is where its name is not what ran (the autograd group's `numpy` is the project's own reverse-mode
+# engine on NumPy arrays): a label names what ran.
+ENGINE = "the project's engine (NumPy)"
+
+
+def backend_name(record: Record) -> str:
+    """What ran, as a label says it: the backend, or the name its group declares for it (`BACKEND_NAMES` in the
+    group's findings module)."""
+    declared = group_findings(record.group)
+    names: Mapping[str, str] = getattr(declared, "BACKEND_NAMES", {}) if declared is not None else {}
+    return names.get(record.backend, record.backend)
+
+
 def label(record: Record) -> str:
-    text = record.backend + (f" {record.variant}" if record.variant else "")
+    text = backend_name(record) + (f" {record.variant}" if record.variant else "")
     return text if record.device == "cpu" else f"{text} @{record.device}"
 
 

@@ -1,0 +1,84 @@
+"""torch.compile as this project runs it: its modes, whether inductor can build code here, what it raises when it
+cannot, and what dynamo counted (graph breaks, compilations of a compiled function).
+
+Imported only where PyTorch runs (it imports torch).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from jax_benchmarks.errors import first_line
+
+def execution_mode(compile_mode: str | None) -> str:
+    """What a PyTorch record says ran: "eager", or "compile:<mode>"."""
+    return "eager" if compile_mode is None else f"compile:{compile_mode}"
+
+
+def inductor_refusal(device_kind: str) -> str | None:
+    """Why torch.compile's inductor backend cannot build code on this device kind, in one phrase; None where it
+    can. Asked before any work: inductor needs a supported Python, and a C++ compiler on the CPU (Triton on a
+    GPU)."""
+    from torch._dynamo.eval_frame import is_dynamo_supported
+
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    if not is_dynamo_supported():
+        return f"torch.compile does not support Python {version} in torch {torch.__version__}"
+    if device_kind == "gpu":
+        from torch.utils._triton import has_triton
+
+        return None if has_triton() else "inductor generates Triton kernels on a GPU, and Triton is not installed"
+    try:
+        from torch._inductor.cpp_builder import get_cpp_compiler
+
+        get_cpp_compiler()
+    except Exception as exc:  # whatever the search raises: no compiler found, a broken one
+        return f"inductor generates C++ on the CPU and finds no C++ compiler ({first_line(exc)})"
+    return None
+
+
+def compile_failures() -> tuple[type[Exception], ...]:
+    """What torch.compile raises when it cannot build code here (compiler missing or failing, ...)."""
+    import torch._dynamo.exc as dynamo_exc
+
+    # RuntimeError/OSError: inductor's C++ build or a missing toolchain surface as these.
+    return (dynamo_exc.TorchDynamoException, RuntimeError, OSError)
+
+
+def graph_breaks_so_far() -> int:
+    """Graph breaks dynamo has counted in this process (its counters are process-wide and never reset)."""
+    from torch._dynamo.utils import counters
+
+    return sum(counters["graph_break"].values())
+
+
+class CompiledFunction:
+    """`torch.compile(fn, mode=...)`, specialized per shape like jax.jit (no dynamic-shape graph), with what dynamo
+    counted for it: its compilations (dynamo's cache entries for fn's code: the first compile and each
+    recompilation; one per batch shape when nothing else changes) and the graph breaks since it was made.
+
+    Dynamo's caches are reset first, so that the first call compiles cold (its time is the compile time) and the
+    cache entries are this function's alone."""
+
+    def __init__(self, fn: Callable[..., Any], mode: str) -> None:
+        """`mode`: one of torch.compile's (the settings' `CompileMode`: default, reduce-overhead, max-autotune)."""
+        import torch._dynamo
+
+        torch._dynamo.reset()
+        self.fn = fn
+        self.compiled: Callable[..., Any] = torch.compile(fn, mode=mode, dynamic=False)
+        self.breaks_before = graph_breaks_so_far()
+
+    def __call__(self, *args: Any) -> Any:
+        return self.compiled(*args)
+
+    def counts(self) -> dict[str, int]:
+        from torch._dynamo.eval_frame import _debug_get_cache_entry_list
+
+        # A bound method's __code__ is its function's.
+        compilations = len(_debug_get_cache_entry_list(self.fn.__code__))
+        return {"compilations": compilations, "graph_breaks": graph_breaks_so_far() - self.breaks_before}
