@@ -103,14 +103,8 @@ def lock_timeout_field() -> Any:
 def lock_timeout_option() -> Callable[[F], F]:
     """--lock-timeout of a command whose options are plain click options (verdict, calibrate): the same as
     `lock_timeout_field`'s, given to the command as `lock_timeout_s`."""
-    def finite(_ctx: click.Context, _param: click.Parameter, value: float) -> float:
-        if value != value:  # NaN passes FloatRange's comparisons
-            raise click.BadParameter(f"nan is not a number of seconds; allowed: 0–{LOCK_TIMEOUT_MAX_S}")
-        return value
-
-    return click.option("--lock-timeout", "lock_timeout_s", type=click.FloatRange(0, LOCK_TIMEOUT_MAX_S),
-                        default=LOCK_TIMEOUT_S, show_default=True, metavar="SECONDS", help=LOCK_TIMEOUT_HELP,
-                        callback=finite)
+    return click.option("--lock-timeout", "lock_timeout_s", type=FiniteFloatRange(0, LOCK_TIMEOUT_MAX_S),
+                        default=LOCK_TIMEOUT_S, show_default=True, metavar="SECONDS", help=LOCK_TIMEOUT_HELP)
 
 
 def with_lock_timeout(location: ResultsLocation, info: ValidationInfo) -> ResultsLocation:

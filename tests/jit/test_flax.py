@@ -119,7 +119,10 @@ def test_trains_with_and_without_jit_and_shows_jaxpr_and_plot(results_path: Path
     assert jit["repeats"] == eager["repeats"] == 1 and jit["compile_s"] is None
     # The comparison judge judged the jitted mode's last epoch, and it alone.
     assert jit["metrics"]["compilations"] == 1 and jit["checks"]["expected_compilations"] == 1
-    assert "compilations" not in epochs_of(results_path, EPOCH, "jit")[0]["metrics"]
+    # Every epoch records the trainer's compile count (as a compiled PyTorch epoch does: issue 52); the judge's
+    # check stands on the last epoch alone.
+    first = epochs_of(results_path, EPOCH, "jit")[0]
+    assert first["metrics"]["compilations"] == 1 and "expected_compilations" not in (first.get("checks") or {})
     assert "compilations" not in eager["metrics"] and "speedup" not in eager["metrics"]
     assert jit["metrics"]["speedup"] == pytest.approx(eager["median_s"] / jit["median_s"])
     step_speedup = records[(STEP, "eager")]["median_s"] / records[(STEP, "jit")]["median_s"]

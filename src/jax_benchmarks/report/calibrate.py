@@ -28,7 +28,6 @@ from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_text,
                                            saved_count)
 from jax_benchmarks.verdict.scale import Scale, Step
-from jax_benchmarks.verdict.cli import checked_margin
 
 DEFAULT_ROUNDS = 10  # the goal: a 1.5× slowdown caught in 19 of 20 trials at 10 rounds
 ALL = "all"
@@ -100,7 +99,8 @@ def check_rounds(plan: Scale, results: ResultsLocation, threads: int | None, run
 @click.option("--fail-on-regression", "threshold_pct", type=FiniteFloatRange(0, 10_000), default=0.0,
               show_default=True, metavar="PCT",
               help="The gate's threshold to calibrate: how often it calls a change of more than PCT % in unchanged code.")
-@click.option("--margin", "margin_pct", type=float, default=None, callback=checked_margin, metavar="PERCENT",
+@click.option("--margin", "margin_pct", type=FiniteFloatRange(0, 100, min_open=True), default=None,
+              metavar="PERCENT",
               help="The verdict's margin for its A/A check (each figure's even rounds against its odd rounds, judged "
                    "as the verdict judges two frameworks; default: the verdict's, 10).")
 @click.option("--options", "group_options", default="", metavar="TEXT",

@@ -214,14 +214,6 @@ def tell_answer(path: Path, answer: Sequence[str], decided: str) -> None:
         print_whole_words(console, visible(line))  # names from records: no control character reaches the terminal
 
 
-def checked_margin(_ctx: click.Context, param: click.Parameter, value: float | None) -> float | None:
-    """--margin PERCENT: a number above 0 and at most 100 (NaN and infinity refused: one line, exit 2)."""
-    if value is not None and not 0 < value <= 100:  # NaN fails both comparisons
-        raise click.BadParameter(f"{value:g} is not a margin; allowed: a percentage above 0 and at most 100, e.g. 10",
-                                 param=param)
-    return value
-
-
 def say(text: str) -> None:
     """A line of the verdict's progress on stderr (stdout keeps the page), wrapped at the console's width between
     words as the progress header is; a path wider than the console stays whole on its own line."""
@@ -275,7 +267,8 @@ def warn(message: str) -> None:
               help="Wall time a measuring verdict may take in all: after the scale's rounds, it adds rounds to the "
                    "groups whose findings are still undecided while one fits (default: quick 300, standard 480, gpu "
                    "279, full twice its estimate).")
-@click.option("--margin", "margin_pct", type=float, default=None, callback=checked_margin, metavar="PERCENT",
+@click.option("--margin", "margin_pct", type=FiniteFloatRange(0, 100, min_open=True), default=None,
+              metavar="PERCENT",
               help="The difference worth switching for: a comparison is faster by more than it, the same within "
                    "±PERCENT, faster by a–b % (an interval crossing it) or undecided (default: 10, asv's factor "
                    "1.1; see docs/verdict.md).")
