@@ -106,6 +106,7 @@ def test_pytorch_eager_runs_and_a_failing_compile_is_skipped_not_faked(
     )
 
 
+@pytest.mark.e2e  # torch.compile builds C++ with gcc; twins: tests/measure/test_harness.py (compile timed apart), the no-compiler test above
 def test_pytorch_compile_is_timed_with_compile_time_apart(results_path: Path) -> None:
     # torch.compile builds C++ with gcc: a few seconds warm, ~15 s with a cold inductor cache.
     result = invoke("jit", "pytorch", "--total-items", "1e4", "--repeats", "1", "--results", str(results_path))
