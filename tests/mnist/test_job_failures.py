@@ -256,8 +256,8 @@ def test_a_flax_process_0_whose_coordinator_port_is_taken(tmp_path: Path, silent
     assert elapsed < TIMEOUT  # refused before any wait
 
 
-@pytest.mark.e2e
-@pytest.mark.parametrize("backend", ["flax", pytest.param("pytorch", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("backend", [pytest.param("flax", marks=pytest.mark.e2e),
+                                     pytest.param("pytorch", marks=pytest.mark.slow)])
 def test_a_process_0_whose_peer_never_comes(tmp_path: Path, backend: str) -> None:
     address = f"127.0.0.1:{free_port()}"
     line, elapsed = failed_alone(tmp_path, backend, 0, address)

@@ -282,8 +282,8 @@ def test_pytorch_local_job_records_once_and_prints_once(tiny_idx: Path) -> None:
 
 
 # twin: tests/mnist/test_job_failures.py::test_preflight_waits_out_the_timeout_for_a_closed_port
-@pytest.mark.e2e
-@pytest.mark.parametrize("backend", ["flax", pytest.param("pytorch", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("backend", [pytest.param("flax", marks=pytest.mark.e2e),
+                                     pytest.param("pytorch", marks=pytest.mark.slow)])
 def test_a_process_whose_peers_never_come_fails_within_the_timeout(tiny_idx: Path, backend: str) -> None:
     start = time.monotonic()
     alone = main_py(tiny_idx, "mnist", backend, "--num-processes", "2", "--process-id", "1", "--coordinator",
