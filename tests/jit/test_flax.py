@@ -101,7 +101,8 @@ def test_suites_name_the_cases_from_the_settings_alone(tmp_path: Path, monkeypat
     assert {"eager trainer", "jit trainer", "eager: timed step", "jit: compiled step"} <= set(names)
 
 
-@pytest.mark.e2e  # two modes, two epochs of 6 steps each; twin: test_both_modes_train_one_step_and_show_jaxpr_and_plot
+# e2e: two modes, two epochs of 6 steps each; twin: test_both_modes_train_one_step_and_show_jaxpr_and_plot
+@pytest.mark.e2e
 def test_trains_with_and_without_jit_and_shows_jaxpr_and_plot(results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     reads: list[object] = []
     monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", lambda settings, log: reads.append(1) or synthetic_digits())

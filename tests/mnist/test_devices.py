@@ -68,7 +68,9 @@ def train_three_steps(xla_flags: str, *devices: str) -> dict[str, dict[str, Any]
     return out
 
 
-@pytest.mark.e2e  # a fresh interpreter that trains; twin: test_mnist_flax_sets_its_flags_before_jax_in_process
+# e2e: fresh interpreters that train; the flags they start with are checked in process by
+# test_mnist_flax_sets_its_flags_before_jax_in_process, the losses' agreement only here
+@pytest.mark.e2e
 @needs_two_cores
 def test_flax_two_host_devices_match_one_device() -> None:
     out = train_three_steps(merged("", cpu_flags(2, "xla")), "1", "2")
@@ -79,7 +81,8 @@ def test_flax_two_host_devices_match_one_device() -> None:
     # Same global batch, same seed: only the all-reduce's summation order differs.
     assert two == pytest.approx(one, rel=1e-4)
 
-@pytest.mark.e2e  # a fresh interpreter that trains; twin: test_mnist_flax_sets_its_flags_before_jax_in_process
+# e2e: fresh interpreters that train (see above)
+@pytest.mark.e2e
 def test_xla_and_ynnpack_convolutions_train_alike() -> None:
     xla = train_three_steps(merged("", cpu_flags(1, "xla")), "1")["1"]
     ynnpack = train_three_steps(merged("", cpu_flags(1, "ynnpack")), "1")["1"]
@@ -129,7 +132,8 @@ def test_mnist_flax_sets_its_flags_before_jax_in_process(monkeypatch: pytest.Mon
     assert os.environ["XLA_FLAGS"] == "--xla_cpu_enable_fast_math=false"
 
 
-@pytest.mark.e2e  # a fresh interpreter that trains; twin: test_mnist_flax_sets_its_flags_before_jax_in_process
+# e2e: a fresh interpreter that trains; twin: test_mnist_flax_sets_its_flags_before_jax_in_process
+@pytest.mark.e2e
 @needs_two_cores
 def test_flax_devices_all_sets_the_xla_flags_before_jax(tmp_path: Path) -> None:
     stdout, epoch = run_flax_fresh(tmp_path, None, "--devices", "all")
@@ -140,7 +144,8 @@ def test_flax_devices_all_sets_the_xla_flags_before_jax(tmp_path: Path) -> None:
     assert epoch["variant"] == f"{cores} devices"
     assert epoch["env"]["xla_flags"] == f"{HOST_DEVICES}={cores} {YNNPACK_OPS}={DOTS_ONLY}"
 
-@pytest.mark.e2e  # a fresh interpreter that trains; twin: test_mnist_flax_sets_its_flags_before_jax_in_process
+# e2e: a fresh interpreter that trains; twin: test_mnist_flax_sets_its_flags_before_jax_in_process
+@pytest.mark.e2e
 def test_flax_with_ynnpack_convolutions_says_so_in_its_records(tmp_path: Path) -> None:
     user_flags = f"{YNNPACK_OPS}={DOTS_ONLY} --xla_cpu_enable_fast_math=false"
     stdout, epoch = run_flax_fresh(tmp_path, user_flags, "--xla-cpu-conv", "ynnpack")
@@ -149,7 +154,8 @@ def test_flax_with_ynnpack_convolutions_says_so_in_its_records(tmp_path: Path) -
     assert epoch["env"]["xla_flags"] == "--xla_cpu_enable_fast_math=false"  # the user's other flag is kept
 
 
-@pytest.mark.e2e  # two processes that train
+# e2e: two processes that train (the multi-process path: tests/mnist/test_processes.py)
+@pytest.mark.e2e
 @needs_two_cores
 def test_pytorch_ddp_two_processes_runs_a_dry_run_epoch(results_path: Path) -> None:
     result = invoke("mnist", "pytorch", "--device", "cpu", "--devices", "2", *TINY, "--results", str(results_path))

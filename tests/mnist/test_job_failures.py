@@ -146,10 +146,11 @@ def test_pytorchs_own_store_answers_the_ping() -> None:
 
 @pytest.mark.parametrize(("framework", "runtime"), [("torch", "PyTorch TCP store"),
                                                      ("jax", "JAX coordination service (gRPC)")])
-def test_preflight_names_a_coordinator_that_accepts_and_never_answers(silent_server: str, framework: str,
+def test_preflight_names_a_coordinator_that_accepts_and_never_answers(silent_server: str,
+                                                                     framework: distributed.Framework,
                                                                      runtime: str) -> None:
     began = time.monotonic()
-    line = distributed.preflight(distributed.Place(framework, 1, 2, silent_server, 1))  # type: ignore[arg-type]
+    line = distributed.preflight(distributed.Place(framework, 1, 2, silent_server, 1))
     assert line is not None and f"process 1 of 2: the program at {silent_server} accepts connections but did not " \
                                  f"answer as a {runtime}" in line
     assert time.monotonic() - began < 1 + 3
