@@ -101,8 +101,6 @@ def test_suites_name_the_cases_from_the_settings_alone(tmp_path: Path, monkeypat
     assert {"eager trainer", "jit trainer", "eager: timed step", "jit: compiled step"} <= set(names)
 
 
-# e2e: two modes, two epochs of 6 steps each; twin: test_both_modes_train_one_step_and_show_jaxpr_and_plot
-@pytest.mark.e2e
 def test_trains_with_and_without_jit_and_shows_jaxpr_and_plot(results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     reads: list[object] = []
     monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", lambda settings, log: reads.append(1) or synthetic_digits())
@@ -141,26 +139,6 @@ def test_trains_with_and_without_jit_and_shows_jaxpr_and_plot(results_path: Path
     assert plot.read_bytes()[:8] == PNG_MAGIC
     with Image.open(plot) as image:
         assert image.format == "PNG" and image.size[0] > 100 and image.size[1] > 100
-
-
-def test_both_modes_train_one_step_and_show_jaxpr_and_plot(results_path: Path) -> None:
-    """The run above on 16 training images (one step an epoch) and one epoch."""
-    result = invoke("jit", "flax", "--batch-size", "16", "--test-batch-size", "20", "--epochs", "1",
-                    "--train-images", "16", "--show-jaxpr", "--plot", "--results", str(results_path))
-    assert result.exit_code == 0, result.output
-    records = by_label(results_path)
-    assert set(records) == {(LOAD, "None"), (PEAK, "None")} | {
-        (case, mode) for case in (STEP, EPOCH, VALIDATION) for mode in ("eager", "jit")}
-    assert records[(STEP, "jit")]["compile_s"] is not None and records[(STEP, "eager")]["compile_s"] is None
-    eager, jit = records[(EPOCH, "eager")], records[(EPOCH, "jit")]
-    assert jit["metrics"]["compilations"] == 1 and jit["checks"]["expected_compilations"] == 1
-    assert jit["metrics"]["speedup"] == pytest.approx(eager["median_s"] / jit["median_s"])
-    assert jit["checks"]["final_loss_rel_diff_vs_eager"] <= flax_backend.LOSS_RTOL
-    assert jit["params"]["steps_per_epoch"] == 1 and jit["params"]["train_images"] == 16
-    out = " ".join(result.stdout.split())
-    assert "jaxpr of the train step for one batch of 16" in out and "conv_general_dilated" in out
-    plot = Path("data/plots/jit_flax_cnn_epoch_times.png")
-    assert f"plot: {plot}" in out and plot.read_bytes()[:8] == PNG_MAGIC
 
 
 def test_one_epoch_is_a_single_figure_and_json_is_alone_on_stdout(results_path: Path) -> None:
