@@ -136,6 +136,8 @@ def test_comets_own_console_handler_writes_the_hidden_key(tmp_path: Path) -> Non
     assert f"Invalid header value: '{KEY_HIDDEN}'" in result.stdout + result.stderr
 
 
+# e2e: a fresh interpreter that trains; twin: test_a_rejected_key_exits_2_with_one_line_in_process
+@pytest.mark.e2e
 def test_a_run_with_a_rejected_key_exits_2_with_one_line_and_keeps_its_records(tmp_path: Path) -> None:
     write_idx(tmp_path / "data" / "mnist", tiny_raw(96, 40))
     secret = "sekritKEY123\nmoreSEKRIT"
@@ -155,3 +157,24 @@ def test_a_run_with_a_rejected_key_exits_2_with_one_line_and_keeps_its_records(t
     for part in ("sekritKEY123", "moreSEKRIT"):
         assert part not in result.stdout + result.stderr
         assert part.encode() not in written  # records, plots, logs, archives
+
+
+def test_a_rejected_key_exits_2_with_one_line_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The run above, in this process (CliRunner): the same line, and the key in no output and no file."""
+    from tests.conftest import invoke
+
+    write_idx(tmp_path / "data" / "mnist", tiny_raw(96, 40))
+    secret = "sekritKEY123\nmoreSEKRIT"
+    monkeypatch.setenv("COMET_API_KEY", secret)
+    result = invoke("mnist", "pytorch", "--device", "cpu", "--data-source", "local", "--dry-run", "--train-batch-size",
+                    "16", "--test-batch-size", "32", "--repeats", "1", "--num-epochs", "1", "--comet", "online",
+                    "--results", "r.jsonl")
+    assert result.exit_code == 2, result.output[-3000:]
+    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
+    assert errors == ["Error: COMET_API_KEY contains a line break; it is not a comet.ml API key (its value is not "
+                      "shown); fix or unset it"]
+    assert "Traceback" not in result.output
+    written = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    for part in ("sekritKEY123", "moreSEKRIT"):
+        assert part not in result.stdout + result.stderr
+        assert part.encode() not in written

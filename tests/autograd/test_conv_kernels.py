@@ -32,6 +32,9 @@ def run_fresh(tmp_path: Path, xla_flags: str | None, *args: str) -> tuple[str, l
     return proc.stdout, [r for r in read_jsonl(tmp_path / "r.jsonl") if r["variant"] == "train step"]
 
 
+# e2e: a fresh interpreter that trains; twins: test_the_flag_is_set_only_before_jax_loads and
+# test_only_a_command_running_jax_on_the_cpu_sets_the_flag (in process)
+@pytest.mark.e2e
 def test_autograd_jax_sets_xla_kernels_before_jax_by_default(tmp_path: Path) -> None:
     stdout, (record,) = run_fresh(tmp_path, None, "jax")
     said = " ".join(stdout.split())  # the note wraps at the console's width (80 columns in a pipe)
@@ -40,6 +43,9 @@ def test_autograd_jax_sets_xla_kernels_before_jax_by_default(tmp_path: Path) -> 
     assert record["env"]["xla_flags"] == f"{YNNPACK_OPS}={DOTS_ONLY}"  # what the process ran with
 
 
+# e2e: a fresh interpreter that trains; twins: test_the_flag_is_set_only_before_jax_loads and
+# test_only_a_command_running_jax_on_the_cpu_sets_the_flag (in process)
+@pytest.mark.e2e
 def test_autograd_all_with_ynnpack_removes_the_flag_and_keeps_the_users(tmp_path: Path) -> None:
     stdout, records = run_fresh(tmp_path, f"{YNNPACK_OPS}={DOTS_ONLY} --xla_cpu_enable_fast_math=false",
                                 "all", "--xla-cpu-conv", "ynnpack")

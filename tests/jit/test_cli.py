@@ -106,6 +106,9 @@ def test_pytorch_eager_runs_and_a_failing_compile_is_skipped_not_faked(
     )
 
 
+# e2e: torch.compile builds C++ with gcc; twins: the no-compiler test above (the same run, in process) and
+# tests/measure/test_harness.py::test_compile_time_apart_and_speedup_over_a_variant
+@pytest.mark.e2e
 def test_pytorch_compile_is_timed_with_compile_time_apart(results_path: Path) -> None:
     # torch.compile builds C++ with gcc: a few seconds warm, ~15 s with a cold inductor cache.
     result = invoke("jit", "pytorch", "--total-items", "1e4", "--repeats", "1", "--results", str(results_path))

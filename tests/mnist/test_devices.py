@@ -68,6 +68,9 @@ def train_three_steps(xla_flags: str, *devices: str) -> dict[str, dict[str, Any]
     return out
 
 
+# e2e: fresh interpreters that train; the flags they start with are checked in process by
+# test_mnist_flax_sets_its_flags_before_jax_in_process, the losses' agreement only here
+@pytest.mark.e2e
 @needs_two_cores
 def test_flax_two_host_devices_match_one_device() -> None:
     out = train_three_steps(merged("", cpu_flags(2, "xla")), "1", "2")
@@ -78,7 +81,8 @@ def test_flax_two_host_devices_match_one_device() -> None:
     # Same global batch, same seed: only the all-reduce's summation order differs.
     assert two == pytest.approx(one, rel=1e-4)
 
-
+# e2e: fresh interpreters that train (see above)
+@pytest.mark.e2e
 def test_xla_and_ynnpack_convolutions_train_alike() -> None:
     xla = train_three_steps(merged("", cpu_flags(1, "xla")), "1")["1"]
     ynnpack = train_three_steps(merged("", cpu_flags(1, "ynnpack")), "1")["1"]
@@ -109,6 +113,27 @@ def run_flax_fresh(tmp_path: Path, xla_flags: str | None, *args: str) -> tuple[s
     return proc.stdout, epoch
 
 
+def test_mnist_flax_sets_its_flags_before_jax_in_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The fresh-interpreter runs' settings step, in this process with JAX taken as not loaded yet: `--devices all`
+    on a CPU sets the host devices and XLA's own convolutions; `--xla-cpu-conv ynnpack` removes the flag and
+    keeps the user's other flags."""
+    from jax_benchmarks.cli.commands import conv_kernels_before_import
+    from jax_benchmarks.mnist.settings import FlaxSettings
+
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
+    monkeypatch.delenv("XLA_FLAGS", raising=False)
+    before = conv_kernels_before_import("flax")
+    devices_all = before(["flax"], FlaxSettings(device="cpu", devices="all", comet="off"))
+    assert devices_all.xla_cpu_conv == "xla"
+    assert os.environ["XLA_FLAGS"] == f"{HOST_DEVICES}={cpu_count()} {YNNPACK_OPS}={DOTS_ONLY}" if cpu_count() > 1 \
+        else f"{YNNPACK_OPS}={DOTS_ONLY}"
+    monkeypatch.setenv("XLA_FLAGS", f"{YNNPACK_OPS}={DOTS_ONLY} --xla_cpu_enable_fast_math=false")
+    assert before(["flax"], FlaxSettings(device="cpu", xla_cpu_conv="ynnpack", comet="off")).xla_cpu_conv == "ynnpack"
+    assert os.environ["XLA_FLAGS"] == "--xla_cpu_enable_fast_math=false"
+
+
+# e2e: a fresh interpreter that trains; twin: test_mnist_flax_sets_its_flags_before_jax_in_process
+@pytest.mark.e2e
 @needs_two_cores
 def test_flax_devices_all_sets_the_xla_flags_before_jax(tmp_path: Path) -> None:
     stdout, epoch = run_flax_fresh(tmp_path, None, "--devices", "all")
@@ -119,7 +144,8 @@ def test_flax_devices_all_sets_the_xla_flags_before_jax(tmp_path: Path) -> None:
     assert epoch["variant"] == f"{cores} devices"
     assert epoch["env"]["xla_flags"] == f"{HOST_DEVICES}={cores} {YNNPACK_OPS}={DOTS_ONLY}"
 
-
+# e2e: a fresh interpreter that trains; twin: test_mnist_flax_sets_its_flags_before_jax_in_process
+@pytest.mark.e2e
 def test_flax_with_ynnpack_convolutions_says_so_in_its_records(tmp_path: Path) -> None:
     user_flags = f"{YNNPACK_OPS}={DOTS_ONLY} --xla_cpu_enable_fast_math=false"
     stdout, epoch = run_flax_fresh(tmp_path, user_flags, "--xla-cpu-conv", "ynnpack")
@@ -128,6 +154,8 @@ def test_flax_with_ynnpack_convolutions_says_so_in_its_records(tmp_path: Path) -
     assert epoch["env"]["xla_flags"] == "--xla_cpu_enable_fast_math=false"  # the user's other flag is kept
 
 
+# e2e: two processes that train (the multi-process path: tests/mnist/test_processes.py)
+@pytest.mark.e2e
 @needs_two_cores
 def test_pytorch_ddp_two_processes_runs_a_dry_run_epoch(results_path: Path) -> None:
     result = invoke("mnist", "pytorch", "--device", "cpu", "--devices", "2", *TINY, "--results", str(results_path))

@@ -60,7 +60,10 @@ def can_mount_tmpfs() -> bool:
 
 
 @pytest.mark.skipif(not can_mount_tmpfs(), reason="needs `unshare -rm` and tmpfs mounts in a user namespace")
-@pytest.mark.parametrize("backend", ["pytorch", pytest.param("flax", marks=pytest.mark.slow)])
+# e2e: a fresh interpreter that trains in a namespace; twin (in process):
+# test_a_save_on_a_full_disk_says_so_and_keeps_the_earlier_checkpoint
+@pytest.mark.parametrize("backend", [pytest.param("pytorch", marks=pytest.mark.e2e),
+                                     pytest.param("flax", marks=pytest.mark.slow)])
 def test_a_training_run_whose_checkpoint_disk_is_full(tmp_path: Path, backend: str) -> None:
     write_idx(tmp_path / "data" / "mnist", tiny_raw(96, 40))
     checkpoints = tmp_path / "data" / "checkpoints"

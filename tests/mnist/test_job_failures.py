@@ -23,9 +23,9 @@ from pathlib import Path
 import pytest
 
 from jax_benchmarks.hardware.network import free_port
-from jax_benchmarks.mnist import cluster
+from jax_benchmarks.mnist import cluster, distributed
 from jax_benchmarks.mnist.distributed import answers_tcpstore_ping, port_is_free, speaks_http2
-from tests.conftest import AS_IN_A_TERMINAL, read_jsonl
+from tests.conftest import AS_IN_A_TERMINAL, invoke, read_jsonl
 from tests.mnist.fixtures import tiny_raw, write_idx
 
 REPO = Path(__file__).resolve().parents[2]
@@ -140,8 +140,107 @@ def test_pytorchs_own_store_answers_the_ping() -> None:
     del store
 
 
+# ----------------------------------------------- the same failures, in process ---
+# Fast twins of the real-process cases below (those run with -m e2e): the preflight and the join's watchdog
+# that produce each line, with a 1 s --dist-timeout (a Place is not validated: the CLI's minimum is 5 s).
+
+@pytest.mark.parametrize(("framework", "runtime"), [("torch", "PyTorch TCP store"),
+                                                     ("jax", "JAX coordination service (gRPC)")])
+def test_preflight_names_a_coordinator_that_accepts_and_never_answers(silent_server: str,
+                                                                     framework: distributed.Framework,
+                                                                     runtime: str) -> None:
+    began = time.monotonic()
+    line = distributed.preflight(distributed.Place(framework, 1, 2, silent_server, 1))
+    assert line is not None and f"process 1 of 2: the program at {silent_server} accepts connections but did not " \
+                                 f"answer as a {runtime}" in line
+    assert time.monotonic() - began < 1 + 3
+
+
+def test_preflight_refuses_process_0_a_coordinator_port_that_is_taken(silent_server: str) -> None:
+    port = silent_server.rsplit(":", 1)[1]
+    line = distributed.preflight(distributed.Place("jax", 0, 2, silent_server, 1))
+    assert line == (f"process 0 of 2: the coordinator's port {port} (--coordinator {silent_server}) is in use by "
+                    "another program on this host; choose a free port")
+
+
+def test_preflight_waits_out_the_timeout_for_a_closed_port() -> None:
+    address = f"127.0.0.1:{free_port()}"
+    began = time.monotonic()
+    line = distributed.preflight(distributed.Place("torch", 1, 2, address, 1))
+    assert line is not None and f"process 1 of 2: nothing accepted a connection at the coordinator {address} " \
+                                 "within 1 s" in line
+    assert 1 <= time.monotonic() - began < 1 + 3
+
+
+def test_preflight_names_a_host_that_does_not_resolve() -> None:
+    line = distributed.preflight(distributed.Place("torch", 1, 2, "no-such-host.invalid:29500", 1))
+    assert line is not None and "process 1 of 2: the coordinator's host 'no-such-host.invalid' (--coordinator " \
+                                "no-such-host.invalid:29500) does not resolve" in line
+
+
+# The join's watchdog in a small fresh process (it ends its process with os._exit): a join that never returns.
+# A runtime's join waits in C++ code, where Python's signal handlers never run: here they do nothing.
+WAITING_JOIN = """
+import signal, sys, time
+from jax_benchmarks.mnist.distributed import Place, watchdog
+for signum in (signal.SIGINT, signal.SIGTERM):
+    signal.signal(signum, lambda *_: None)
+with watchdog(Place("torch", 0, 2, sys.argv[1], 1), float(sys.argv[2])):
+    print("joining", flush=True)
+    time.sleep(60)
+"""
+
+
+def waiting_join(tmp_path: Path, address: str, budget_s: float) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, *AS_IN_A_TERMINAL, "-c", WAITING_JOIN, address, str(budget_s),
+                             str(tmp_path)], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+
+
+def test_the_watchdog_ends_a_join_that_outlives_the_timeout_with_one_line(tmp_path: Path) -> None:
+    address = f"127.0.0.1:{free_port()}"
+    proc = waiting_join(tmp_path, address, 1.0)
+    assert proc.stdout is not None and proc.stdout.readline() == "joining\n"
+    began = time.monotonic()
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 1, stderr[-3000:]
+    assert stderr.splitlines() == [f"Error: process 0 of 2: the job did not form within 1 s (--dist-timeout): "
+                                   f"process 1 did not join the coordinator at {address} (started with the same "
+                                   "--coordinator?)"]
+    assert time.monotonic() - began < 1 + 3
+    assert processes_of(tmp_path) == []
+
+
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_while_the_watchdog_waits_ends_the_join_at_once(tmp_path: Path, signum: int) -> None:
+    proc = waiting_join(tmp_path, f"127.0.0.1:{free_port()}", 120.0)
+    assert proc.stdout is not None and proc.stdout.readline() == "joining\n"
+    sent = time.monotonic()
+    proc.send_signal(signum)
+    _, stderr = proc.communicate(timeout=60)
+    assert time.monotonic() - sent < 5
+    assert proc.returncode == 128 + signum
+    assert stderr.splitlines() == ["Interrupted: process 0 of 2 was stopped while joining the job; no record was "
+                                   "written."]
+    assert processes_of(tmp_path) == []
+
+
+def test_an_interrupted_local_job_says_what_its_run_saved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The launcher's line on Ctrl-C / SIGTERM (the supervisor re-raises it once the processes are stopped)."""
+    def interrupted_job(*_: object, **__: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cluster, "supervise", interrupted_job)
+    results = tmp_path / "r.jsonl"
+    result = invoke("mnist", "pytorch", "--launch-local", "2", *TINY, "--run-id", "run-1", "--results", str(results))
+    assert result.exit_code == 128 + signal.SIGINT, result.output
+    assert result.stderr.splitlines()[-1] == (f"Interrupted: the job's 2 processes were stopped; 0 records of run "
+                                              f"run-1 are saved in {results}")
+
+
 # ------------------------------------------------------------ real processes ---
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("backend", ["pytorch", "flax"])
 def test_a_coordinator_that_accepts_and_never_answers(tmp_path: Path, silent_server: str, backend: str) -> None:
     line, _ = failed_alone(tmp_path, backend, 1, silent_server)
@@ -150,6 +249,7 @@ def test_a_coordinator_that_accepts_and_never_answers(tmp_path: Path, silent_ser
            in line
 
 
+@pytest.mark.e2e
 def test_a_flax_process_0_whose_coordinator_port_is_taken(tmp_path: Path, silent_server: str) -> None:
     line, elapsed = failed_alone(tmp_path, "flax", 0, silent_server)
     port = silent_server.rsplit(":", 1)[1]
@@ -157,7 +257,8 @@ def test_a_flax_process_0_whose_coordinator_port_is_taken(tmp_path: Path, silent
     assert elapsed < TIMEOUT  # refused before any wait
 
 
-@pytest.mark.parametrize("backend", ["flax", pytest.param("pytorch", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("backend", [pytest.param("flax", marks=pytest.mark.e2e),
+                                     pytest.param("pytorch", marks=pytest.mark.slow)])
 def test_a_process_0_whose_peer_never_comes(tmp_path: Path, backend: str) -> None:
     address = f"127.0.0.1:{free_port()}"
     line, elapsed = failed_alone(tmp_path, backend, 0, address)
@@ -166,6 +267,7 @@ def test_a_process_0_whose_peer_never_comes(tmp_path: Path, backend: str) -> Non
     assert elapsed >= TIMEOUT
 
 
+@pytest.mark.e2e
 def test_a_pytorch_process_to_a_closed_port(tmp_path: Path) -> None:
     address = f"127.0.0.1:{free_port()}"
     line, elapsed = failed_alone(tmp_path, "pytorch", 1, address)
@@ -173,6 +275,7 @@ def test_a_pytorch_process_to_a_closed_port(tmp_path: Path) -> None:
     assert elapsed >= TIMEOUT
 
 
+@pytest.mark.e2e
 def test_a_pytorch_process_to_a_host_that_does_not_resolve(tmp_path: Path) -> None:
     line, elapsed = failed_alone(tmp_path, "pytorch", 1, "no-such-host.invalid:29500")
     assert "the coordinator's host 'no-such-host.invalid' (--coordinator no-such-host.invalid:29500) does not " \
@@ -180,6 +283,7 @@ def test_a_pytorch_process_to_a_host_that_does_not_resolve(tmp_path: Path) -> No
     assert elapsed < TIMEOUT
 
 
+@pytest.mark.e2e
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_while_the_runtime_waits_ends_the_process_at_once(tmp_path: Path, signum: int) -> None:
     address = f"127.0.0.1:{free_port()}"
@@ -199,6 +303,7 @@ def test_a_signal_while_the_runtime_waits_ends_the_process_at_once(tmp_path: Pat
     assert processes_of(tmp_path) == []
 
 
+@pytest.mark.e2e
 def test_sigterm_to_the_launcher_says_truly_what_the_job_saved(tiny_idx: Path) -> None:
     results = tiny_idx / "r.jsonl"
     launcher = start(tiny_idx, "mnist", "pytorch", "--launch-local", "2", *TINY, "--num-epochs", "500")
@@ -218,6 +323,7 @@ def test_sigterm_to_the_launcher_says_truly_what_the_job_saved(tiny_idx: Path) -
     assert processes_of(tiny_idx) == []
 
 
+@pytest.mark.e2e
 def test_a_local_jobs_json_stdout_is_json_alone(tiny_idx: Path) -> None:
     proc = start(tiny_idx, "mnist", "flax", "--launch-local", "2", "--json", *TINY, "--num-epochs", "1",
                  "--dist-timeout", "120")

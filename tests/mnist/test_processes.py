@@ -199,6 +199,7 @@ def validation_losses(records: list[dict[str, Any]]) -> list[float]:
     return [r["metrics"]["loss"] for r in by_process(records, VALIDATION)[0]]
 
 
+@pytest.mark.e2e  # two processes and a reference run that train
 def test_flax_two_processes_reach_the_one_process_loss_curve(tiny_idx: Path) -> None:
     # Both at once (the reference run's timings do not matter here, its losses do).
     reference = start_main_py(tiny_idx, "mnist", "flax", *TINY, "--num-epochs", "2", "--results", "one.jsonl")
@@ -250,6 +251,7 @@ print("RESULT", json.dumps(losses))
 """
 
 
+@pytest.mark.e2e  # three processes that train
 def test_pytorch_two_processes_reach_the_one_process_loss_curve() -> None:
     port = str(free_port())
     procs = [
@@ -279,7 +281,9 @@ def test_pytorch_local_job_records_once_and_prints_once(tiny_idx: Path) -> None:
     assert (tiny_idx / "data" / "checkpoints" / "pytorch_mnist.pt").exists()
 
 
-@pytest.mark.parametrize("backend", ["flax", pytest.param("pytorch", marks=pytest.mark.slow)])
+# twin: tests/mnist/test_job_failures.py::test_preflight_waits_out_the_timeout_for_a_closed_port
+@pytest.mark.parametrize("backend", [pytest.param("flax", marks=pytest.mark.e2e),
+                                     pytest.param("pytorch", marks=pytest.mark.slow)])
 def test_a_process_whose_peers_never_come_fails_within_the_timeout(tiny_idx: Path, backend: str) -> None:
     start = time.monotonic()
     alone = main_py(tiny_idx, "mnist", backend, "--num-processes", "2", "--process-id", "1", "--coordinator",

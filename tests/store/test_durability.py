@@ -129,6 +129,7 @@ def test_a_full_disk_fails_the_write_and_keeps_every_earlier_record_sqlite(tmp_p
     assert again.communicate(timeout=60)[0].split() == ["0", "1", "2"]
 
 
+@pytest.mark.e2e  # a server of its own, filled up; twin: the SQLite test above
 def test_a_full_disk_fails_the_write_and_keeps_every_earlier_record_postgres() -> None:
     # 1 MiB WAL segments (initdb --wal-segsize 1), and no server file may grow past 4 MiB: the records'
     # table fills up, and PostgreSQL refuses the write ("could not extend file"), as on a full disk.
