@@ -28,7 +28,7 @@ def test_the_gradient_of_the_sum_is_f_prime_at_every_point() -> None:
     assert np.allclose(sum_backward(f)(x).numpy(), loop_grad(x).numpy(), atol=1e-12)
 
 
-@pytest.mark.slow  # dynamo traces f (and again for the shown points): tens of seconds on a busy 2-core CPU
+@pytest.mark.e2e  # dynamo traces f (and again for the shown points): tens of seconds on a busy 2-core CPU
 def test_compile_adds_the_compiled_gradient_of_the_sum_with_its_compile_time(results_path: Path,
                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     import jax_benchmarks.frameworks.torch_compile as torch_compile

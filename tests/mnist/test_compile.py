@@ -138,7 +138,7 @@ def test_inductor_refusal_names_a_missing_compiler(monkeypatch: pytest.MonkeyPat
     assert reason is not None and reason.startswith("inductor generates C++ on the CPU and finds no C++ compiler")
 
 
-@pytest.mark.slow
+@pytest.mark.e2e  # a real inductor build of the step (tens of seconds); twin: the eager-backend tests above
 def test_inductor_compiles_the_step_once_and_a_side_effect_breaks_it(results_path: Path,
                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """The real inductor build (tens of seconds on a 2-core CPU): compiled once, one graph break from a print."""

@@ -44,7 +44,7 @@ def test_flax_computes_in_bfloat16_from_float32_parameters() -> None:
     assert model(x).dtype == jnp.float32  # the log-softmax (and the loss) in float32
 
 
-@pytest.mark.slow  # a Flax training run jit-compiles its step (tens of seconds on a busy 2-core CPU)
+@pytest.mark.e2e  # twin: the PyTorch autocast run above; a Flax training run jit-compiles its step (tens of seconds on a busy 2-core CPU)
 def test_flax_records_say_what_ran(results_path: Path) -> None:
     result = invoke("mnist", "flax", *TINY, "--precision", "bf16", "--comet", "off", "-k", "train_step",
                     "--results", str(results_path))
