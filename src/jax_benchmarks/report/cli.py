@@ -248,24 +248,19 @@ def environment_note(run: Sequence[Record], base: Sequence[Record]) -> str | Non
                                                setting_differences)
 
     now, before = run[-1].env, base[-1].env
-    lines = []
+    warnings = []
     if not same_machine(now, before):
-        message = (f"the baseline was measured on another machine ({machine_text(before)}; now "
-                   f"{machine_text(now)}): its differences are not code changes")
+        warnings.append(f"the baseline was measured on another machine ({machine_text(before)}; now "
+                        f"{machine_text(now)}): its differences are not code changes")
+    if settings := setting_differences(now, before):
+        warnings.append(f"the baseline was measured with other settings ({'; '.join(settings)}): its differences "
+                        "are not code changes")
+    if versions := framework_changes(now, before):
+        warnings.append(f"the baseline used other framework versions ({', '.join(versions)}): "
+                        "its differences may come from them, not from code changes")
+    for message in warnings:  # on stderr, and in the table's notes
         warn(message)
-        lines.append(f"WARNING: {message}")
-    settings = setting_differences(now, before)
-    if settings:
-        message = (f"the baseline was measured with other settings ({'; '.join(settings)}): its differences are not "
-                   "code changes")
-        warn(message)
-        lines.append(f"WARNING: {message}")
-    versions = framework_changes(now, before)
-    if versions:
-        message = (f"the baseline used other framework versions ({', '.join(versions)}): "
-                   "its differences may come from them, not from code changes")
-        warn(message)
-        lines.append(f"WARNING: {message}")
+    lines = [f"WARNING: {message}" for message in warnings]
     changed = differences(now, before)
     if changed:
         lines.append("environment differs from the baseline: " + "; ".join(changed))
