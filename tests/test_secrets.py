@@ -137,26 +137,34 @@ def test_comets_own_console_handler_writes_the_hidden_key(tmp_path: Path) -> Non
 
 
 # e2e: a fresh interpreter that trains; twin: test_a_rejected_key_exits_2_with_one_line_in_process
+# A key with a line break, and a run that reaches the comet set-up: its line, and the key in no output and no file.
+REJECTED_KEY = "sekritKEY123\nmoreSEKRIT"
+REJECTED_KEY_RUN = ("mnist", "pytorch", "--device", "cpu", "--data-source", "local", "--dry-run", "--train-batch-size",
+                    "16", "--test-batch-size", "32", "--repeats", "1", "--num-epochs", "1", "--comet", "online",
+                    "--results", "r.jsonl")
+
+
+def assert_the_rejected_key_is_one_line_and_nowhere(stdout: str, stderr: str, folder: Path) -> None:
+    errors = [line for line in stderr.splitlines() if line.startswith("Error:")]
+    assert errors == ["Error: COMET_API_KEY contains a line break; it is not a comet.ml API key (its value is not "
+                      "shown); fix or unset it"]
+    assert "Traceback" not in stdout + stderr
+    written = b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())
+    for part in REJECTED_KEY.split("\n"):
+        assert part not in stdout + stderr
+        assert part.encode() not in written  # records, plots, logs, archives
+
+
 @pytest.mark.e2e
 def test_a_run_with_a_rejected_key_exits_2_with_one_line_and_keeps_its_records(tmp_path: Path) -> None:
     write_idx(tmp_path / "data" / "mnist", tiny_raw(96, 40))
-    secret = "sekritKEY123\nmoreSEKRIT"
     result = subprocess.run(
-        [sys.executable, str(REPO / "main.py"), "mnist", "pytorch", "--device", "cpu", "--data-source", "local",
-         "--dry-run", "--train-batch-size", "16", "--test-batch-size", "32", "--repeats", "1", "--num-epochs", "1",
-         "--comet", "online", "--results", "r.jsonl"],
+        [sys.executable, str(REPO / "main.py"), *REJECTED_KEY_RUN],
         cwd=tmp_path, capture_output=True, text=True, timeout=600,
-        env={**{k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}, "COMET_API_KEY": secret},
+        env={**{k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}, "COMET_API_KEY": REJECTED_KEY},
     )
     assert result.returncode == 2, result.stderr[-3000:]
-    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
-    assert errors == ["Error: COMET_API_KEY contains a line break; it is not a comet.ml API key (its value is not "
-                      "shown); fix or unset it"]
-    assert "Traceback" not in result.stderr
-    written = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
-    for part in ("sekritKEY123", "moreSEKRIT"):
-        assert part not in result.stdout + result.stderr
-        assert part.encode() not in written  # records, plots, logs, archives
+    assert_the_rejected_key_is_one_line_and_nowhere(result.stdout, result.stderr, tmp_path)
 
 
 def test_a_rejected_key_exits_2_with_one_line_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -164,17 +172,7 @@ def test_a_rejected_key_exits_2_with_one_line_in_process(tmp_path: Path, monkeyp
     from tests.conftest import invoke
 
     write_idx(tmp_path / "data" / "mnist", tiny_raw(96, 40))
-    secret = "sekritKEY123\nmoreSEKRIT"
-    monkeypatch.setenv("COMET_API_KEY", secret)
-    result = invoke("mnist", "pytorch", "--device", "cpu", "--data-source", "local", "--dry-run", "--train-batch-size",
-                    "16", "--test-batch-size", "32", "--repeats", "1", "--num-epochs", "1", "--comet", "online",
-                    "--results", "r.jsonl")
+    monkeypatch.setenv("COMET_API_KEY", REJECTED_KEY)
+    result = invoke(*REJECTED_KEY_RUN)
     assert result.exit_code == 2, result.output[-3000:]
-    errors = [line for line in result.stderr.splitlines() if line.startswith("Error:")]
-    assert errors == ["Error: COMET_API_KEY contains a line break; it is not a comet.ml API key (its value is not "
-                      "shown); fix or unset it"]
-    assert "Traceback" not in result.output
-    written = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
-    for part in ("sekritKEY123", "moreSEKRIT"):
-        assert part not in result.stdout + result.stderr
-        assert part.encode() not in written
+    assert_the_rejected_key_is_one_line_and_nowhere(result.stdout, result.stderr, tmp_path)
