@@ -167,16 +167,23 @@ class ResultsLocation:
         return masked(self.value)
 
 
+def first_bytes(path: Path) -> bytes | None:
+    """The first bytes of the regular file at `path` (enough to tell what it holds); None where there is no such
+    file or it cannot be read."""
+    try:
+        if not path.is_file():
+            return None
+        with path.open("rb") as fh:
+            return fh.read(SNIFF_BYTES)
+    except OSError:
+        return None
+
+
 def starts_like_json_lines(path: Path) -> bool:
     """An existing regular file whose first non-blank byte opens a JSON object (an SQLite file starts
     with its header, "SQLite format 3")."""
-    try:
-        if not path.is_file():
-            return False
-        with path.open("rb") as fh:
-            return fh.read(SNIFF_BYTES).lstrip()[:1] == b"{"
-    except OSError:
-        return False
+    head = first_bytes(path)
+    return head is not None and head.lstrip()[:1] == b"{"
 
 
 # The first bytes of an SQLite write-ahead log (https://www.sqlite.org/fileformat.html#the_write_ahead_log).
@@ -188,12 +195,8 @@ def store_content(path: Path) -> str | None:
     """What results data the existing file at `path` holds, told by its first bytes whatever its name: an SQLite
     database, an SQLite log, or JSON lines whose first line is a record (a JSON object with a run id); None for
     anything else or no file."""
-    try:
-        if not path.is_file():
-            return None
-        with path.open("rb") as fh:
-            head = fh.read(SNIFF_BYTES)
-    except OSError:
+    head = first_bytes(path)
+    if head is None:
         return None
     if head.startswith(SQLITE_HEADER):
         return "an SQLite database"

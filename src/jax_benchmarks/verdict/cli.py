@@ -207,11 +207,9 @@ def tell_answer(path: Path, answer: Sequence[str], decided: str) -> None:
     """The plain answer, the decided count and the page's path on stdout, wrapped at the console's width."""
     from jax_benchmarks.cli.console import make_console, print_whole_words
 
-    from jax_benchmarks.cli.console import visible
-
     console = make_console()
     for line in [*answer, decided, f"The whole page, with the evidence: {path}"]:
-        print_whole_words(console, visible(line))  # names from records: no control character reaches the terminal
+        print_whole_words(console, line)  # printed `literal`: a record's control character shows as an escape
 
 
 def say(text: str) -> None:
