@@ -116,20 +116,15 @@ def render_rich(tables: Sequence[ReportTable], console: Console) -> None:
         console.print()
 
 
-def md_text(text: str) -> str:
-    """Data in markdown, shown as it reads (`markdown_text`: a case name cannot add a tag, a script or a link)."""
-    return markdown_text(text)
-
-
 def _md_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(md_text(c) for c in cells) + " |"
+    return "| " + " | ".join(markdown_text(c) for c in cells) + " |"
 
 
 def render_markdown(tables: Sequence[ReportTable]) -> str:
     """GitHub-flavoured markdown, ready to paste into the README."""
     out: list[str] = []
     for table in tables:
-        out += [f"### {md_text(table.title)}", "", md_text(env_header(table.env)), ""]
+        out += [f"### {markdown_text(table.title)}", "", markdown_text(env_header(table.env)), ""]
         out.append(_md_row(["case", *table.columns]))
         out.append("|---|" + "---:|" * len(table.columns))
         for case in table.cases:
@@ -146,10 +141,10 @@ def render_markdown(tables: Sequence[ReportTable]) -> str:
             out += ["", NOISY_NOTE]
         if any(row.record.memory for row in table.rows):
             out += ["", MEMORY_NOTE]
-        out += [line for note in contention_notes(table.records) for line in ("", md_text(note))]
+        out += [line for note in contention_notes(table.records) for line in ("", markdown_text(note))]
         summary = baseline_summary(table)
         if summary is not None:
-            out += ["", *(md_text(line) for line in summary.split("\n"))]
+            out += ["", *(markdown_text(line) for line in summary.split("\n"))]
         if table.compared:
             out += ["", _md_row(CHANGE_HEADERS), "|---|---|---:|---:|---:|---|---|"]
             out += [_md_row(change_cells(row)) for row in table.compared]
@@ -279,8 +274,8 @@ def render_history_markdown(histories: Sequence[GroupHistory]) -> str:
     out: list[str] = []
     for history in histories:
         headers = history_headers(history)
-        out += [f"### {md_text(history.group)} · history over {len(history.runs)} run(s)", "", md_text(history.legend), "",
-                _md_row(headers), "|---|" + "---:|" * (len(headers) - 1)]
+        out += [f"### {markdown_text(history.group)} · history over {len(history.runs)} run(s)", "",
+                markdown_text(history.legend), "", _md_row(headers), "|---|" + "---:|" * (len(headers) - 1)]
         out += [_md_row(cells) for cells in history_cells(history)]
         out.append("")
     return "\n".join(out)
