@@ -20,6 +20,7 @@ import re
 import sys
 import textwrap
 import warnings
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -83,6 +84,11 @@ def markdown_text(text: object) -> str:
     as it reads: control characters visible, HTML escaped, markdown's markup characters backslash-escaped."""
     escaped = MARKDOWN_INLINE.sub(_escape_inline, html.escape(visible(str(text)), quote=False))
     return MARKDOWN_LINE_START.sub(_escape_line_start, escaped, count=1)
+
+
+def markdown_row(cells: Iterable[object]) -> str:
+    """A markdown table row of data, each cell shown exactly as it reads (`markdown_text`: a `|` stays in its cell)."""
+    return "| " + " | ".join(markdown_text(cell) for cell in cells) + " |"
 
 
 # OWASP's CSV injection: a cell that starts with one of these is a formula to a spreadsheet.

@@ -18,7 +18,7 @@ from rich.table import Table
 from jax_benchmarks.measure.memory import SHOWN_BYTES
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.hardware.environment import LIBRARIES
-from jax_benchmarks.cli.console import literal, markdown_text, spreadsheet_cell
+from jax_benchmarks.cli.console import literal, markdown_row, markdown_text, spreadsheet_cell
 from jax_benchmarks.cli.tables import (MEMORY_NOTE, NOISY_NOTE, Cell, Fitting, Pieces, Sheet, comparison_table,
                                        contention_notes, format_seconds, is_busy, memory_rows,
                                        metric_label, metric_texts, pieces_of, timing_cell)
@@ -116,27 +116,23 @@ def render_rich(tables: Sequence[ReportTable], console: Console) -> None:
         console.print()
 
 
-def _md_row(cells: Sequence[str]) -> str:
-    return "| " + " | ".join(markdown_text(c) for c in cells) + " |"
-
-
 def render_markdown(tables: Sequence[ReportTable]) -> str:
     """GitHub-flavoured markdown, ready to paste into the README."""
     out: list[str] = []
     for table in tables:
         out += [f"### {markdown_text(table.title)}", "", markdown_text(env_header(table.env)), ""]
-        out.append(_md_row(["case", *table.columns]))
+        out.append(markdown_row(["case", *table.columns]))
         out.append("|---|" + "---:|" * len(table.columns))
         for case in table.cases:
             cells = [table.cell(case, col) for col in table.columns]
             if any(c is not None and c.record.median_s for c in cells):
-                out.append(_md_row([case, *(cell_text(c) for c in cells)]))
+                out.append(markdown_row([case, *(cell_text(c) for c in cells)]))
             for metric in table.metric_names:
                 values = metric_texts(metric, [c.record if c is not None else None for c in cells])
                 if any(v is not None for v in values):
-                    out.append(_md_row([f"{case} · {metric_label(metric, case)}",
+                    out.append(markdown_row([f"{case} · {metric_label(metric, case)}",
                                         *("—" if v is None else v for v in values)]))
-            out += [_md_row(cells) for cells in memory_rows(case, [c.record if c else None for c in cells])]
+            out += [markdown_row(cells) for cells in memory_rows(case, [c.record if c else None for c in cells])]
         if any(row.record.noisy for row in table.rows):
             out += ["", NOISY_NOTE]
         if any(row.record.memory for row in table.rows):
@@ -146,8 +142,8 @@ def render_markdown(tables: Sequence[ReportTable]) -> str:
         if summary is not None:
             out += ["", *(markdown_text(line) for line in summary.split("\n"))]
         if table.compared:
-            out += ["", _md_row(CHANGE_HEADERS), "|---|---|---:|---:|---:|---|---|"]
-            out += [_md_row(change_cells(row)) for row in table.compared]
+            out += ["", markdown_row(CHANGE_HEADERS), "|---|---|---:|---:|---:|---|---|"]
+            out += [markdown_row(change_cells(row)) for row in table.compared]
         out.append("")
     return "\n".join(out)
 
@@ -275,8 +271,8 @@ def render_history_markdown(histories: Sequence[GroupHistory]) -> str:
     for history in histories:
         headers = history_headers(history)
         out += [f"### {markdown_text(history.group)} · history over {len(history.runs)} run(s)", "",
-                markdown_text(history.legend), "", _md_row(headers), "|---|" + "---:|" * (len(headers) - 1)]
-        out += [_md_row(cells) for cells in history_cells(history)]
+                markdown_text(history.legend), "", markdown_row(headers), "|---|" + "---:|" * (len(headers) - 1)]
+        out += [markdown_row(cells) for cells in history_cells(history)]
         out.append("")
     return "\n".join(out)
 

@@ -14,7 +14,7 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from jax_benchmarks.cli.console import markdown_text
+from jax_benchmarks.cli.console import markdown_row, markdown_text
 from jax_benchmarks.report.page import CSS, Chart, environment_section, image
 from jax_benchmarks.report.plot import machine_title
 from jax_benchmarks.report.rows import ReportTable
@@ -240,8 +240,7 @@ def render_html(here: Machine, others: Sequence[Machine] = (), across: Sequence[
 
 def md_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
     """A markdown table of text (data and the sentences made from it), each cell shown exactly as it reads."""
-    return ["| " + " | ".join(markdown_text(h) for h in headers) + " |", "|" + "---|" * len(headers),
-            *("| " + " | ".join(markdown_text(c) for c in row) + " |" for row in rows)]
+    return [markdown_row(headers), "|" + "---|" * len(headers), *(markdown_row(row) for row in rows)]
 
 
 def findings_table(findings: Sequence[Finding]) -> list[str]:
