@@ -112,8 +112,8 @@ def accuracy_check(records: Sequence[Record], chosen: Sequence[Record]) -> Findi
     PyTorch's final test accuracy on the same seeds (the CNN is PyTorch's MNIST example): one more than
     `ACCURACY_TOLERANCE` below it is flagged."""
     key, topic = "accuracy-check", "CNN accuracy by mode and precision"
-    same = {settings_of(r)[:1] + settings_of(r)[2:] for r in chosen}
-    mine = [r for r in records if r.case.startswith(TRAINING_CASES) and settings_of(r)[:1] + settings_of(r)[2:] in same]
+    same = {settings_of(r, precision=False) for r in chosen}
+    mine = [r for r in records if r.case.startswith(TRAINING_CASES) and settings_of(r, precision=False) in same]
     sides: dict[tuple[str, str, str], list[Record]] = {}
     for record in mine:
         sides.setdefault((record.backend, mode_of(record), str(precision_policy(record))), []).append(record)
@@ -179,8 +179,10 @@ def data_of(source: object) -> object:
     return source
 
 
-def settings_of(record: Record) -> tuple[object, ...]:
-    return (record.device, precision_policy(record),
+def settings_of(record: Record, precision: bool = True) -> tuple[object, ...]:
+    """What makes two training runs the same work (`SETTINGS_FIELDS`), on the same device and, with `precision`,
+    under the same precision policy (the table of modes sets the policies side by side)."""
+    return (record.device, *((precision_policy(record),) if precision else ()),
             *(data_of(record.params.get(name)) if name == "source" else record.params.get(name)
               for name in SETTINGS_FIELDS))
 
