@@ -35,9 +35,11 @@ def no_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
                                          "not a valid integer"),
     (["xla:numpy"], "--min-time nan", "Invalid value for '--min-time': nan is not a finite number"),
     (["xla:numpy"], "--min-time 0", "Invalid value for '--min-time': 0.0 is not allowed"),
-    (["xla:numpy"], "--no-such-option", "No such option '--no-such-option'"),
+    # click words this one differently across the supported range (8.2: "No such option: --x", 8.3: "No such
+    # option '--x'"), so the row names the fragments every version prints.
+    (["xla:numpy"], "--no-such-option", ("xla:numpy cannot run with it: No such option", "--no-such-option")),
     (["xla:numpy"], "--dtype float16", "Invalid value for '--dtype'"),
-    (["xla:numpy", "jit:numpy"], "--matrix-size 64", "jit:numpy cannot run with it: No such option '--matrix-size'"),
+    (["xla:numpy", "jit:numpy"], "--matrix-size 64", ("jit:numpy cannot run with it: No such option", "--matrix-size")),
     (["scipy:numpy"], "--tol 2", "Invalid value for '--tol'"),
     (["xla:numpy"], "--rounds 3", "--rounds is set by calibrate itself"),
     (["xla:numpy"], "--results=elsewhere.jsonl", "--results is set by calibrate itself"),
@@ -46,13 +48,15 @@ def no_rounds(monkeypatch: pytest.MonkeyPatch) -> None:
     (["xla:numpy"], "--list", "--list: the rounds would measure nothing"),
     (["xla:numpy"], "--help", "--help: the rounds would measure nothing"),
 ])
-def test_a_round_that_cannot_work_is_refused_before_the_first(steps: list[str], options: str, words: str,
+def test_a_round_that_cannot_work_is_refused_before_the_first(steps: list[str], options: str,
+                                                             words: str | tuple[str, ...],
                                                              tmp_path: Path, no_rounds: None) -> None:
     result = invoke("calibrate", *steps, "--rounds", "6", "--options", options, "--results", str(tmp_path / "r.jsonl"))
     assert result.exit_code == 2, (result.stdout, result.stderr, result.exception)
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("Error: Invalid value for '--options': "), result.stderr
-    assert words in lines[0]
+    for fragment in (words,) if isinstance(words, str) else words:
+        assert fragment in lines[0]
     assert not list(tmp_path.glob("calibrate-*.log")) and "round 1/" not in result.stderr
 
 
