@@ -167,3 +167,20 @@ def test_calibrate_checks_the_verdicts_rule_a_a_and_fails_on_a_false_decision(
     bad_said = " ".join(bad.stderr.split())
     assert "false decision: " in bad_said and "called 3 figure(s) faster or slower than themselves (A/A)" in bad_said
     assert invoke("calibrate", "xla", "--margin", "nan", "--results", str(results_path)).exit_code == 2
+
+
+def test_calibrate_whose_every_round_was_busy_judged_nothing_and_does_not_pass(
+        results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rounds all taken while other programs held the cores leave the A/A check nothing to judge: exit 2 with the
+    reason, never a pass (the rounds stay in the store)."""
+    import jax_benchmarks.verdict.cli as verdict_cli
+
+    busy = {"window_s": 0.5, "busy": True, "cores": 2, "others_cores": 1.6, "steal_cores": 0.0}
+    monkeypatch.setattr(verdict_cli, "measure", fake_measure(
+        lambda run_id: [r.model_copy(update={"contention": busy})
+                        for r in xla_rounds(run_id, "2025-01-01T09:00:00+00:00", rounds=10, seed=3)], []))
+    result = invoke("calibrate", "xla:numpy", "--rounds", "10", "--results", str(results_path))
+    assert result.exit_code == 2, result.stderr
+    said = " ".join(result.stderr.split())
+    assert "judged nothing: no figure has 6 rounds taken on a quiet machine" in said, said
+    assert "Traceback" not in result.stderr and results_path.exists()

@@ -15,7 +15,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import replace
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 import click
 
@@ -28,6 +28,9 @@ from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_text,
                                            saved_count)
 from jax_benchmarks.verdict.scale import Scale, Step
+
+if TYPE_CHECKING:
+    from jax_benchmarks.verdict.findings import Contrast
 
 DEFAULT_ROUNDS = 10  # the issue's goal: a 1.5× slowdown caught in 19 of 20 trials at 10 rounds
 ALL = "all"
@@ -163,26 +166,36 @@ def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options
     click.echo(f"calibration run {run_id}: {len(done)} rounds in {duration_text(sum(d.seconds for d in done))}; "
                f"records in {results}", err=True)
     failed = [d for d in done if d.code != 0]
-    false: list[str] = []
+    judged: list[Contrast] = []
     if len(failed) < len(done):
         from jax_benchmarks.report.cli import ReportSettings, report
 
         report(ReportSettings.model_validate({"run": run_id, "calibrate": True, "fail_on_regression": threshold_pct,
                                               "results": results, "lock_timeout": lock_timeout_s,
                                               "output_format": output_format}))
-        false = verdict_aa(results, run_id, margin_pct)
+        judged = verdict_aa(results, run_id, margin_pct)
     if failed:
         raise CalibrationFailed(f"{len(failed)} round(s) failed: "
                                 f"{', '.join(f'{d.label} (exit {d.code})' for d in failed[:5])}; see {log}")
+    from jax_benchmarks.verdict.aa import called_faster
+
+    false = [f"{c.a} against {c.b} called {c.judged}" for c in called_faster(judged)]
     if false:
         raise CalibrationFailed(f"the verdict's rule called {len(false)} figure(s) faster or slower than themselves "
                                 f"(A/A): {', '.join(false[:5])}")
+    if not judged:
+        # Every figure lost its rounds to a busy machine (or measured none): the A/A check judged nothing, and a
+        # check that could not judge must not pass.
+        from jax_benchmarks.report.cli import CannotJudge
+
+        raise CannotJudge(f"calibration run {run_id} judged nothing: no figure has {2 * MIN_ROUNDS} rounds taken on "
+                          "a quiet machine; run it again when other programs are not holding the cores")
 
 
-def verdict_aa(results: ResultsLocation, run_id: str, margin_pct: float | None) -> list[str]:
-    """The verdict's A/A check of the calibration's rounds (verdict/aa.py), its lines on stderr; the false decisions
-    (the same framework called faster than itself), each named, so that the command exits 1."""
-    from jax_benchmarks.verdict.aa import aa_contrasts, aa_lines, called_faster
+def verdict_aa(results: ResultsLocation, run_id: str, margin_pct: float | None) -> list[Contrast]:
+    """The verdict's A/A check of the calibration's rounds (verdict/aa.py), its lines on stderr; the comparisons it
+    judged (the caller exits 1 on a false decision, 2 when there are none)."""
+    from jax_benchmarks.verdict.aa import aa_contrasts, aa_lines
     from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT
     from jax_benchmarks.verdict.source import read_results
 
@@ -190,4 +203,4 @@ def verdict_aa(results: ResultsLocation, run_id: str, margin_pct: float | None) 
     found = aa_contrasts([r for r in read_results(results, lambda _: None, run_id)[0] if r.run_id == run_id], margin)
     for line in aa_lines(found, margin):
         click.echo(line, err=True)
-    return [f"{c.a} against {c.b} called {c.judged}" for c in called_faster(found)]
+    return found
