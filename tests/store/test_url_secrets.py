@@ -124,6 +124,9 @@ def test_help_shows_the_default_store_masked(location: str, monkeypatch: pytest.
     (f"mysql://bench:{PASSWORD}@db/x", "mysql://***@db/x"),
     (f"https://{PASSWORD}@git.example/x", "https://***@git.example/x"),
     (f"host=db password='{PASSWORD} x' dbname=x", "host=db password=*** dbname=x"),
+    # libpq percent-decodes a URL's query keys: `pass%77ord` is `password` to it.
+    (f"postgresql://bench@db/x?pass%77ord={PASSWORD}", "postgresql://bench@db/x?pass%77ord=***"),
+    (f"postgresql://bench@db/x?%50ASSWORD={PASSWORD}&sslmode=require", "postgresql://bench@db/x?%50ASSWORD=***&sslmode=require"),
     ("data/results/results.sqlite", "data/results/results.sqlite"),
     ("a@b:c/results.sqlite", "a@b:c/results.sqlite"),
 ])

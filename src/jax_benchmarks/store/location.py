@@ -62,7 +62,15 @@ CONNINFO_KEYWORD = re.compile(r"(?:^|\s)(?:host|hostaddr|port|dbname|user|passwo
 # A parameter whose value is a secret (libpq's `password`; what other URLs carry tokens in), in a URL's query or
 # a connection string: its value is shown as ***.
 SECRET_KEYS = ("password", "passwd", "pwd", "secret", "token", "apikey", "api_key", "access_key", "accesskey")
-SECRET_PARAMETER = re.compile(r"(?i)((?:%s)\s*=\s*)('[^']*'|[^&;\s#]*)" % "|".join(SECRET_KEYS))
+
+
+def spelled_any_way(key: str) -> str:
+    """A pattern for `key` with any of its letters percent-encoded (libpq decodes a URL's query keys before it reads
+    them: `?pass%77ord=` is its password), matched without regard to capitals."""
+    return "".join(f"(?:{re.escape(c)}|%{ord(c.lower()):02x}|%{ord(c.upper()):02x})" for c in key)
+
+
+SECRET_PARAMETER = re.compile(r"(?i)((?:%s)\s*=\s*)('[^']*'|[^&;\s#]*)" % "|".join(map(spelled_any_way, SECRET_KEYS)))
 
 
 def looks_like_url(text: str) -> bool:
