@@ -28,10 +28,10 @@ import sys
 import tempfile
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, unquote, urlsplit
 
 import click
 
@@ -173,6 +173,55 @@ class ResultsLocation:
 
     def __str__(self) -> str:
         return masked(self.value)
+
+
+# libpq's password file: one `host:port:database:user:password` line, `*` matching any, `:` and `\` in a field
+# escaped with `\`; libpq ignores the file unless only its owner may read it (mode 0600).
+PASSFILE_ANY = "*:*:*:*:"
+
+
+def passfile_line(password: str) -> str:
+    return PASSFILE_ANY + password.replace("\\", "\\\\").replace(":", "\\:") + "\n"
+
+
+def without_passwords(url: str) -> tuple[str, str | None]:
+    """A PostgreSQL URL without its password (the user part's, percent-decoded, or a `password` query parameter's,
+    however its key is spelled) and that password; (url, None) when it holds none."""
+    split = urlsplit(url)
+    user_part, at, host_part = split.netloc.rpartition("@")
+    user, colon, password = user_part.partition(":")
+    found = unquote(password) if at and colon else None
+    query = []
+    for item in split.query.split("&") if split.query else []:
+        key, _eq, value = item.partition("=")
+        if re.fullmatch(spelled_any_way("password"), key.strip(), re.IGNORECASE):
+            found = unquote(value)
+        else:
+            query.append(item)
+    netloc = f"{user}@{host_part}" if at else host_part
+    return split._replace(netloc=netloc, query="&".join(query)).geturl(), found
+
+
+@contextmanager
+def for_children(location: ResultsLocation) -> Iterator[ResultsLocation]:
+    """The location to give a child process on its command line, which every user of the machine may read (`ps`):
+    a PostgreSQL URL's password moves into a libpq password file (mode 0600, in a folder of its own, removed when
+    the block ends) that the URL names with libpq's `passfile` parameter; any other location as it is."""
+    url, password = without_passwords(location.value) if location.kind == "postgres" else (location.value, None)
+    if password is None:
+        yield location
+        return
+    folder = Path(tempfile.mkdtemp(prefix="jax-benchmarks-pass-"))  # mode 0700: only this user may look in
+    passfile = folder / "pgpass"
+    try:
+        descriptor = os.open(passfile, os.O_WRONLY | os.O_CREAT | os.O_EXCL, stat.S_IRUSR | stat.S_IWUSR)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(passfile_line(password))
+        separator = "&" if urlsplit(url).query else "?"
+        yield replace(location, value=f"{url}{separator}passfile={quote(str(passfile), safe='/')}")
+    finally:
+        passfile.unlink(missing_ok=True)
+        folder.rmdir()
 
 
 def first_bytes(path: Path) -> bytes | None:
