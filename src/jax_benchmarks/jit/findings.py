@@ -60,10 +60,6 @@ class JitGain:
         return "epoch" if self.case.startswith(EPOCH_CASE) else "call"
 
     @property
-    def saved_per_call_s(self) -> float:
-        return self.contrast.b_median_s - self.contrast.a_median_s
-
-    @property
     def break_even_calls(self) -> int | None:
         """Calls after which the compilation has paid for itself; None when compiled is not faster."""
         return break_even(self.compile_s, self.contrast.b_median_s, self.contrast.a_median_s)

@@ -31,10 +31,6 @@ class Filters:
     group: str | None = None
     backend: str | None = None
 
-    def every_run(self) -> Filters:
-        """The same groups and backends in every run (what a baseline or a history draws from)."""
-        return Filters(group=self.group, backend=self.backend)
-
 
 def figure_key(record: Record) -> FigureKey:
     return (record.group, record.case, record.backend, record.variant, record.device)
