@@ -156,3 +156,21 @@ def test_tables_show_energy_beside_device_memory_only_where_a_gpu_figure_has_it(
     rows = memory_rows(step.name, run.records)
     assert rows == [[f"{step.name} · energy", "1.5 J/call · 11.7 mJ/image", NOT_MEASURED, "—"]]
     assert memory_rows(step.name, run.records[2:]) == []  # a CPU's figures: no energy row
+
+
+def test_report_shows_the_energy_once_per_case_and_the_csv_keeps_its_columns(tmp_path: Path) -> None:
+    """The energy is drawn on the case's memory rows (beside the device's memory), not a second time as metric
+    rows; the CSV, one line per figure, keeps every metric as its own column."""
+    from tests.conftest import invoke
+
+    run = run_in(tmp_path)
+    meter = Joulemeter(1500)
+    step = Case("train_step_128x28x28_float32", lambda: Timed(meter.call),
+                lambda _r, m: Judgement(metrics={"images_per_s": 128 / m.median_s}))
+    run_cases(run, GPU, [step], repeats=3, memory=False, energy=EnergyMeter(meter))
+    where = ["--results", str(tmp_path / "results.jsonl")]
+    for output in ("table", "markdown", "html"):
+        shown = invoke("report", *where, "--format", output).stdout
+        assert shown.count("J/call") == 1 and "energy per timed call" not in shown, (output, shown)
+    csv_head = invoke("report", *where, "--format", "csv").stdout.splitlines()[0]
+    assert f"metric.{PER_CALL}" in csv_head and f"metric.{PER_IMAGE}" in csv_head

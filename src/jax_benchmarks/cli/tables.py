@@ -177,18 +177,26 @@ MEMORY_NOTE = ("memory: peak above what the process (device) held before the cas
                "compiled = XLA's memory analysis of the program")
 
 
-def memory_rows(case: str, records: Sequence[Record | None]) -> list[list[str]]:
-    """The memory rows of a case across the columns ('—' where a column has no such figure)."""
-    rows = []
+ENERGY_NOTE = "energy: the GPU's energy counter (NVML) over the timed calls alone"
+
+
+def memory_values(records: Sequence[Record | None]) -> list[tuple[str, list[str | None]]]:
+    """A case's memory kinds that some column has, each with its figure per column (None: none there); then,
+    beside the device's memory, the energy of its timed calls (a GPU's figures only)."""
+    kinds: list[tuple[str, list[str | None]]] = []
     for name, cell in MEMORY_ROWS:
         values = [None if record is None else cell(record.memory) for record in records]
         if any(v is not None for v in values):
-            rows.append([f"{case} · {name}", *("—" if v is None else v for v in values)])
-    # Beside the device's memory, the energy of its timed calls (a GPU's figures only).
+            kinds.append((name, values))
     spent = [None if record is None else energy_cell(record.metrics) for record in records]
     if any(v is not None for v in spent):
-        rows.append([f"{case} · energy", *("—" if v is None else v for v in spent)])
-    return rows
+        kinds.append(("energy", spent))
+    return kinds
+
+
+def memory_rows(case: str, records: Sequence[Record | None]) -> list[list[str]]:
+    """The memory rows of a case across the columns ('—' where a column has no such figure)."""
+    return [[f"{case} · {name}", *("—" if v is None else v for v in values)] for name, values in memory_values(records)]
 
 
 def column_of(record: Record, show_device: bool) -> str:
@@ -537,19 +545,19 @@ def memory_sheet(layout: Grid, title: str) -> Sheet | None:
     blocks: list[tuple[str, list[tuple[str, list[Cell | None]]]]] = []
     compiled_seen = False
     for case in layout.cases:
-        records = [layout.cells.get((case, c)) for c in columns]
-        rows: list[tuple[str, list[Cell | None]]] = []
-        for name, cell in MEMORY_ROWS:
-            values = [None if record is None else cell(record.memory) for record in records]
-            if any(v is not None for v in values):
-                rows.append((name, [None if v is None else pieces_of(v) for v in values]))
-                compiled_seen = compiled_seen or name == "compiled"
+        rows: list[tuple[str, list[Cell | None]]] = [
+            (name, [None if v is None else pieces_of(v) for v in values])
+            for name, values in memory_values([layout.cells.get((case, c)) for c in columns])]
+        compiled_seen = compiled_seen or any(name == "compiled" for name, _ in rows)
         if rows:
             blocks.append((case, rows))
     if not blocks:
         return None
-    # XLA's analysis is explained only where a compiled row is shown (a NumPy-only table has none).
+    # XLA's analysis is explained only where a compiled row is shown (a NumPy-only table has none), the energy
+    # only where a GPU's figure has it.
     caption = MEMORY_NOTE if compiled_seen else MEMORY_NOTE.partition("; compiled")[0]
+    if any(name == "energy" for _, rows in blocks for name, _ in rows):
+        caption += f"; {ENERGY_NOTE}"
     return Sheet(f"{title}: memory", caption, columns, blocks, kind_header="memory", value_header="size")
 
 

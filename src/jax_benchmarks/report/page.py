@@ -109,7 +109,7 @@ def figures_table(table: ReportTable) -> str:
                     names.append("busy")
                 classes.append(" ".join(names))
             rows.append(_row([html.escape(case), *(html.escape(cell_text(c)) for c in cells)], classes=classes))
-        for metric in table.metric_names:
+        for metric in table.row_metrics:
             values = metric_texts(metric, [c.record if c is not None else None for c in cells])
             if any(v is not None for v in values):
                 rows.append(_row(

@@ -107,7 +107,7 @@ def baseline_summary(table: ReportTable) -> str | None:
 def render_rich(tables: Sequence[ReportTable], console: Console) -> None:
     for table in tables:
         console.print(literal(env_header(table.env)), style="dim")
-        console.print(comparison_table(table.records, table.title, table.metric_names))
+        console.print(comparison_table(table.records, table.title, table.row_metrics))
         summary = baseline_summary(table)
         if summary is not None:
             console.print("\n".join(literal(line) for line in summary.split("\n")))  # its lines are the code's
@@ -127,7 +127,7 @@ def render_markdown(tables: Sequence[ReportTable]) -> str:
             cells = [table.cell(case, col) for col in table.columns]
             if any(c is not None and c.record.median_s for c in cells):
                 out.append(markdown_row([case, *(cell_text(c) for c in cells)]))
-            for metric in table.metric_names:
+            for metric in table.row_metrics:
                 values = metric_texts(metric, [c.record if c is not None else None for c in cells])
                 if any(v is not None for v in values):
                     out.append(markdown_row([f"{case} · {metric_label(metric, case)}",

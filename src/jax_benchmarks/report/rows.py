@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+from jax_benchmarks.measure import energy
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.cli.tables import grid
 from jax_benchmarks.report.compare import Comparison, compare, judge
@@ -20,6 +21,7 @@ from jax_benchmarks.store.views import run_key
 
 # Recorded with every figure by Run.record; the compile time is shown apart.
 HIDDEN_METRICS = frozenset({"first_call_s"})
+ENERGY_METRICS = frozenset({energy.PER_CALL, energy.PER_IMAGE, energy.STATUS})
 
 
 @dataclass(frozen=True)
@@ -53,6 +55,12 @@ class ReportTable:
     metric_names: list[str]
     baseline_note: str | None = None  # e.g. "vs run X" or why there is no comparison
     unmatched: int = 0  # figures with no counterpart in the baseline
+
+    @property
+    def row_metrics(self) -> list[str]:
+        """The metrics drawn as rows under their case: all but the energy, which the case's memory rows show
+        beside the device's memory (cli/tables.py memory_rows); the CSV and JSON keep every metric."""
+        return [m for m in self.metric_names if m not in ENERGY_METRICS]
 
     @property
     def title(self) -> str:
