@@ -87,12 +87,12 @@ def make_steppers(threads: int, frameworks: tuple[str, ...] = ("engine", "pytorc
         steppers["engine"] = EngineCnnBench(batch).step
     if "pytorch" in frameworks:
         from jax_benchmarks.autograd.pytorch_backend import TorchCnnBench
-        from jax_benchmarks.frameworks.arrays import TorchArrays
+        from jax_benchmarks.frameworks.descriptors import TorchArrays
 
         steppers["pytorch"] = TorchCnnBench(batch, TorchArrays("cpu")).step
     if "flax" in frameworks:
         from jax_benchmarks.autograd.jax_backend import FlaxCnnBench
-        from jax_benchmarks.measure.timing import jax_sync
+        from jax_benchmarks.frameworks.descriptors import jax_sync
 
         flax = FlaxCnnBench(batch, "cpu")
         steppers["flax"] = lambda: jax_sync(flax.step())

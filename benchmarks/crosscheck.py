@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
 from jax_benchmarks.hardware.devices import gpu_name, resolve_device  # noqa: E402
-from jax_benchmarks.hardware.gpu_policy import JAX_PRECISION, TORCH_PRECISION  # noqa: E402
+from jax_benchmarks.frameworks.descriptors import JAX_PRECISION, TORCH_PRECISION  # noqa: E402
 from jax_benchmarks.hardware.peaks import datasheet_peak  # noqa: E402
 from jax_benchmarks.hardware import xla_flags  # noqa: E402
 

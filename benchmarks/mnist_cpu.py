@@ -66,7 +66,8 @@ def pool_backward() -> None:
     import jax.numpy as jnp
     from flax import nnx
 
-    from jax_benchmarks.measure.timing import jax_sync, measure
+    from jax_benchmarks.frameworks.descriptors import jax_sync
+    from jax_benchmarks.measure.timing import measure
     from jax_benchmarks.mnist.flax_trainer import max_pool_2x2
 
     x = jax.random.normal(jax.random.key(0), (128, 24, 24, 64))

@@ -109,8 +109,7 @@ def device_peak_of(backend: str, call: object, tmp_path: object) -> dict[str, ob
     from pathlib import Path
 
     from jax_benchmarks.measure.harness import Case, Target, Timed, run_cases
-    from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
-    from jax_benchmarks.measure.timing import jax_sync, torch_sync
+    from jax_benchmarks.frameworks.descriptors import jax_device_memory, jax_sync, torch_device_memory, torch_sync
     from jax_benchmarks.run import Run
 
     sync = jax_sync if backend == "jax" else torch_sync("cuda")

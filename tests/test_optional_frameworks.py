@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from jax_benchmarks.frameworks.available import install_command, unavailable_reason, JAX, TORCH
+from jax_benchmarks.frameworks.available import install_command, unavailable_reason
+from jax_benchmarks.frameworks.descriptors import JAX, TORCH
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,8 +50,8 @@ def test_every_framework_of_this_environment_is_found() -> None:
 
 
 def test_the_install_command_names_each_extra_once() -> None:
-    assert install_command((JAX, TORCH)) == "pip install 'jax-benchmarks[jax,torch]'"
-    assert unavailable_reason((JAX,)) == "JAX is not installed (pip install 'jax-benchmarks[jax]')"
+    assert install_command((*JAX.needs, *TORCH.needs)) == "pip install 'jax-benchmarks[jax,torch]'"
+    assert unavailable_reason(JAX.needs) == "JAX is not installed (pip install 'jax-benchmarks[jax]')"
 
 
 def test_a_missing_framework_is_listed_as_unavailable_in_help() -> None:

@@ -16,7 +16,7 @@ from jax_benchmarks.cli.commands import conv_kernels_before_import
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.hardware.xla_flags import DOTS_ONLY, YNNPACK_OPS, conv_in_effect
 from jax_benchmarks.jit import flax_backend
-from jax_benchmarks.measure.timing import jax_sync
+from jax_benchmarks.frameworks.descriptors import jax_sync
 from jax_benchmarks.jit.settings import JitTrainingSettings, SweepSettings
 from jax_benchmarks.mnist.data.arrays import MnistData
 from jax_benchmarks.mnist.flax_trainer import FlaxTrainer

@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from jax_benchmarks.frameworks import descriptors
 from jax_benchmarks.hardware import devices
 from jax_benchmarks.hardware.devices import devices_to_time
 from jax_benchmarks.errors import CheckFailed
@@ -56,8 +57,8 @@ def test_suites_name_every_case_without_computing_anything(tmp_path: Path, monke
         raise AssertionError("computed while building the suites")
 
     monkeypatch.setattr("jax_benchmarks.jit.sweep.sweep_input", must_not_run)
-    monkeypatch.setattr(devices, "jax_device", must_not_run)
-    monkeypatch.setattr(devices, "torch_device", must_not_run)
+    monkeypatch.setattr(descriptors, "jax_device", must_not_run)
+    monkeypatch.setattr(descriptors, "torch_device", must_not_run)
     monkeypatch.setattr(jax_backend, "typed_jit", must_not_run)
     monkeypatch.setattr(pytorch_backend, "compiled_f", must_not_run)
     settings = sweep_settings(total_items=1e6, device="cpu", results=tmp_path / "r.jsonl")

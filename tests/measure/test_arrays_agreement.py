@@ -10,7 +10,9 @@ import pytest
 
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.frameworks import arrays
-from jax_benchmarks.frameworks.arrays import JaxArrays, NumpyArrays, TorchArrays, cpu_only_suites
+from jax_benchmarks.frameworks import descriptors
+from jax_benchmarks.frameworks.arrays import NumpyArrays, cpu_only_suites
+from jax_benchmarks.frameworks.descriptors import JaxArrays, TorchArrays
 from jax_benchmarks.hardware import devices
 from jax_benchmarks.measure.agreement import Computed, compare, record_agreement, widest_gap
 from jax_benchmarks.measure.harness import Suite, Target, run_suite
@@ -34,8 +36,8 @@ def test_making_an_adapter_finds_no_device(monkeypatch: pytest.MonkeyPatch) -> N
     def no_device(*_: object) -> None:
         raise AssertionError("a device was looked up")
 
-    monkeypatch.setattr(devices, "jax_device", no_device)
-    monkeypatch.setattr(devices, "torch_device", no_device)
+    monkeypatch.setattr(descriptors, "jax_device", no_device)
+    monkeypatch.setattr(descriptors, "torch_device", no_device)
     JaxArrays("gpu"), TorchArrays("gpu")  # declared for a GPU on a machine without one: nothing happens
 
 

@@ -16,7 +16,8 @@ from jax_benchmarks.hardware.environment import environment
 from jax_benchmarks.cli.rounds import ROUND_FIELDS
 from jax_benchmarks.measure.rounds import spreads
 from jax_benchmarks.settings import command_line, parse_settings
-from jax_benchmarks.hardware.threads import framework_environment, merged_xla_flags
+from jax_benchmarks.frameworks.descriptors import merged_xla_flags
+from jax_benchmarks.hardware.threads import framework_environment
 from jax_benchmarks.store.location import open_store
 from tests.conftest import invoke, read_jsonl
 

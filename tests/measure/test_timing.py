@@ -7,7 +7,8 @@ import time
 import pytest
 
 from jax_benchmarks.hardware.devices import gpu_names
-from jax_benchmarks.measure.timing import Measurement, jax_sync, measure, no_sync, single, time_call
+from jax_benchmarks.frameworks.descriptors import jax_sync
+from jax_benchmarks.measure.timing import Measurement, measure, no_sync, single, time_call
 
 
 def test_statistics_of_known_samples() -> None:
@@ -72,7 +73,8 @@ def _matmul_and_floor(kind: str):  # type: ignore[no-untyped-def]
     import jax
     import jax.numpy as jnp
 
-    from jax_benchmarks.hardware.devices import cpu_count, gpu_name, jax_device
+    from jax_benchmarks.frameworks.descriptors import jax_device
+    from jax_benchmarks.hardware.devices import cpu_count, gpu_name
     from jax_benchmarks.hardware.peaks import datasheet_peak
 
     flops = 2 * N**3

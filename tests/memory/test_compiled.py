@@ -9,7 +9,7 @@ import jax.numpy as jnp
 
 from jax_benchmarks.measure.harness import Case, Target, Timed, run_cases
 from jax_benchmarks.measure.memory import MEASURED, TORCH_COMPILE, compiled_figures, jax_program
-from jax_benchmarks.measure.timing import jax_sync
+from jax_benchmarks.frameworks.descriptors import jax_sync
 from jax_benchmarks.run import Run
 
 N = 1000

@@ -15,7 +15,8 @@ from numpy.typing import NDArray
 
 from jax_benchmarks.measure.harness import Case, Judgement, Target, Timed, run_cases
 from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, MEASURED, SEPARATE_PASS, HostPeak, format_bytes,
-                                           memory_text, read_status, status_bytes, torch_device_memory)
+                                           memory_text, read_status, status_bytes)
+from jax_benchmarks.frameworks.descriptors import torch_device_memory
 from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.run import Run
 

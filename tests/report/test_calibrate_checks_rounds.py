@@ -13,7 +13,7 @@ import pytest
 
 from jax_benchmarks.cli import relaunch
 from jax_benchmarks.cli.commands import unavailable_command
-from jax_benchmarks.frameworks.available import TORCH
+from jax_benchmarks.frameworks.descriptors import TORCH
 from jax_benchmarks.groups import GROUPS
 from tests.conftest import invoke
 
@@ -63,7 +63,7 @@ def test_a_round_that_cannot_work_is_refused_before_the_first(steps: list[str], 
 def test_a_command_whose_framework_is_missing_is_refused_before_the_first_round(
         tmp_path: Path, no_rounds: None, monkeypatch: pytest.MonkeyPatch) -> None:
     group = importlib.import_module(GROUPS["xla"].module).cli
-    monkeypatch.setitem(group.commands, "pytorch", unavailable_command("xla pytorch", (TORCH,), "PyTorch."))
+    monkeypatch.setitem(group.commands, "pytorch", unavailable_command("xla pytorch", TORCH.needs, "PyTorch."))
     result = invoke("calibrate", "xla:pytorch", "--rounds", "6", "--results", str(tmp_path / "r.jsonl"))
     assert result.exit_code == 2, (result.stdout, result.stderr)
     assert "xla:pytorch cannot run with it: xla pytorch is unavailable" in result.stderr

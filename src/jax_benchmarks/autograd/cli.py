@@ -9,8 +9,7 @@ from typing import Any
 
 from jax_benchmarks.autograd.settings import AllSettings, EngineSettings, FlaxCnnSettings, TorchCnnSettings
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group, conv_kernels_before_import
-from jax_benchmarks.frameworks.available import JAX, TORCH
-from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
+from jax_benchmarks.frameworks.descriptors import JAX, TORCH
 
 
 def check_agreement(run: Any, _console: Any) -> None:
@@ -32,15 +31,15 @@ SPEC = GroupSpec(
         "jax": BackendSpec(
             "jax_benchmarks.autograd.jax_backend",
             "JAX: typed_grad + vmap, with and without jit; the mnist CNN's jitted train step in Flax.", FlaxCnnSettings,
-            needs=(JAX,), device_memory=jax_device_memory,
+            needs=JAX.needs, device_memory=JAX.device_memory,
         ),
         "pytorch": BackendSpec(
             "jax_benchmarks.autograd.pytorch_backend",
             "PyTorch: backward() loop; func.vmap(func.grad); backward() on the sum (--compile: also with f compiled); "
             "the mnist CNN's eager train step.",
             TorchCnnSettings,
-            needs=(TORCH,),
-            device_memory=torch_device_memory,
+            needs=TORCH.needs,
+            device_memory=TORCH.device_memory,
         ),
         "numpy": BackendSpec(
             "jax_benchmarks.autograd.numpy_backend",

@@ -15,13 +15,11 @@ from jax_benchmarks.autograd.cases import gradient_suite
 from jax_benchmarks.autograd.cnn_cases import Batch, cnn_suite
 from jax_benchmarks.autograd.settings import CnnSettings
 from jax_benchmarks.example_function.in_jax import f
-from jax_benchmarks.frameworks.available import FLAX, OPTAX
-from jax_benchmarks.frameworks.arrays import JaxArrays
+from jax_benchmarks.frameworks.descriptors import FLAX_LIBRARY, OPTAX_LIBRARY, JaxArrays, jax_device, jax_sync
 from jax_benchmarks.frameworks.typed import typed_grad, typed_jit
-from jax_benchmarks.hardware.devices import DeviceKind, devices_to_time, jax_device
+from jax_benchmarks.hardware.devices import DeviceKind, devices_to_time
 from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.measure.memory import jax_program
-from jax_benchmarks.measure.timing import jax_sync
 from jax_benchmarks.hardware import xla_flags
 from jax_benchmarks.store.record import Scalar
 
@@ -103,7 +101,7 @@ def suite(settings: CnnSettings, kind: DeviceKind) -> list[Suite]:
             gradients=[("vmap", grad_each), ("vmap+jit", typed_jit(grad_each))], compiled=["vmap+jit"], context=x64,
         ),
         cnn_suite("jax", kind, settings, lambda batch: FlaxCnnBench(batch, kind), sync=jax_sync, context=x64,
-                  params=conv_kernels() if kind == "cpu" else {}, program=FlaxCnnBench.program, needs=(FLAX, OPTAX)),
+                  params=conv_kernels() if kind == "cpu" else {}, program=FlaxCnnBench.program, needs=(FLAX_LIBRARY, OPTAX_LIBRARY)),
     ]
 
 

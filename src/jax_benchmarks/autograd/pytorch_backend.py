@@ -15,7 +15,7 @@ from jax_benchmarks.autograd.cnn_cases import Batch, cnn_suite
 from jax_benchmarks.autograd.settings import TorchCnnSettings
 from jax_benchmarks.errors import SettingsError
 from jax_benchmarks.example_function.in_torch import f
-from jax_benchmarks.frameworks.arrays import TorchArrays
+from jax_benchmarks.frameworks.descriptors import TorchArrays
 from jax_benchmarks.frameworks.torch_compile import CompiledFunction, compile_failures, execution_mode, inductor_refusal
 from jax_benchmarks.hardware.devices import DeviceKind, devices_to_time
 from jax_benchmarks.measure.harness import Suite

@@ -170,6 +170,7 @@ def visible_warnings() -> None:
 
 
 def print_run_header(console: Console, run: Run, settings: BenchSettings) -> None:
+    from jax_benchmarks.frameworks.descriptors import header_versions
     from jax_benchmarks.hardware.devices import device_text
     from jax_benchmarks.hardware.environment import environment
 
@@ -177,7 +178,7 @@ def print_run_header(console: Console, run: Run, settings: BenchSettings) -> Non
     gpu = env["gpu"] or "no GPU"
     console.print(
         f"run {run.run_id} · device {device_text(settings.device)} · {env['cpu']} ({env['cpu_cores']} cores) · {gpu}\n"
-        + " · ".join(f"{name} {env[name]}" for name in ("python", "numpy", "jax", "flax", "torch")
+        + " · ".join(f"{name} {env[name]}" for name in ("python", *header_versions())
                      if env[name] is not None)  # a framework not installed is not named
     )
     if env["gpu"]:

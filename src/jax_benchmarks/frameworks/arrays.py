@@ -1,4 +1,5 @@
-"""One framework's arrays on one device, written once per framework: NumPy in, NumPy out, and the sync.
+"""One framework's arrays on one device: NumPy in, NumPy out, and the sync; each framework's own is on its
+descriptor (`FrameworkDescriptor.arrays`, jax_benchmarks.frameworks.descriptors), NumPy's is here.
 
 Every group that hands the same NumPy input to several frameworks (jit's sweep, autograd) moves it with
 a `DeviceArrays`: `to_device` (never timed), `to_numpy` (to check a result), `sync` (waits for a
@@ -12,21 +13,16 @@ A library that runs on the CPU only (NumPy, SciPy, the project's autodiff engine
 from __future__ import annotations
 
 import dataclasses
-import functools
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from jax_benchmarks.hardware.devices import DeviceKind, DeviceRequest, cpu_library_runs, devices_to_time
 from jax_benchmarks.measure.harness import Recorder, Suite, Target
-from jax_benchmarks.measure.timing import Sync, jax_sync, no_sync, torch_sync
-
-if TYPE_CHECKING:
-    import jax
-    import torch
+from jax_benchmarks.measure.timing import Sync, no_sync
 
 A = TypeVar("A")
 Floats = NDArray[np.floating[Any]]
@@ -63,53 +59,6 @@ class NumpyArrays(DeviceArrays[Floats]):
 
     def to_numpy(self, x: Floats) -> Floats:
         return np.asarray(x)
-
-
-class JaxArrays(DeviceArrays["jax.Array"]):
-    """JAX: `jax.device_put` on the kind's device; results are waited for with `jax_sync` (JAX dispatches
-    asynchronously)."""
-
-    @functools.cached_property
-    def device(self) -> jax.Device:
-        from jax_benchmarks.hardware.devices import jax_device
-
-        return jax_device(self.kind)
-
-    def to_device(self, x: Floats) -> jax.Array:
-        import jax
-
-        moved: jax.Array = jax.device_put(x, self.device)
-        return moved
-
-    def to_numpy(self, x: jax.Array) -> Floats:
-        return np.asarray(x)
-
-    @property
-    def sync(self) -> Sync:
-        return jax_sync
-
-
-class TorchArrays(DeviceArrays["torch.Tensor"]):
-    """PyTorch: a tensor on the kind's device (sharing NumPy's memory on the CPU); CUDA results are waited
-    for with `torch.cuda.synchronize`."""
-
-    @functools.cached_property
-    def device(self) -> torch.device:
-        from jax_benchmarks.hardware.devices import torch_device
-
-        return torch_device(self.kind)
-
-    def to_device(self, x: Floats) -> torch.Tensor:
-        import torch
-
-        return torch.from_numpy(np.ascontiguousarray(x)).to(self.device)
-
-    def to_numpy(self, x: torch.Tensor) -> Floats:
-        return np.asarray(x.detach().cpu().numpy())
-
-    @property
-    def sync(self) -> Sync:
-        return torch_sync(self.device)
 
 
 def cpu_only_suites(backend: str, library: str, request: DeviceRequest, suites: Callable[[], list[Suite]]) -> list[Suite]:

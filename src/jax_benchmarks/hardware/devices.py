@@ -1,8 +1,8 @@
 """Which hardware is present, found without importing any framework.
 
-`--device auto|cpu|gpu|all` is resolved here once; backends then ask for the
-matching JAX or PyTorch device object. `auto` means the same in every group: the GPU when one is
-visible, else the CPU. `all` (only where a command times several devices, `MULTI_DEVICE`) times on
+`--device auto|cpu|gpu|all` is resolved here once; backends then ask their framework's descriptor
+(`FrameworkDescriptor.device`, jax_benchmarks.frameworks.descriptors) for the matching device object.
+`auto` means the same in every group: the GPU when one is visible, else the CPU. `all` (only where a command times several devices, `MULTI_DEVICE`) times on
 every visible device: the CPU, plus the GPU when one is visible.
 """
 
@@ -12,11 +12,7 @@ import functools
 import os
 import shutil
 import subprocess
-from typing import TYPE_CHECKING, Literal
-
-if TYPE_CHECKING:
-    import jax
-    import torch
+from typing import Literal
 
 DeviceRequest = Literal["auto", "cpu", "gpu", "all"]
 DeviceKind = Literal["cpu", "gpu"]
@@ -100,32 +96,3 @@ def cpu_count() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # pragma: no cover - not on Linux
         return os.cpu_count() or 1
-
-
-def jax_device(kind: DeviceKind) -> jax.Device:
-    """The first JAX device of the kind; explains the fix when JAX cannot see the GPU."""
-    import jax
-
-    if kind == "gpu":
-        try:
-            return jax.devices("gpu")[0]
-        except RuntimeError as exc:
-            raise RuntimeError(
-                "a GPU is visible but JAX cannot use it: install the CUDA plugin "
-                "(`pip install -U 'jax[cuda13]'`, which ./cli.sh does when nvidia-smi works)"
-            ) from exc
-    return jax.devices("cpu")[0]
-
-
-def torch_device(kind: DeviceKind) -> torch.device:
-    """The PyTorch device of the kind; explains the fix when torch is a CPU build."""
-    import torch
-
-    if kind == "gpu":
-        if not torch.cuda.is_available():
-            raise RuntimeError(
-                "a GPU is visible but PyTorch cannot use it: this torch is a CPU build "
-                f"({torch.__version__}); reinstall torch with CUDA support"
-            )
-        return torch.device("cuda")
-    return torch.device("cpu")

@@ -14,14 +14,13 @@ import os
 import platform
 import shutil
 import subprocess
-import sys
 from importlib import metadata
 from pathlib import Path
 
+from jax_benchmarks.frameworks.descriptors import registered, version_keys
 from jax_benchmarks.hardware.devices import cpu_count, gpu_name, gpu_names, query_gpus
 from jax_benchmarks.hardware.threads import thread_state
 
-LIBRARIES = ("numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch")
 REPO_ROOT = Path(__file__).resolve().parents[3]  # src/jax_benchmarks/hardware/ -> the checkout
 Env = dict[str, str | int | float | bool | None]
 
@@ -107,21 +106,13 @@ def git_commit() -> str | None:
 
 
 def loaded_framework_settings() -> Env:
-    """Precision policy and CUDA libraries of the frameworks this process has already imported."""
+    """Precision policy and CUDA libraries of the frameworks this process has already imported (each
+    framework's descriptor says which)."""
     env: Env = {}
-    torch = sys.modules.get("torch")
-    if torch is not None and hasattr(torch, "backends"):
-        # The fp32_precision settings, not torch.get_float32_matmul_precision(): torch raises from that
-        # getter once the newer per-backend API has been used (src/jax_benchmarks/hardware/gpu_policy.py sets it).
-        env["torch_matmul_precision"] = str(torch.backends.cuda.matmul.fp32_precision)
-        env["torch_conv_precision"] = str(torch.backends.cudnn.conv.fp32_precision)
-        env["torch_cuda"] = torch.version.cuda
-        if torch.cuda.is_available():
-            env["cudnn"] = str(torch.backends.cudnn.version())
-    jax = sys.modules.get("jax")
-    if jax is not None and hasattr(jax, "config"):
-        precision = jax.config.jax_default_matmul_precision
-        env["jax_matmul_precision"] = None if precision is None else str(precision)
+    for descriptor in registered():
+        module = descriptor.module()
+        if module is not None and descriptor.loaded_settings is not None:
+            env.update(descriptor.loaded_settings(module))
     return env
 
 
@@ -141,7 +132,7 @@ def environment() -> Env:
 @functools.cache
 def _fixed_environment() -> Env:
     env: Env = {"python": platform.python_version()}
-    env.update({lib: _version(lib) for lib in LIBRARIES})
+    env.update({dist: _version(dist) for dist in version_keys()})
     env.update(
         platform=platform.platform(),
         host=platform.node() or None,

@@ -23,15 +23,13 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
+from jax_benchmarks.frameworks.descriptors import registered
+
 # bf16: bfloat16 mixed precision, where a command offers it (mnist's training): the model computes in bfloat16 from
 # float32 parameters, as each framework's users write it (the trainer applies it); what stays float32 is IEEE.
 MatmulPrecision = Literal["float32", "tf32", "bf16"]
 
-# jax_default_matmul_precision names: 'float32' is near full float32, 'tensorfloat32' is TF32.
-JAX_PRECISION: dict[MatmulPrecision, str] = {"float32": "float32", "tf32": "tensorfloat32", "bf16": "float32"}
-# torch.backends.{cuda.matmul,cudnn.conv}.fp32_precision values (torch ≥ 2.9; the older allow_tf32
-# flags must not be mixed with them: torch raises when both APIs were used in one process).
-TORCH_PRECISION: dict[MatmulPrecision, str] = {"float32": "ieee", "tf32": "tf32", "bf16": "ieee"}
+# Each framework's own names for these policies are on its descriptor (jax_benchmarks.frameworks.descriptors).
 
 # A command that offers bf16 says so in its settings' CHOICES; every other takes these.
 FLOAT32_POLICIES: tuple[MatmulPrecision, ...] = ("float32", "tf32")
@@ -74,33 +72,12 @@ def prepare_jax_gpu_memory(environ: MutableMapping[str, str]) -> str:
 
 @contextmanager
 def applied(precision: MatmulPrecision, frameworks: Collection[str]) -> Iterator[None]:
-    """Apply the policy to the frameworks named (those a backend imported) while the block runs.
-
-    JAX: the matmul/convolution precision of everything traced inside the block.
-    PyTorch: float32 matmul and cuDNN convolution precision, and cuDNN autotuning;
-    the previous values come back afterwards, so nothing leaks into later work.
-    """
+    """Apply the policy to the frameworks named by import name (those a backend imported) while the block runs:
+    each framework's descriptor says how (JAX: the precision of everything traced inside the block; PyTorch:
+    float32 matmul and cuDNN convolution precision, and cuDNN autotuning); the previous values come back
+    afterwards, so nothing leaks into later work."""
     with ExitStack() as stack:
-        if "jax" in frameworks:
-            import jax
-
-            stack.enter_context(jax.default_matmul_precision(JAX_PRECISION[precision]))
-        if "torch" in frameworks:
-            stack.enter_context(_torch_settings(TORCH_PRECISION[precision], autotune=True))
+        for descriptor in registered():
+            if descriptor.precision is not None and set(frameworks) & set(descriptor.imports):
+                stack.enter_context(descriptor.precision(precision))
         yield
-
-
-@contextmanager
-def _torch_settings(fp32_precision: str, *, autotune: bool) -> Iterator[None]:
-    import torch
-
-    matmul, cudnn = torch.backends.cuda.matmul, torch.backends.cudnn
-    conv = torch.backends.cudnn.conv  # type: ignore[attr-defined]  # exists at run time, not in the stubs
-    saved = (matmul.fp32_precision, conv.fp32_precision, cudnn.benchmark)
-    matmul.fp32_precision = fp32_precision
-    conv.fp32_precision = fp32_precision
-    cudnn.benchmark = autotune
-    try:
-        yield
-    finally:
-        matmul.fp32_precision, conv.fp32_precision, cudnn.benchmark = saved

@@ -7,8 +7,7 @@ and Flax are imported when their backend runs.
 from __future__ import annotations
 
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group, conv_kernels_before_import
-from jax_benchmarks.frameworks.available import FLAX_STACK, JAX, TORCH
-from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
+from jax_benchmarks.frameworks.descriptors import FLAX, JAX, TORCH
 from jax_benchmarks.jit.settings import JitTrainingSettings, SweepSettings
 
 SWEEP = "f(x) = 0.2·x + sin(x) + cos(2x) over array lengths 1e4…1e7, total_items / length calls per loop"
@@ -22,9 +21,9 @@ SPEC = GroupSpec(
     backends={
         "numpy": BackendSpec("jax_benchmarks.jit.numpy_backend", f"NumPy eager, the baseline: {SWEEP}.", SweepSettings),
         "pytorch": BackendSpec("jax_benchmarks.jit.pytorch_backend", f"PyTorch eager vs torch.compile: {SWEEP}.", SweepSettings,
-                               needs=(TORCH,), device_memory=torch_device_memory),
+                               needs=TORCH.needs, device_memory=TORCH.device_memory),
         "jax": BackendSpec("jax_benchmarks.jit.jax_backend", f"JAX eager vs jax.jit: {SWEEP}.", SweepSettings,
-                           needs=(JAX,), device_memory=jax_device_memory),
+                           needs=JAX.needs, device_memory=JAX.device_memory),
         "flax": BackendSpec(
             "jax_benchmarks.jit.flax_backend",
             "The mnist group's CNN trained on MNIST by its flax.nnx trainer with the train step not jitted "
@@ -32,8 +31,8 @@ SPEC = GroupSpec(
             "validation), compilations, test accuracy. --repeats: the step's samples.",
             JitTrainingSettings,
             in_all=False,
-            needs=FLAX_STACK,
-            device_memory=jax_device_memory,
+            needs=FLAX.needs,
+            device_memory=FLAX.device_memory,
         ),
     },
     all_settings=SweepSettings,

@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 
 from jax_benchmarks.measure.memory import jax_program
 from jax_benchmarks.example_function.in_jax import f
-from jax_benchmarks.frameworks.arrays import JaxArrays
+from jax_benchmarks.frameworks.descriptors import JaxArrays
 from jax_benchmarks.frameworks.typed import typed_jit
 from jax_benchmarks.hardware.devices import devices_to_time
 from jax_benchmarks.jit.settings import SweepSettings

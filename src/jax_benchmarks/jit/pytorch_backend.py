@@ -13,7 +13,7 @@ import torch
 
 from jax_benchmarks.measure.memory import TORCH_COMPILE
 from jax_benchmarks.example_function.in_torch import f
-from jax_benchmarks.frameworks.arrays import TorchArrays
+from jax_benchmarks.frameworks.descriptors import TorchArrays
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.frameworks.torch_compile import compile_failures
 from jax_benchmarks.hardware.devices import devices_to_time

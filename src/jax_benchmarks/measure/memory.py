@@ -155,90 +155,10 @@ class NoDevicePeak(DevicePeak):
         return {"device_status": f"unavailable: {self.reason}"}
 
 
-@dataclass
-class TorchPeak(DevicePeak):
-    """PyTorch's caching allocator on the current CUDA device."""
-
-    held: int = 0
-
-    def start(self, settle: bool) -> None:
-        import torch
-
-        torch.cuda.synchronize()
-        if settle:
-            torch.cuda.empty_cache()
-        self.held = torch.cuda.memory_allocated()
-        torch.cuda.reset_peak_memory_stats()
-
-    def stop(self) -> dict[str, Scalar]:
-        import torch
-
-        torch.cuda.synchronize()
-        return {"device_status": MEASURED, "device_peak_bytes": torch.cuda.max_memory_allocated() - self.held,
-                "device_held_bytes": self.held, "device_reserved_bytes": torch.cuda.max_memory_reserved()}
-
-
-@dataclass
-class JaxPeak(DevicePeak):
-    """XLA's allocator on JAX's first GPU: `peak_bytes_in_use` never resets, so it is the case's peak
-    only when the case raised it."""
-
-    device: Any
-    held: int = 0
-    peak_before: int | None = None
-
-    def _peak(self) -> int:
-        return int((self.device.memory_stats() or {}).get("peak_bytes_in_use", 0))
-
-    def before_timing(self) -> None:
-        # The timed calls are the same call on the same inputs as the pass: the peak before them is the
-        # one to beat, and a case that raises it during its samples or its pass is measured.
-        self.peak_before = self._peak()
-
-    def start(self, settle: bool) -> None:
-        stats = self.device.memory_stats() or {}
-        self.held = int(stats.get("bytes_in_use", 0))
-        if self.peak_before is None:
-            self.peak_before = int(stats.get("peak_bytes_in_use", 0))
-
-    def stop(self) -> dict[str, Scalar]:
-        stats = self.device.memory_stats()
-        if not stats or "peak_bytes_in_use" not in stats:
-            return {"device_status": f"unavailable: {self.device.platform} reports no memory statistics"}
-        peak = int(stats["peak_bytes_in_use"])
-        figures: dict[str, Scalar] = {"device_held_bytes": self.held}
-        reserved = stats.get("bytes_reserved") or stats.get("pool_bytes") or stats.get("bytes_limit")
-        if reserved is not None:
-            figures["device_reserved_bytes"] = int(reserved)
-        if "bytes_limit" in stats:
-            figures["device_limit_bytes"] = int(stats["bytes_limit"])
-        if self.peak_before is not None and peak > self.peak_before:
-            return {"device_status": MEASURED, "device_peak_bytes": peak - self.held, **figures}
-        return {"device_status": (f"unavailable: the process's peak ({self.peak_before} bytes) was set before the "
-                                  "case, and JAX cannot reset peak_bytes_in_use"), **figures}
-
-
 # How a backend's device memory is read: its framework's allocator statistics, opened for one case. A backend
-# declares it on its spec (`cli.commands.BackendSpec.device_memory`); the framework is imported only then.
+# declares it on its spec (`cli.commands.BackendSpec.device_memory`, from its framework's descriptor in
+# jax_benchmarks.frameworks.descriptors); the framework is imported only then.
 DeviceMemory = Callable[[], DevicePeak]
-
-
-def torch_device_memory() -> DevicePeak:
-    """PyTorch's caching allocator on the current CUDA device."""
-    import torch
-
-    return TorchPeak() if torch.cuda.is_available() else NoDevicePeak("PyTorch sees no CUDA device")
-
-
-def jax_device_memory() -> DevicePeak:
-    """XLA's allocator on JAX's first GPU."""
-    import jax
-
-    try:
-        gpus = jax.local_devices(backend="gpu")
-    except RuntimeError:  # no GPU backend in this jaxlib (no CUDA plugin)
-        gpus = []
-    return JaxPeak(gpus[0]) if gpus else NoDevicePeak("JAX sees no GPU")
 
 
 def device_peak(device_memory: DeviceMemory | None, backend: str, device: str) -> DevicePeak | None:

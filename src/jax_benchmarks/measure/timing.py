@@ -46,25 +46,8 @@ MAX_SAMPLES = 1000
 
 
 def no_sync(_: object) -> None:
-    """Sync for synchronous libraries (NumPy, PyTorch on CPU)."""
-
-
-def jax_sync(value: object) -> None:
-    """Wait until every array in `value` (any pytree) is computed."""
-    import jax
-
-    jax.block_until_ready(value)  # type: ignore[no-untyped-call]
-
-
-def torch_sync(device: Any) -> Sync:
-    """A sync for a torch device: waits for CUDA kernels, nothing to do on CPU."""
-    import torch
-
-    if torch.device(device).type == "cuda":
-        def _sync(_: object) -> None:
-            torch.cuda.synchronize(device)
-        return _sync
-    return no_sync
+    """Sync for synchronous libraries (NumPy, PyTorch on CPU); each framework's own is on its descriptor
+    (jax_benchmarks.frameworks.descriptors)."""
 
 
 @dataclass(frozen=True)

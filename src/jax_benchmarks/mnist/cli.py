@@ -19,8 +19,7 @@ from jax_benchmarks.cli.commands import (
     BackendGroup, BackendSpec, CommandSpec, GroupSpec, backend_command, conv_kernels_before_import, execute,
     suite_command, unavailable_command,
 )
-from jax_benchmarks.frameworks.available import FLAX_STACK, TORCH
-from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
+from jax_benchmarks.frameworks.descriptors import FLAX, TORCH
 from jax_benchmarks.settings import BenchSettings, command_line, parse_settings, settings_options
 from jax_benchmarks.cli.relaunch import self_command
 from jax_benchmarks.hardware.network import free_port
@@ -74,9 +73,9 @@ SPEC = GroupSpec(
     "Example: python main.py mnist flax --epochs 3",
     backends={
         "flax": BackendSpec("jax_benchmarks.mnist.flax_backend", "Train the CNN with flax.nnx (one jitted step).", FlaxSettings,
-                            needs=FLAX_STACK, device_memory=jax_device_memory),
+                            needs=FLAX.needs, device_memory=FLAX.device_memory),
         "pytorch": BackendSpec("jax_benchmarks.mnist.pytorch_backend", "Train the CNN with PyTorch.", MnistSettings,
-                               needs=(TORCH,), device_memory=torch_device_memory),
+                               needs=TORCH.needs, device_memory=TORCH.device_memory),
     },
     all_settings=FlaxSettings,
     metric_rows=METRIC_ROWS,

@@ -31,9 +31,9 @@ from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jax_benchmarks.errors import SettingsError
 from jax_benchmarks.frameworks.flax_params import parameter_count
-from jax_benchmarks.hardware.devices import jax_device
+from jax_benchmarks.frameworks.descriptors import jax_device, jax_sync
 from jax_benchmarks.frameworks.rng import RNG_Provider
-from jax_benchmarks.measure.timing import Sync, jax_sync
+from jax_benchmarks.measure.timing import Sync
 from jax_benchmarks.frameworks.typed import jit_cache_size, typed_jit
 from jax_benchmarks.mnist import model_spec as spec
 from jax_benchmarks.mnist.data import MnistData

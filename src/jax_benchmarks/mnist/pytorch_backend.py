@@ -34,14 +34,15 @@ import torch.nn.functional as F
 from torch import nn
 from torch.nn.parallel import DistributedDataParallel
 
-from jax_benchmarks.hardware.devices import cpu_count, torch_device
+from jax_benchmarks.hardware.devices import cpu_count
+from jax_benchmarks.frameworks.descriptors import torch_device, torch_sync
 from jax_benchmarks.hardware.gpu_policy import applied
 from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.measure.harness import Suite, run_suite, select
 from jax_benchmarks.run import Run
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.frameworks.torch_compile import CompiledFunction, compile_failures, execution_mode, inductor_refusal
-from jax_benchmarks.measure.timing import Sync, torch_sync
+from jax_benchmarks.measure.timing import Sync
 from jax_benchmarks.mnist import model_spec as spec
 from jax_benchmarks.errors import SettingsError, first_line
 from jax_benchmarks.mnist.cases import CaseNames, Log, mnist_suites

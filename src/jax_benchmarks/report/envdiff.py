@@ -4,17 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from jax_benchmarks.frameworks.descriptors import version_keys
 from jax_benchmarks.store.record import Scalar
 
 # The machine a figure was measured on. A record without `host` (written before it was recorded) is
 # matched on the rest.
 MACHINE_KEYS = ("host", "cpu", "cpu_cores", "gpu")
-# The numerical libraries whose versions a record carries (None: not installed in that run).
-FRAMEWORK_KEYS = ("numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch")
-# What decides speed, in the order it is listed; cpu_mhz is left out: /proc/cpuinfo reports the clock
-# of the moment, which differs on every read.
-COMPARED_KEYS = (
-    *MACHINE_KEYS, "ram_gib", "platform", "python", *FRAMEWORK_KEYS,
+
+
+def compared_keys() -> tuple[str, ...]:
+    """What decides speed, in the order it is listed: the machine, the versions of the numerical libraries (their
+    descriptors' distributions), the settings in effect. cpu_mhz is left out: /proc/cpuinfo reports the clock of
+    the moment, which differs on every read."""
+    return (*MACHINE_KEYS, "ram_gib", "platform", "python", *version_keys(), *SETTINGS_IN_EFFECT)
+
+
+# What the environment records of the threads, flags and precision in effect (hardware/environment.py).
+SETTINGS_IN_EFFECT = (
     "blas", "threads", "blas_threads", "openmp_threads", "xla_threads", "torch_threads", "torch_interop_threads",
     "xla_flags", "precision", "conv_autotune", "jax_gpu_memory",  # the GPU policy (src/jax_benchmarks/hardware/gpu_policy.py)
     "jax_matmul_precision", "torch_matmul_precision", "torch_conv_precision",
@@ -44,7 +50,7 @@ def framework_changes(current: Mapping[str, Scalar], baseline: Mapping[str, Scal
     """'torch 2.11.0 → 2.13.0' for each framework recorded in both runs with another version (or installed
     in one only); a key missing on either side (a record from before it was recorded) is not held against it."""
     return [f"{key} {_version_text(baseline[key])} → {_version_text(current[key])}"
-            for key in FRAMEWORK_KEYS if key in current and key in baseline and current[key] != baseline[key]]
+            for key in version_keys() if key in current and key in baseline and current[key] != baseline[key]]
 
 
 def _version_text(value: Scalar) -> str:
@@ -60,7 +66,7 @@ def machine_text(env: Mapping[str, Scalar]) -> str:
 def differences(current: Mapping[str, Scalar], baseline: Mapping[str, Scalar]) -> list[str]:
     """'key: baseline → current' for every compared key that differs (not recorded: 'not recorded')."""
     lines = []
-    for key in COMPARED_KEYS:
+    for key in compared_keys():
         if key not in current and key not in baseline:
             continue
         now, before = current.get(key), baseline.get(key)

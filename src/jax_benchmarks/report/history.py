@@ -12,12 +12,18 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from jax_benchmarks.frameworks.descriptors import version_keys as framework_version_keys
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.cli.tables import BUSY_WORD, column_of, format_seconds, is_busy
 from jax_benchmarks.store.views import by_group, by_run, run_key
 
-# Environment fields that label a run when they change between runs (in this order).
-VERSION_KEYS = ("git_commit", "python", "numpy", "scipy", "jax", "jaxlib", "flax", "optax", "torch", "xla_flags")
+
+
+def version_keys() -> tuple[str, ...]:
+    """Environment fields that label a run when they change between runs (in this order): the commit, Python,
+    every framework's distributions (their descriptors, jax_benchmarks.frameworks.descriptors), XLA_FLAGS."""
+    return ("git_commit", "python", *framework_version_keys(), "xla_flags")
+
 SHORT_COMMIT = 7
 
 
@@ -46,7 +52,7 @@ class GroupHistory:
     group: str
     runs: list[RunInfo]  # oldest first
     series: list[Series]
-    varying: list[str]  # VERSION_KEYS whose value changes between the runs
+    varying: list[str]  # version_keys() whose value changes between the runs
 
     def label_parts(self, run: RunInfo) -> list[str]:
         """['2025-01-02 10:00', '0123456', 'jax 0.10.2']: date, commit, and the versions that vary."""
@@ -78,7 +84,7 @@ def run_infos(records: Sequence[Record]) -> list[RunInfo]:
 
 
 def varying_keys(runs: Sequence[RunInfo]) -> list[str]:
-    return [key for key in VERSION_KEYS if len({repr(run.env.get(key)) for run in runs}) > 1]
+    return [key for key in version_keys() if len({repr(run.env.get(key)) for run in runs}) > 1]
 
 
 def group_history(records: Sequence[Record]) -> GroupHistory:

@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jax_benchmarks.hardware.environment import LIBRARIES
+from jax_benchmarks.frameworks.descriptors import version_keys
 from jax_benchmarks.cli.plots import new_figure, save_figure
 from jax_benchmarks.groups import GROUPS
 from jax_benchmarks.measure.memory import format_bytes
@@ -122,7 +122,7 @@ def time_axis(ax: Axes, log_scale: bool) -> None:
 def machine_title(env: dict[str, Scalar]) -> str:
     """'<CPU> (N cores) · GPU: <name> · jax 0.10.2 · torch 2.13.0 · ...': where and with what it ran."""
     cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
-    versions = [f"{lib} {env[lib]}" for lib in ("python", *LIBRARIES) if env.get(lib)]
+    versions = [f"{lib} {env[lib]}" for lib in ("python", *version_keys()) if env.get(lib)]
     return " · ".join([f"{env.get('cpu') or 'unknown CPU'}{cores}", f"GPU: {env.get('gpu') or 'none'}", *versions])
 
 

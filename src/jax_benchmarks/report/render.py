@@ -17,7 +17,7 @@ from rich.table import Table
 
 from jax_benchmarks.measure.memory import SHOWN_BYTES
 from jax_benchmarks.store.record import Scalar
-from jax_benchmarks.hardware.environment import LIBRARIES
+from jax_benchmarks.frameworks.descriptors import version_keys
 from jax_benchmarks.cli.console import literal, markdown_row, markdown_text, spreadsheet_cell
 from jax_benchmarks.cli.tables import (MEMORY_NOTE, NOISY_NOTE, Cell, Fitting, Pieces, Sheet, comparison_table,
                                        contention_notes, format_seconds, is_busy, memory_rows,
@@ -40,7 +40,7 @@ def env_header(env: dict[str, Scalar]) -> str:
     """CPU, GPU and library versions of a run, on one line."""
     cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
     parts = [f"CPU: {env.get('cpu') or 'unknown'}{cores}", f"GPU: {env.get('gpu') or 'none'}"]
-    parts += [f"{lib} {env[lib]}" for lib in ("python", *LIBRARIES) if env.get(lib)]
+    parts += [f"{lib} {env[lib]}" for lib in ("python", *version_keys()) if env.get(lib)]
     if env.get("git_commit"):
         parts.append(f"git {env['git_commit']}")
     return " · ".join(parts)

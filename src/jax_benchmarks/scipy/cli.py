@@ -9,8 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
-from jax_benchmarks.frameworks.available import JAX, SCIPY, TORCH
-from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
+from jax_benchmarks.frameworks.descriptors import JAX, SCIPY, TORCH
 from jax_benchmarks.run import Run
 from jax_benchmarks.scipy.settings import ScipySettings
 
@@ -38,21 +37,21 @@ SPEC = GroupSpec(
             "jax_benchmarks.scipy.numpy_backend",
             "scipy.optimize.minimize (BFGS, exact gradient) on the NumPy loss.",
             ScipySettings,
-            needs=(SCIPY,),
+            needs=SCIPY.needs,
         ),
         "jax": BackendSpec(
             "jax_benchmarks.scipy.jax_backend",
             "jax.scipy.optimize.minimize (BFGS) on the jitted loss; compile vs cached calls.",
             ScipySettings,
-            needs=(JAX,),
-            device_memory=jax_device_memory,
+            needs=JAX.needs,
+            device_memory=JAX.device_memory,
         ),
         "pytorch": BackendSpec(
             "jax_benchmarks.scipy.pytorch_backend",
             "torch.optim.LBFGS on the same loss (L-BFGS: PyTorch has no BFGS).",
             ScipySettings,
-            needs=(TORCH,),
-            device_memory=torch_device_memory,
+            needs=TORCH.needs,
+            device_memory=TORCH.device_memory,
         ),
     },
     all_settings=ScipySettings,

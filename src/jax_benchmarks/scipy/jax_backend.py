@@ -24,9 +24,9 @@ import jax.numpy as jnp
 import jax.scipy.optimize
 import numpy as np
 
-from jax_benchmarks.hardware.devices import jax_device
+from jax_benchmarks.frameworks.descriptors import jax_device, jax_sync
 from jax_benchmarks.measure.harness import Judgement, Suite, Timed
-from jax_benchmarks.measure.timing import Measurement, jax_sync
+from jax_benchmarks.measure.timing import Measurement
 from jax_benchmarks.frameworks.typed import jit_cache_size, typed_jit
 from jax_benchmarks.scipy.cases import Calibration, calibration_suite
 from jax_benchmarks.scipy.data import MAX_ITER, START, SensorData

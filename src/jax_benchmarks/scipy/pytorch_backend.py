@@ -11,9 +11,8 @@ from __future__ import annotations
 
 import torch
 
-from jax_benchmarks.hardware.devices import torch_device
+from jax_benchmarks.frameworks.descriptors import torch_device, torch_sync
 from jax_benchmarks.measure.harness import Suite, Timed
-from jax_benchmarks.measure.timing import torch_sync
 from jax_benchmarks.scipy.cases import Calibration, calibration_suite
 from jax_benchmarks.scipy.data import MAX_ITER, START, SensorData
 from jax_benchmarks.scipy.fit import Fit

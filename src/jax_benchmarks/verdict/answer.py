@@ -24,13 +24,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
+from jax_benchmarks.frameworks.descriptors import jax_backends
 from jax_benchmarks.report.compare import round_medians
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.decide import DECISION_CONFIDENCE, DEFAULT_MARGIN_PCT, WIDEST_INTERVAL, undecided_text
 from jax_benchmarks.verdict.findings import Contrast, Finding, backend_name, contrasts
 
 Word = Literal["worth it", "not worth it", "undecided"]
-JAX_BACKENDS = ("jax", "flax")
+# The backends whose framework counts as "JAX" (their descriptors say so), for the groups' findings that ask it.
+JAX_BACKENDS = jax_backends()
 SCALE_BANNERS = {
     "quick": "quick scale: a smoke test, not a result",
     "standard": "standard scale: small sizes, three rounds a figure",
@@ -98,10 +100,11 @@ def pairing(finding: Finding) -> tuple[str, str, list[Record], str, list[Record]
     if not finding.asks_jax:
         return None
     cases = sorted({r.case for r in finding.records if r.median_s}, key=size_of, reverse=True)
+    jax_like = jax_backends()  # the backends whose framework's descriptor counts as "JAX"
     for case in cases:
         on_case = [r for r in finding.records if r.case == case]
-        jax = fastest([r for r in on_case if r.backend in JAX_BACKENDS])
-        other = fastest([r for r in on_case if r.backend not in JAX_BACKENDS])
+        jax = fastest([r for r in on_case if r.backend in jax_like])
+        other = fastest([r for r in on_case if r.backend not in jax_like])
         if jax is not None and other is not None:
             return case, jax[0], jax[1], other[0], other[1]
     return None

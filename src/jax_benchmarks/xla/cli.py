@@ -7,8 +7,7 @@ is imported when that backend runs.
 from __future__ import annotations
 
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, build_group
-from jax_benchmarks.frameworks.available import JAX, TORCH
-from jax_benchmarks.measure.memory import jax_device_memory, torch_device_memory
+from jax_benchmarks.frameworks.descriptors import JAX, TORCH
 from jax_benchmarks.xla.settings import XlaSettings
 
 SPEC = GroupSpec(
@@ -20,9 +19,9 @@ SPEC = GroupSpec(
     backends={
         "numpy": BackendSpec("jax_benchmarks.xla.numpy_backend", "NumPy (BLAS/LAPACK on the CPU).", XlaSettings),
         "pytorch": BackendSpec("jax_benchmarks.xla.pytorch_backend", "PyTorch on the CPU or a CUDA GPU.", XlaSettings,
-                               needs=(TORCH,), device_memory=torch_device_memory),
+                               needs=TORCH.needs, device_memory=TORCH.device_memory),
         "jax": BackendSpec("jax_benchmarks.xla.jax_backend", "JAX (XLA), jit-compiled, on the CPU or a GPU.", XlaSettings,
-                           needs=(JAX,), device_memory=jax_device_memory),
+                           needs=JAX.needs, device_memory=JAX.device_memory),
     },
     all_settings=XlaSettings,
     metric_rows=("gflops", "residual"),

@@ -15,11 +15,11 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jax_benchmarks.hardware.devices import jax_device
+from jax_benchmarks.frameworks.descriptors import jax_device, jax_sync
 from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.measure.memory import jax_program
 from jax_benchmarks.frameworks.rng import RNG_Provider
-from jax_benchmarks.measure.timing import Sync, jax_sync
+from jax_benchmarks.measure.timing import Sync
 from jax_benchmarks.frameworks.typed import typed_jit
 from jax_benchmarks.xla.settings import XlaSettings
 from jax_benchmarks.xla.workload import LinalgOps, workload_suite

@@ -6,10 +6,10 @@ import functools
 
 import torch
 
-from jax_benchmarks.hardware.devices import torch_device
+from jax_benchmarks.frameworks.descriptors import torch_device, torch_sync
 from jax_benchmarks.measure.harness import Recorder, Suite
 from jax_benchmarks.frameworks.rng import RNG_Provider
-from jax_benchmarks.measure.timing import Sync, torch_sync
+from jax_benchmarks.measure.timing import Sync
 from jax_benchmarks.xla.settings import XlaSettings
 from jax_benchmarks.xla.workload import LinalgOps, workload_suite
 
