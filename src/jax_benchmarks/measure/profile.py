@@ -39,7 +39,7 @@ import tempfile
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jax_benchmarks.errors import first_line
 from jax_benchmarks.measure.breakdown import STEP, breakdown_figures
@@ -47,7 +47,6 @@ from jax_benchmarks.measure.compiled import program_figures
 from jax_benchmarks.store.record import Scalar
 
 if TYPE_CHECKING:
-    from jax_benchmarks.measure.harness import Timed
     from jax_benchmarks.store.location import ResultsLocation
 
 PROFILES = "profiles"
@@ -61,6 +60,19 @@ JAX_MODULES = frozenset({"jax", "flax", "optax", "orbax.checkpoint"})
 TORCH_MODULES = frozenset({"torch"})
 
 Log = Callable[[str], None]
+
+
+class Step(Protocol):
+    """What the pass reads of a case's `harness.Timed` (declared here: the harness imports this module)."""
+
+    @property
+    def call(self) -> Callable[[], Any]: ...
+    @property
+    def sync(self) -> Callable[[Any], object]: ...
+    @property
+    def program(self) -> Callable[[], object] | None: ...
+    @property
+    def single_pass(self) -> bool: ...
 
 
 def store_folder(results: ResultsLocation) -> Path:
@@ -98,7 +110,7 @@ def checked_text(text: str, environ: Mapping[str, str]) -> str:
     return text
 
 
-def step_call(timed: Timed[Any]) -> Callable[[], None]:
+def step_call(timed: Step) -> Callable[[], None]:
     def call() -> None:
         timed.sync(timed.call())
     return call
@@ -168,7 +180,7 @@ class ProfilePass:
         profiler = "torch" if TORCH_MODULES & set(modules) else "jax" if JAX_MODULES & set(modules) else "cprofile"
         return cls(profiles_root(results) / run_id, store_folder(results), profiler, log, round_index)
 
-    def take(self, timed: Timed[Any], backend: str, label: str, device: str) -> dict[str, Scalar]:
+    def take(self, timed: Step, backend: str, label: str, device: str) -> dict[str, Scalar]:
         """Profile one more call of the case's step; the record's `profile` figures (or why there are none)."""
         if timed.single_pass:
             return {"profile_status": "not profiled: work done once or a fixed number of times is not called again"}
