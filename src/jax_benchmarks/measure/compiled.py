@@ -99,3 +99,17 @@ def program_changes(current: Sequence[Record], baseline: Sequence[Record]) -> tu
         else:
             changed[label] = None
     return list(changed), [label for label in same if label not in changed]
+
+
+def program_note(current: Sequence[Record], baseline: Sequence[Record]) -> str | None:
+    """The report's lines on compiled programs (runs made with --profile): which cases the compiler compiled to
+    different code than in the baseline, and how many to the same code; None where neither run has a hash."""
+    changed, same = program_changes(current, baseline)
+    lines = []
+    if changed:
+        lines.append(f"the compiler produced different code (compiled-program hash changed) for {len(changed)} "
+                     f"case(s): {', '.join(changed)}")
+    if same:
+        lines.append(f"same code (compiled-program hash unchanged): {len(same)} case(s)"
+                     + ("" if changed else f": {', '.join(same)}"))
+    return "\n".join(lines) if lines else None
