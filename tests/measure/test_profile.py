@@ -104,8 +104,7 @@ def test_a_torch_trace_keeps_only_its_events(tmp_path: Path, monkeypatch: pytest
     path = tmp_path / str(record.profile["trace"])
     assert [e["name"] for e in events_of(path)] == [STEP, "aten::mul"]
     assert "the-host" not in path.read_text() and "someone" not in path.read_text()
-    assert (record.profile["profiler"], record.profile["share_host"], record.profile["share_idle"]) == ("torch", 50.0,
-                                                                                                       50.0)
+    assert (record.profile["profiler"], record.profile["share_host"]) == ("torch", 100.0)
 
 
 def test_a_numpy_case_writes_a_cprofile_text_listing_the_step_function(tmp_path: Path) -> None:
@@ -174,14 +173,13 @@ def x(name: str, ts: float, dur: float, tid: int, **extra: Any) -> dict[str, Any
 SYNTHETIC = {"displayTimeUnit": "ns", "traceEvents": [
     {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "python"}},
     x(STEP, 0, 1000, 1),
-    x("dispatch", 0, 100, 1),            # host: 100 µs
-    x("await", 300, 100, 1),             # on the step's thread, but while a kernel runs: kernel time
-    x("finish", 900, 100, 1),            # host: 100 µs
+    x("dispatch", 0, 100, 1),                       # host
     x("fusion", 100, 300, 2, args={"hlo_op": "fusion"}),
     x("dot", 350, 250, 2, args={"hlo_op": "dot"}),  # overlaps the fusion: kernels 100..600 = 500 µs
-    x("Memcpy HtoD", 600, 100, 3, cat="gpu_memcpy"),  # data movement: 100 µs
-    x("before the step", -500, 400, 1),  # outside the step: not counted
-]}                                       # idle: 700..900 = 200 µs
+    x("Memcpy HtoD", 550, 150, 3, cat="gpu_memcpy"),  # data movement where no kernel runs: 600..700 = 100 µs
+    x("cudaDeviceSynchronize", 300, 600, 1),        # a wait: idle where nothing else runs, 700..900 = 200 µs
+    x("before the step", -500, 400, 2, args={"hlo_op": "dot"}),  # outside the step: not counted
+]}                                                  # host: the rest, 0..100 and 900..1000 = 200 µs
 
 
 def test_the_breakdown_of_a_synthetic_trace_has_the_known_shares() -> None:
@@ -195,10 +193,10 @@ def test_the_breakdown_of_a_synthetic_trace_has_the_known_shares() -> None:
 def test_a_share_without_events_is_left_out_never_zero() -> None:
     cpu_ops = {"traceEvents": [x(STEP, 0, 100, 1), x("aten::mm", 10, 80, 1, cat="cpu_op")]}
     figures = breakdown_figures(cpu_ops)
-    assert "share_kernels" not in figures and "share_data_movement" not in figures
-    assert (figures["share_host"], figures["share_idle"]) == (80.0, 20.0)
+    assert "share_kernels" not in figures and "share_data_movement" not in figures and "share_idle" not in figures
+    assert figures["share_host"] == 100.0
     line = breakdown_line("pytorch", figures)
-    assert line == "pytorch: host 80.0 %, idle 20.0 % (kernels, data movement: no such events in the trace, left out)"
+    assert line == "pytorch: host 100.0 % (kernels, data movement, idle: no such events in the trace, left out)"
 
 
 def test_a_trace_without_the_step_has_no_breakdown() -> None:

@@ -227,6 +227,11 @@ def execute(
         if run.records and show:
             console.print(comparison_table(run.records, f"{group.name}: {', '.join(names)}", group.metric_rows))
             console.print(f"{len(run.records)} records appended to {literal(settings.results)} (run {run.run_id})")
+            if settings.profile:
+                from jax_benchmarks.measure.breakdown import profile_lines
+
+                for line in profile_lines(run.records):
+                    console.print(f"--profile: {literal(line)}")
         if settings.json_output and show:
             click.echo(json.dumps([r.model_dump() for r in run.records]))
 

@@ -1,16 +1,17 @@
 """Where a profiled step's time went, read from its Chrome trace (--profile): shares of the step, in percent.
 
 The step is the trace's complete event named `STEP` (the annotation `measure/profile.py` wraps the call and its
-sync in); its duration is the whole. Inside it, each complete event ("ph": "X", times in microseconds) is
-counted where its kind is known, overlapping events once (a union of intervals):
+sync in); its duration is the whole. Inside it, complete events ("ph": "X", times in microseconds) of a known kind
+are counted, overlapping events once (a union of intervals):
 
 * kernels: an XLA operation (JAX and Flax: an event whose args name its `hlo_op`) or a device kernel (PyTorch's
   category `kernel`);
 * data movement: a copy between host and device (PyTorch's `gpu_memcpy` / `gpu_memset`; an event named like a
-  transfer, `TRANSFER`);
-* host: the time the step's own thread (the annotation's) spends in any event, outside kernels and data movement:
-  Python, the framework's dispatch, and operators that compute on that thread (PyTorch on the CPU);
-* idle: the time no event of any thread covers.
+  transfer, `TRANSFER`), where no kernel runs;
+* idle: the step's own thread (the annotation's) waits for a result (an event named like a wait, `WAIT`:
+  `cudaDeviceSynchronize`, `CommonPjRtBuffer::Await`, `block_until_ready`) and no kernel or copy runs;
+* host: the rest of the step: its thread runs Python, the framework's dispatch, or operators computed on that thread
+  (PyTorch on the CPU), or waits inside a call that executes the program synchronously (JAX on the CPU).
 
 A share the trace has no events for is left out, never put at zero: PyTorch on the CPU has no kernel events (its
 operators compute inside its `cpu_op` events, which also hold the dispatch), so its line has no kernel share; a
@@ -29,6 +30,7 @@ STEP = "jax_benchmarks step"
 KERNEL_CATEGORIES = frozenset({"kernel"})
 DATA_CATEGORIES = frozenset({"gpu_memcpy", "gpu_memset"})
 TRANSFER = re.compile(r"memcpy|memset|TransferTo|TransferFrom|HostToDevice|DeviceToHost|CopyToDevice", re.I)
+WAIT = re.compile(r"Synchroniz|Await|block_until_ready|try_to_block|Wait for", re.I)
 SHARES = ("kernels", "host", "data_movement", "idle")
 PREFIX = "share_"
 
@@ -74,23 +76,24 @@ def shares(trace: Mapping[str, Any]) -> dict[str, float] | None:
     window = (float(step["ts"]), float(step["ts"]) + float(step["dur"]))
     total = window[1] - window[0]
     timed = [e for e in events if e is not step and e.get("ph") == "X" and "dur" in e and "ts" in e]
-    spans = {id(e): (float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in timed}
-    by_kind: dict[str, list[Interval]] = {"kernels": [], "data_movement": []}
-    for event in timed:
-        kind = kind_of(event)
-        if kind is not None:
-            by_kind[kind].append(spans[id(event)])
-    device = clipped(by_kind["kernels"] + by_kind["data_movement"], window)
-    own = clipped([spans[id(e)] for e in timed
-                   if (e.get("pid"), e.get("tid")) == (step.get("pid"), step.get("tid"))], window)
-    busy = clipped(spans.values(), window)
+
+    def span(event: Mapping[str, Any]) -> Interval:
+        return float(event["ts"]), float(event["ts"]) + float(event["dur"])
+
+    kernels = clipped([span(e) for e in timed if kind_of(e) == "kernels"], window)
+    copies = clipped([span(e) for e in timed if kind_of(e) == "data_movement"], window)
+    waits = clipped([span(e) for e in timed if (e.get("pid"), e.get("tid")) == (step.get("pid"), step.get("tid"))
+                     and WAIT.search(str(e.get("name", "")))], window)
+    device = union_length(kernels + copies)
     found: dict[str, float] = {}
-    for kind, intervals in by_kind.items():
-        if intervals:
-            found[kind] = union_length(clipped(intervals, window)) / total
-    # The calling thread's time outside device work: its own events, less what overlaps kernels and copies.
-    found["host"] = (union_length(own + device) - union_length(device)) / total
-    found["idle"] = 1.0 - union_length(busy) / total
+    if kernels:
+        found["kernels"] = union_length(kernels) / total
+    if copies:
+        found["data_movement"] = (device - union_length(kernels)) / total
+    idle = (union_length(waits + kernels + copies) - device) / total
+    if waits:
+        found["idle"] = idle
+    found["host"] = 1.0 - device / total - idle
     found["step_s"] = total / 1e6
     return found
 
@@ -118,3 +121,21 @@ def breakdown_line(who: str, profile: Mapping[str, Scalar]) -> str | None:
     missing = [NAMES[kind] for kind in SHARES if f"{PREFIX}{kind}" not in profile]
     text = f"{who}: " + ", ".join(f"{NAMES[kind]} {value:.1f} %" for kind, value in present)
     return text + (f" ({', '.join(missing)}: no such events in the trace, left out)" if missing else "")
+
+
+def profile_lines(records: Sequence[Any]) -> list[str]:
+    """What --profile wrote, for the console: one line per profiled case (its breakdown where its trace has one, its
+    trace file, or why there is none), then the compiled programs' count."""
+    lines = []
+    for record in records:
+        profile: Mapping[str, Scalar] = record.profile
+        if not profile:
+            continue
+        who = f"{record.backend} {record.case}" + (f" [{record.variant}]" if record.variant else "")
+        status = str(profile.get("profile_status", ""))
+        line = breakdown_line(who, profile)
+        if status != "measured":
+            lines.append(f"{who}: {status}")
+        else:
+            lines.append(f"{line or who}; trace {profile.get('trace')}")
+    return lines
