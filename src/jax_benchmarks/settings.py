@@ -232,8 +232,9 @@ class BenchSettings(BaseModel):
 
     @model_validator(mode="after")
     def _profile_folder_writable(self) -> BenchSettings:
-        # --profile's traces go beside the store: a folder that cannot take them is refused before any work.
-        if self.profile:
+        # --profile's traces go beside the store: a folder that cannot take them is refused before any work (--list
+        # writes nothing: no folder is made for it).
+        if self.profile and not self.list_cases:
             from jax_benchmarks.measure.profile import profiles_root
 
             root = profiles_root(self.results)

@@ -147,6 +147,14 @@ def test_a_trace_holding_a_secret_is_not_written(tmp_path: Path) -> None:
     assert not any("profiled_step_function" in line for line in lines)
 
 
+def test_a_trace_holding_the_stores_password_is_refused(tmp_path: Path) -> None:
+    profiler = ProfilePass.of(as_location("postgresql://bench:profiled_step_function@db.example/results"), "r1", [],
+                              print)
+    with pytest.raises(profile_module.TraceRefused, match="password"):
+        profiler.write(tmp_path / "trace.txt", "... profiled_step_function ...")
+    assert not (tmp_path / "trace.txt").exists()
+
+
 def test_work_done_once_is_not_called_again(tmp_path: Path) -> None:
     calls: list[int] = []
     record, _ = profiled_run(tmp_path, "cprofile", Timed(lambda: calls.append(1), once=True))

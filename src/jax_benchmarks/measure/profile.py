@@ -104,9 +104,13 @@ class TraceRefused(Exception):
     """A trace that would write a secret to disk."""
 
 
-def checked_text(text: str, environ: Mapping[str, str]) -> str:
+def checked_text(text: str, environ: Mapping[str, str], known: Collection[str] = ()) -> str:
+    """`text`, unless it holds the value of an environment variable named like a secret or a `known` secret (the
+    results store's password): then TraceRefused, and nothing is written."""
     if any(value in text for value in secret_values(environ)):
         raise TraceRefused("the trace holds the value of an environment variable named like a secret; not written")
+    if any(secret and secret in text for secret in known):
+        raise TraceRefused("the trace holds the results store's password; not written")
     return text
 
 
@@ -171,6 +175,7 @@ class ProfilePass:
     log: Log
     round_index: int | None = None
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)  # searched for secrets, never written
+    secrets: tuple[str, ...] = ()  # the results store's password, never written either
 
     @classmethod
     def of(cls, results: ResultsLocation, run_id: str, modules: Collection[str], log: Log,
@@ -178,7 +183,8 @@ class ProfilePass:
         """The pass of a backend that imports `modules` (its spec's `needs`): PyTorch's profiler for a PyTorch
         backend, JAX's for a JAX or Flax one, cProfile for the others (NumPy, the engine)."""
         profiler = "torch" if TORCH_MODULES & set(modules) else "jax" if JAX_MODULES & set(modules) else "cprofile"
-        return cls(profiles_root(results) / run_id, store_folder(results), profiler, log, round_index)
+        return cls(profiles_root(results) / run_id, store_folder(results), profiler, log, round_index,
+                   secrets=results.secrets)
 
     def take(self, timed: Step, backend: str, label: str, device: str) -> dict[str, Scalar]:
         """Profile one more call of the case's step; the record's `profile` figures (or why there are none)."""
@@ -213,7 +219,7 @@ class ProfilePass:
 
     def write(self, path: Path, text: str) -> None:
         """A side file, refused where it holds a secret (`checked_text`), never torn (`write_atomically`)."""
-        write_atomically(path, checked_text(text, self.environ))
+        write_atomically(path, checked_text(text, self.environ, self.secrets))
 
     def relative(self, path: Path) -> str:
         return path.relative_to(self.relative_to).as_posix()
