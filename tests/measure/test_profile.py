@@ -255,3 +255,22 @@ def test_a_changed_program_is_named_and_an_unchanged_one_is_not() -> None:
     assert program_note(before, before) == ("same code (compiled-program hash unchanged): 2 case(s): "
                                            "jax matmul_10_float32 @cpu, jax mean_10_float32 @cpu")
     assert program_note(now, [Record(**{**b.model_dump(), "profile": {}}) for b in before]) is None
+
+
+def test_a_verdict_finding_shows_its_frameworks_breakdowns_side_by_side() -> None:
+    from jax_benchmarks.verdict.findings import Finding
+    from jax_benchmarks.verdict.page import finding_item
+
+    def timed(backend: str, profile: dict[str, Any]) -> Record:
+        return Record(run_id="r1", timestamp="2026-11-27T00:00:00+00:00", group="xla", backend=backend,
+                      case="matmul_10_float32", device="cpu", median_s=0.01, profile=profile)
+
+    records = (timed("jax", {"share_kernels": 91.0, "share_host": 6.0, "share_idle": 3.0}),
+               timed("pytorch", {"share_host": 100.0}), timed("numpy", {}))
+    finding = Finding("linear-algebra-matmul", "matmul", "JAX is faster.", "found", ("r1",), ("matmul_10_float32",),
+                      records=records)
+    page = finding_item(finding, ())
+    assert "jax matmul_10_float32: kernels 91.0 %, host 6.0 %, idle 3.0 % (data movement: no such" in page
+    assert "pytorch matmul_10_float32: host 100.0 % (kernels, data movement, idle: no such" in page
+    assert "numpy" not in page
+    assert "--profile" not in finding_item(Finding("k", "t", "s", "found", ("r1",), (), records=records[2:]), ())

@@ -139,3 +139,18 @@ def profile_lines(records: Sequence[Any]) -> list[str]:
         else:
             lines.append(f"{line or who}; trace {profile.get('trace')}")
     return lines
+
+
+def breakdowns_of(records: Sequence[Any]) -> list[str]:
+    """The breakdown lines of a comparison's records: one per backend (and variant) and case, from its latest record
+    that has one (a verdict finding's frameworks side by side); empty where none was profiled."""
+    latest: dict[tuple[str, str | None, str], Any] = {}
+    for record in records:
+        if breakdown_line("", record.profile) is not None:
+            latest[(record.backend, record.variant, record.case)] = record
+    lines = []
+    for (backend, variant, case), record in latest.items():
+        line = breakdown_line(f"{backend}" + (f" [{variant}]" if variant else "") + f" {case}", record.profile)
+        if line is not None:
+            lines.append(line)
+    return lines
