@@ -274,3 +274,9 @@ def test_a_verdict_finding_shows_its_frameworks_breakdowns_side_by_side() -> Non
     assert "pytorch matmul_10_float32: host 100.0 % (kernels, data movement, idle: no such" in page
     assert "numpy" not in page
     assert "--profile" not in finding_item(Finding("k", "t", "s", "found", ("r1",), (), records=records[2:]), ())
+
+
+def test_a_file_name_is_the_case_in_plain_characters() -> None:
+    assert profile_module.file_stem("pytorch", "grad_100_float32 [backward(sum)]", "cpu", 1) == \
+        "pytorch-grad_100_float32_backward_sum-cpu-round1"
+    assert profile_module.file_stem("jax", "../../etc/passwd", "gpu", None) == "jax-.._.._etc_passwd-gpu"

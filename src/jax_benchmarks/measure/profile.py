@@ -86,8 +86,8 @@ def profiles_root(results: ResultsLocation) -> Path:
 
 def file_stem(backend: str, label: str, device: str, round_index: int | None) -> str:
     """A file name of letters, digits, '.', '_' and '-' for one case of one round."""
-    text = f"{backend}-{label}-{device}" + ("" if round_index is None else f"-round{round_index}")
-    return re.sub(r"[^0-9A-Za-z._-]+", "_", text).strip("_")
+    parts = [backend, label, device, *([] if round_index is None else [f"round{round_index}"])]
+    return "-".join(re.sub(r"[^0-9A-Za-z._-]+", "_", part).strip("_") for part in parts)
 
 
 def secret_values(environ: Mapping[str, str]) -> list[str]:
