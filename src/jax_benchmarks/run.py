@@ -118,6 +118,7 @@ class Run:
             checks=checks or {},
             memory=memory or {},
             contention=contention,
+            profile=dict(measurement.profile) if measurement is not None else {},
             env={**environment(), **self.settings_env},
             round_index=self.round_index,
             rounds=self.rounds,

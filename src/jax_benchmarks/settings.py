@@ -186,6 +186,12 @@ class BenchSettings(BaseModel):
                     "untimed call after the timed samples (around the timed work for epochs and solves); "
                     "--no-memory makes no extra call.",
     )
+    profile: bool = Field(
+        False,
+        description="After each case's timed samples, one more untimed call under the framework's profiler (JAX: "
+                    "jax.profiler, PyTorch: torch.profiler, NumPy and the engine: cProfile), its trace (and a jitted "
+                    "JAX case's compiled program) written to profiles/RUN_ID/ beside the results; see docs/profile.md.",
+    )
     rounds: int = Field(
         1, ge=1, le=100,
         description="Run the command this many times, each round in a fresh process; every round is recorded "
@@ -222,6 +228,20 @@ class BenchSettings(BaseModel):
             raise OptionError("--round-index", "--round-index needs --run-id (both are set by --rounds)")
         if self.round_index is not None and self.round_index >= self.rounds:
             raise OptionError("--round-index", f"{self.round_index} is not below --rounds {self.rounds}")
+        return self
+
+    @model_validator(mode="after")
+    def _profile_folder_writable(self) -> BenchSettings:
+        # --profile's traces go beside the store: a folder that cannot take them is refused before any work (--list
+        # writes nothing: no folder is made for it).
+        if self.profile and not self.list_cases:
+            from jax_benchmarks.measure.profile import profiles_root
+
+            root = profiles_root(self.results)
+            try:
+                writable_dir(root, "profiles")
+            except DataError as exc:
+                raise OptionError("--profile", str(exc)) from None
         return self
 
     @property

@@ -29,6 +29,7 @@ from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied, prepare_jax_g
 from jax_benchmarks.hardware.xla_flags import CpuConv, set_before_jax
 from jax_benchmarks.measure.harness import BackendModule, run_suite
 from jax_benchmarks.measure.memory import DeviceMemory
+from jax_benchmarks.measure.profile import ProfilePass
 from jax_benchmarks.settings import BenchSettings, parse_settings, settings_options
 
 
@@ -139,13 +140,22 @@ def run_backend(module: BackendModule, spec: CommandSpec, settings: BenchSetting
     """One backend's run under the GPU policy, with a GPU out-of-memory error turned into one line."""
     try:
         with applied(settings.precision, [framework.module for framework in spec.needs]):
+            profiler = profile_pass(spec, settings, run)
             for suite in module.suites(settings):
                 run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns, memory=settings.memory,
-                          device_memory=spec.device_memory, min_time_s=settings.min_time)
+                          device_memory=spec.device_memory, min_time_s=settings.min_time, profiler=profiler)
     except Exception as exc:
         if is_out_of_memory(exc):
             raise OutOfMemory(exc) from None
         raise
+
+
+def profile_pass(spec: CommandSpec, settings: BenchSettings, run: Any) -> ProfilePass | None:
+    """--profile's pass for this command's framework (measure/profile.py); None without --profile."""
+    if not settings.profile:
+        return None
+    return ProfilePass.of(settings.results, run.run_id, [framework.module for framework in spec.needs], run.log,
+                          settings.round_index)
 
 
 def execute(
@@ -217,6 +227,11 @@ def execute(
         if run.records and show:
             console.print(comparison_table(run.records, f"{group.name}: {', '.join(names)}", group.metric_rows))
             console.print(f"{len(run.records)} records appended to {literal(settings.results)} (run {run.run_id})")
+            if settings.profile:
+                from jax_benchmarks.measure.breakdown import profile_lines
+
+                for line in profile_lines(run.records):
+                    console.print(f"--profile: {literal(line)}")
         if settings.json_output and show:
             click.echo(json.dumps([r.model_dump() for r in run.records]))
 

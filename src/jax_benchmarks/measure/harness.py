@@ -75,6 +75,7 @@ from jax_benchmarks.measure.contention import Sampler, contention_between
 from jax_benchmarks.measure.energy import EnergyMeter, EnergyWindow, energy_metrics
 from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, SEPARATE_PASS, DeviceMemory, Probe, compiled_figures,
                                            release_freed_memory)
+from jax_benchmarks.measure.profile import ProfilePass
 from jax_benchmarks.measure.progress import Progress
 from jax_benchmarks.store.record import Output, Record, Scalar
 from jax_benchmarks.measure.timing import (MIN_TIME_S, Measurement, Sync, measure, no_sync, single, time_call,
@@ -470,9 +471,20 @@ def sampled_case(timed: Timed[R], repeats: int, sampler: Sampler, min_time_s: fl
 
 def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
                  sampler: Sampler | None = None, min_time_s: float = MIN_TIME_S,
-                 energy: EnergyMeter | None = None) -> tuple[R, Measurement]:
-    """`time_case`, then the memory figures on the measurement (none without a probe). Returns the last
-    result: the memory pass's, where there is one (the same call on the same inputs as the timed ones)."""
+                 energy: EnergyMeter | None = None, profiler: ProfilePass | None = None,
+                 where: tuple[str, str, str] = ("", "", "")) -> tuple[R, Measurement]:
+    """`time_case`, then the memory figures on the measurement (none without a probe), then --profile's untimed
+    pass (`profiler`; `where` = backend, case label, device: its files' names). Returns the last result: the
+    memory pass's, where there is one (the same call on the same inputs as the timed ones)."""
+    result, measurement = measured_with_memory(timed, repeats, probe, sampler, min_time_s, energy)
+    if profiler is None:
+        return result, measurement
+    return result, replace(measurement, profile=profiler.take(timed, *where))
+
+
+def measured_with_memory(timed: Timed[R], repeats: int, probe: Probe | None, sampler: Sampler | None,
+                         min_time_s: float, energy: EnergyMeter | None) -> tuple[R, Measurement]:
+    """`time_case`, then the memory figures on the measurement (none without a probe)."""
     if timed.single_pass:
         # Work timed once starts from a heap handed back, with or without memory figures, so that
         # --memory does not change its timing. Otherwise its allocations reuse pages that earlier cases
@@ -504,23 +516,26 @@ def run_cases(
     run: Recorder, target: Target, cases: Sequence[Case[Any]], *, repeats: int, patterns: Sequence[str] = (),
     progress: Progress | None = None, fixtures: Sequence[Fixture[Any]] = (), memory: bool = True,
     device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S, energy: EnergyMeter | None = None,
+    profiler: ProfilePass | None = None,
 ) -> dict[str, Measurement]:
     """Time, judge and record every selected case in order; raise `CheckFailed` at the end if any check
     failed. Returns the measurements by case label (for a backend that reports across cases). The
     `fixtures` the cases use live until the last case that needs them (see the module's docstring).
     `memory=False` (`--no-memory`) takes no memory figures and makes no extra call; `device_memory` reads the
     device peak of a case on a GPU (the backend's spec declares it; None: the record says none is read);
-    `energy` reads the energy of the timed calls (default: NVML's counter of the target's GPU; none on a CPU)."""
+    `energy` reads the energy of the timed calls (default: NVML's counter of the target's GPU; none on a CPU);
+    `profiler` (--profile) profiles one more untimed call of each case (jax_benchmarks.measure.profile)."""
     with LiveFixtures(fixtures) as live:
         return run_live(run, target, cases, live, repeats=repeats, patterns=patterns, progress=progress,
-                        memory=memory, device_memory=device_memory, min_time_s=min_time_s, energy=energy)
+                        memory=memory, device_memory=device_memory, min_time_s=min_time_s, energy=energy,
+                        profiler=profiler)
 
 
 def run_live(
     run: Recorder, target: Target, cases: Sequence[Case[Any]], live: LiveFixtures, *, repeats: int,
     patterns: Sequence[str] = (), progress: Progress | None = None, kept_for_after: Sequence[Fixture[Any]] = (),
     memory: bool = True, device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S,
-    energy: EnergyMeter | None = None,
+    energy: EnergyMeter | None = None, profiler: ProfilePass | None = None,
 ) -> dict[str, Measurement]:
     """`run_cases` with the suite's live fixtures, keeping `kept_for_after` alive for `Suite.after`."""
     progress = progress or run.progress
@@ -557,7 +572,8 @@ def run_live(
                     live.keep_only(still_needed(index + 1, case))
                 values = [live.value(fixture) for fixture in case.uses]
                 probe = Probe.of(device_memory, target.backend, target.device) if memory else None
-                result, measurement = measure_case(case.prepare(*values), repeats, probe, sampler, min_time_s, energy)
+                result, measurement = measure_case(case.prepare(*values), repeats, probe, sampler, min_time_s, energy,
+                                                   profiler, (target.backend, case.label, target.device))
             except case.cannot_run as exc:
                 dead[case.variant] = f"{type(exc).__name__}: {first_line(exc)}"
                 run.log(f"skipped: {escape(label)}: {escape(dead[case.variant])}")
@@ -606,7 +622,7 @@ def cap_line(target: Target, capped: Sequence[tuple[str, Measurement]], min_time
 
 def run_suite(run: Recorder, suite: Suite, *, repeats: int, patterns: Sequence[str] = (),
               memory: bool = True, device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S,
-              energy: EnergyMeter | None = None) -> dict[str, Measurement]:
+              energy: EnergyMeter | None = None, profiler: ProfilePass | None = None) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
     selected; all of it inside the suite's `context`, the fixtures torn down before it is left."""
     with suite.context(), LiveFixtures(suite.fixtures, SuiteRecords(run)) as live:
@@ -615,7 +631,7 @@ def run_suite(run: Recorder, suite: Suite, *, repeats: int, patterns: Sequence[s
             suite.before(run)
         measured = run_live(run, suite.target, suite.cases, live, repeats=repeats, patterns=patterns,
                             kept_for_after=suite.after_uses if suite.after is not None else (), memory=memory,
-                            device_memory=device_memory, min_time_s=min_time_s, energy=energy)
+                            device_memory=device_memory, min_time_s=min_time_s, energy=energy, profiler=profiler)
         if suite.after is not None and measured:
             suite.after(run, *(live.value(fixture) for fixture in suite.after_uses))
         return measured

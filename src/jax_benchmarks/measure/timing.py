@@ -71,6 +71,9 @@ class Measurement:
     # The energy of the timed calls (jax_benchmarks.measure.energy): joules per call, or why not measured; empty
     # where none was asked (a CPU figure).
     energy: Mapping[str, float | int | str | bool | None] = field(default_factory=dict, compare=False)
+    # What --profile's untimed pass wrote (jax_benchmarks.measure.profile): the trace's file, its breakdown, the
+    # compiled program's hash; the record's `profile`. Empty where no profile was asked.
+    profile: Mapping[str, float | int | str | bool | None] = field(default_factory=dict, compare=False)
 
     @property
     def repeats(self) -> int:

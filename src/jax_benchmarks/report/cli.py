@@ -351,10 +351,12 @@ class Baselines:
                     f"run {base[-1].run_id} was measured with other settings than {group} run {run[-1].run_id} "
                     f"({'; '.join(differ)}): the gate judges only like with like; give a run of the same settings",
                     param_hint="'--baseline'")
+        from jax_benchmarks.measure.compiled import program_note
         from jax_benchmarks.measure.oversubscription import times_threads_line
 
         ids = ", ".join(dict.fromkeys(r.run_id for r in base))
-        notes = [note for note in (environment_note(run, base), times_threads_line(run, base)) if note]
+        notes = [note for note in (environment_note(run, base), times_threads_line(run, base),
+                                   program_note(run, base)) if note]
         taken = f" (the latest earlier run with the same settings; {passed})" if passed else ""
         return base, "".join(note + "\n" for note in notes) + f"change against run {ids}{taken}"
 

@@ -59,6 +59,9 @@ class Record(BaseModel):
     contention: dict[str, Scalar] = Field(default_factory=dict)
     # Memory figures (src/jax_benchmarks/measure/memory.py); empty in records of version 1 and before.
     memory: dict[str, Scalar] = Field(default_factory=dict)
+    # --profile's untimed pass (src/jax_benchmarks/measure/profile.py): the trace file (relative to the store's
+    # folder), its breakdown shares, a jitted case's compiled program (file, sha256, fusions, XLA flags).
+    profile: dict[str, Scalar] = Field(default_factory=dict)
     # Last: report's index-only read takes env from the end of each line (INDEX_HEAD, ENV_KEY).
     env: dict[str, Scalar] = Field(default_factory=dict)
     # Where the line is (file, byte offset, line number) while the record is index-only; see
@@ -143,7 +146,7 @@ def split_samples(text: str) -> tuple[str, str | None]:
 REQUIRED_TEXT = ("run_id", "timestamp", "group", "backend", "case", "device")
 OPTIONAL_TEXT = ("variant", "dtype")
 DURATIONS = ("median_s", "iqr_s", "min_s", "compile_s")
-SCALAR_MAPS = ("metrics", "checks", "memory", "contention", "env")
+SCALAR_MAPS = ("metrics", "checks", "memory", "contention", "profile", "env")
 SCALAR_TYPES = frozenset({float, int, str, bool, type(None)})
 NUMBER_TYPES = frozenset({float, int})
 OPTIONAL_COUNTS = ("round_index", "rounds")

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from jax_benchmarks.cli.console import markdown_row, markdown_text
+from jax_benchmarks.measure.breakdown import breakdowns_of
 from jax_benchmarks.report.page import CSS, Chart, environment_section, image
 from jax_benchmarks.report.plot import machine_title
 from jax_benchmarks.report.rows import ReportTable
@@ -153,6 +154,8 @@ def finding_item(finding: Finding, charts: Sequence[Chart], undecided: bool = Fa
     status = html.escape("undecided" if undecided else STATUS_WORDS[finding.status])
     cls = "status status-" + ("undecided" if undecided else finding.status.replace(" ", "-"))
     body = [evidence_table(finding), *(image(chart) for chart in charts),
+            *(f'<p class="source">Where the step\'s time went (--profile): {html.escape(line)}</p>'
+              for line in breakdowns_of(finding.records)),
             f'<p class="source">Records: {html.escape(finding.source)}</p>']
     return (f'<li id="{html.escape(finding.key)}"><details><summary><span class="{cls}">{status}</span> '
             f"<strong>{html.escape(finding.topic)}</strong>: {html.escape(finding.sentence)}</summary>"

@@ -1,0 +1,237 @@
+"""--profile: one untimed call of a case's step under its framework's profiler, after the timed samples.
+
+The measurement core runs it (`harness.measure_case`), as it runs the memory pass: after the timed samples and the
+memory pass, never around a timed call, so no figure is measured under a profiler. A group only declares its
+case's step (`Timed.call`, its `sync`, and where a jitted JAX step has one, its `program`); which profiler runs
+is the backend's framework's (`ProfilePass.of`):
+
+* JAX / Flax: `jax.profiler.trace(..., create_perfetto_trace=True)`; its Perfetto trace JSON (gzip) is read back,
+  scrubbed (below) and written as `NAME.trace.json`, which Perfetto (ui.perfetto.dev) and Chrome's
+  chrome://tracing open;
+* PyTorch: `torch.profiler.profile` (Kineto), `export_chrome_trace`, scrubbed the same way;
+* NumPy and the project's own engine: Python's `cProfile`, written as `NAME.profile.txt` (pstats, sorted by
+  cumulative time).
+
+The step is wrapped in an annotation named `STEP` (jax.profiler.TraceAnnotation, torch's record_function), so
+that the trace says where the step starts and ends (`measure/breakdown.py` reads the shares inside it).
+
+Traces go to `profiles/RUN_ID/` in the store's folder (the working directory for a PostgreSQL store); the
+record's `profile` names the file relative to the store's folder. A profiler that is missing or fails is one
+logged line and a `profile_status` in the record: the case's timed figures are recorded all the same. Work that
+can run only once (an epoch, a solve) is not called again: its record says so.
+
+What a trace file keeps: the trace events and the time unit, nothing else of what the profilers write (torch's
+`host_name`, `traceName` (a path), `trace_id`, `baseTimeNanoseconds` are dropped). Before a file is written, its
+text is searched for the value of every environment variable whose name says it holds a secret (`SECRET_NAMES`);
+a trace that holds one is not written (the record says why).
+"""
+
+from __future__ import annotations
+
+import cProfile
+import gzip
+import io
+import json
+import os
+import pstats
+import re
+import tempfile
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from jax_benchmarks.errors import first_line
+from jax_benchmarks.measure.breakdown import STEP, breakdown_figures
+from jax_benchmarks.measure.compiled import program_figures
+from jax_benchmarks.store.record import Scalar
+
+if TYPE_CHECKING:
+    from jax_benchmarks.store.location import ResultsLocation
+
+PROFILES = "profiles"
+# What a written Chrome trace keeps of the profiler's JSON: everything else is metadata about the machine.
+KEPT_KEYS = ("displayTimeUnit", "traceEvents")
+# An environment variable whose name holds one of these words holds a secret: its value never goes into a file.
+SECRET_NAMES = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH", re.I)
+# Shorter values ("1", "true") would match by chance in any trace.
+MIN_SECRET_CHARS = 6
+JAX_MODULES = frozenset({"jax", "flax", "optax", "orbax.checkpoint"})
+TORCH_MODULES = frozenset({"torch"})
+
+Log = Callable[[str], None]
+
+
+class Step(Protocol):
+    """What the pass reads of a case's `harness.Timed` (declared here: the harness imports this module)."""
+
+    @property
+    def call(self) -> Callable[[], Any]: ...
+    @property
+    def sync(self) -> Callable[[Any], object]: ...
+    @property
+    def program(self) -> Callable[[], object] | None: ...
+    @property
+    def single_pass(self) -> bool: ...
+
+
+def store_folder(results: ResultsLocation) -> Path:
+    """The folder a store's side files go to: the file's folder; the working directory for a PostgreSQL store."""
+    return Path.cwd() if results.kind == "postgres" else results.path.resolve().parent
+
+
+def profiles_root(results: ResultsLocation) -> Path:
+    return store_folder(results) / PROFILES
+
+
+def file_stem(backend: str, label: str, device: str, round_index: int | None) -> str:
+    """A file name of letters, digits, '.', '_' and '-' for one case of one round."""
+    parts = [backend, label, device, *([] if round_index is None else [f"round{round_index}"])]
+    return "-".join(re.sub(r"[^0-9A-Za-z._-]+", "_", part).strip("_") for part in parts)
+
+
+def secret_values(environ: Mapping[str, str]) -> list[str]:
+    return [value for name, value in environ.items()
+            if SECRET_NAMES.search(name) and len(value) >= MIN_SECRET_CHARS]
+
+
+def scrubbed(trace: Mapping[str, Any]) -> dict[str, Any]:
+    """The trace events and the time unit of a profiler's Chrome trace, nothing else."""
+    return {key: trace[key] for key in KEPT_KEYS if key in trace}
+
+
+class TraceRefused(Exception):
+    """A trace that would write a secret to disk."""
+
+
+def checked_text(text: str, environ: Mapping[str, str], known: Collection[str] = ()) -> str:
+    """`text`, unless it holds the value of an environment variable named like a secret or a `known` secret (the
+    results store's password): then TraceRefused, and nothing is written."""
+    if any(value in text for value in secret_values(environ)):
+        raise TraceRefused("the trace holds the value of an environment variable named like a secret; not written")
+    if any(secret and secret in text for secret in known):
+        raise TraceRefused("the trace holds the results store's password; not written")
+    return text
+
+
+def step_call(timed: Step) -> Callable[[], None]:
+    def call() -> None:
+        timed.sync(timed.call())
+    return call
+
+
+def jax_trace(step: Callable[[], None], scratch: Path) -> dict[str, Any]:
+    """The step under jax.profiler, as the Perfetto trace JSON it writes."""
+    import jax
+
+    with jax.profiler.trace(str(scratch), create_perfetto_trace=True):
+        with jax.profiler.TraceAnnotation(STEP):
+            step()
+    found = sorted(scratch.rglob("perfetto_trace.json.gz"))
+    if not found:
+        raise RuntimeError("jax.profiler wrote no perfetto_trace.json.gz")
+    loaded: dict[str, Any] = json.loads(gzip.decompress(found[-1].read_bytes()))
+    return loaded
+
+
+def torch_trace(step: Callable[[], None], scratch: Path) -> dict[str, Any]:
+    """The step under torch.profiler (CPU, and CUDA where available), as its Chrome trace JSON."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    with profile(activities=activities) as profiler:
+        with record_function(STEP):
+            step()
+    path = scratch / "torch.trace.json"
+    profiler.export_chrome_trace(str(path))
+    loaded: dict[str, Any] = json.loads(path.read_text())
+    return loaded
+
+
+def cprofile_text(step: Callable[[], None]) -> str:
+    """The step under cProfile, as pstats' text sorted by cumulative time."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        step()
+    finally:
+        profiler.disable()
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(40)
+    return out.getvalue()
+
+
+Tracer = Callable[[Callable[[], None], Path], dict[str, Any]]
+
+
+@dataclass
+class ProfilePass:
+    """--profile's pass for one backend: which profiler, where its files go, where a failure is said."""
+
+    folder: Path  # profiles/RUN_ID
+    relative_to: Path  # the store's folder: records name files relative to it
+    profiler: str  # "jax", "torch" or "cprofile"
+    log: Log
+    round_index: int | None = None
+    environ: Mapping[str, str] = field(default_factory=lambda: os.environ)  # searched for secrets, never written
+    secrets: tuple[str, ...] = ()  # the results store's password, never written either
+
+    @classmethod
+    def of(cls, results: ResultsLocation, run_id: str, modules: Collection[str], log: Log,
+           round_index: int | None = None) -> ProfilePass:
+        """The pass of a backend that imports `modules` (its spec's `needs`): PyTorch's profiler for a PyTorch
+        backend, JAX's for a JAX or Flax one, cProfile for the others (NumPy, the engine)."""
+        profiler = "torch" if TORCH_MODULES & set(modules) else "jax" if JAX_MODULES & set(modules) else "cprofile"
+        return cls(profiles_root(results) / run_id, store_folder(results), profiler, log, round_index,
+                   secrets=results.secrets)
+
+    def take(self, timed: Step, backend: str, label: str, device: str) -> dict[str, Scalar]:
+        """Profile one more call of the case's step; the record's `profile` figures (or why there are none)."""
+        if timed.single_pass:
+            return {"profile_status": "not profiled: work done once or a fixed number of times is not called again"}
+        stem = file_stem(backend, label, device, self.round_index)
+        figures: dict[str, Scalar] = {"profiler": self.profiler}
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            figures.update(self._trace(step_call(timed), stem))
+            figures["profile_status"] = "measured"
+        except Exception as exc:  # a failed profile is a missing trace, never a lost figure
+            reason = f"{type(exc).__name__}: {first_line(exc, 200)}"
+            self.log(f"--profile: {backend} {label} @{device}: no trace ({reason}); its timed figures are recorded")
+            figures["profile_status"] = f"unavailable: {reason}"
+        if timed.program is not None:
+            figures.update(program_figures(timed.program, self.folder / f"{stem}.hlo.txt", self.relative_to,
+                                           self.environ, self.write))
+        return figures
+
+    def _trace(self, step: Callable[[], None], stem: str) -> dict[str, Scalar]:
+        if self.profiler == "cprofile":
+            path = self.folder / f"{stem}.profile.txt"
+            self.write(path, cprofile_text(step))
+            return {"trace": self.relative(path), "trace_format": "cProfile text (pstats, cumulative)"}
+        tracer: Tracer = jax_trace if self.profiler == "jax" else torch_trace
+        with tempfile.TemporaryDirectory(prefix=".scratch-", dir=self.folder) as scratch:
+            trace = scrubbed(tracer(step, Path(scratch)))
+        path = self.folder / f"{stem}.trace.json"
+        self.write(path, json.dumps(trace))
+        return {"trace": self.relative(path), "trace_format": "Chrome trace JSON", **breakdown_figures(trace)}
+
+    def write(self, path: Path, text: str) -> None:
+        """A side file, refused where it holds a secret (`checked_text`), never torn (`write_atomically`)."""
+        write_atomically(path, checked_text(text, self.environ, self.secrets))
+
+    def relative(self, path: Path) -> str:
+        return path.relative_to(self.relative_to).as_posix()
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file and a rename: a kill never leaves a torn trace."""
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(text)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
