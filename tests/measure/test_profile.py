@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
+from jax_benchmarks.frameworks.descriptors import Profiler, profiler_of
 from jax_benchmarks.measure import profile as profile_module
 from jax_benchmarks.measure.breakdown import STEP, breakdown_figures, breakdown_line, shares
 from jax_benchmarks.measure.compiled import HASH_KEY, program_hash, program_note, program_text
@@ -24,7 +26,8 @@ from jax_benchmarks.store.location import as_location
 from jax_benchmarks.store.record import Record
 from tests.conftest import invoke
 
-MODULES = {"jax": ["jax"], "torch": ["torch"], "cprofile": []}
+# The backend whose framework has the profiler (its descriptor says which): NumPy has none of its own (cProfile).
+BACKENDS = {"jax": "jax", "torch": "pytorch", "cprofile": "numpy"}
 
 
 def profiled_step_function(x: Any) -> Any:
@@ -37,7 +40,7 @@ def step_of(framework: str) -> Timed[Any]:
         import jax
         import jax.numpy as jnp
 
-        from jax_benchmarks.measure.timing import jax_sync
+        from jax_benchmarks.frameworks.descriptors import jax_sync
 
         jitted = jax.jit(profiled_step_function)
         x = jnp.ones((64, 64))
@@ -51,15 +54,15 @@ def step_of(framework: str) -> Timed[Any]:
     return Timed(lambda: profiled_step_function(a))
 
 
-def profiled_run(tmp_path: Path, framework: str, timed: Timed[Any],
-                 environ: dict[str, str] | None = None) -> tuple[Record, list[str]]:
+def profiled_run(tmp_path: Path, framework: str, timed: Timed[Any], environ: dict[str, str] | None = None,
+                 profilers: Callable[[str], Profiler | None] = profiler_of) -> tuple[Record, list[str]]:
     results = tmp_path / "results.jsonl"
     lines: list[str] = []
     run = Run("test", results, log=lines.append)
-    profiler = ProfilePass.of(as_location(results), run.run_id, MODULES[framework], run.log)
+    profiler = ProfilePass.of(as_location(results), run.run_id, profilers, run.log)
     if environ is not None:
         profiler.environ = environ
-    run_cases(run, Target(framework, "cpu"), [Case("step_64x64_float32", lambda: timed)], repeats=1,
+    run_cases(run, Target(BACKENDS[framework], "cpu"), [Case("step_64x64_float32", lambda: timed)], repeats=1,
               memory=False, min_time_s=0.01, profiler=profiler)
     [record] = read_records(results, pytest.fail)
     return record, lines
@@ -92,15 +95,15 @@ def test_a_framework_case_writes_a_chrome_trace_with_the_step_and_the_record_nam
     assert isinstance(record.profile["share_host"], float)
 
 
-def test_a_torch_trace_keeps_only_its_events(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_torch_trace_keeps_only_its_events(tmp_path: Path) -> None:
     def kineto_like(step: Any, _scratch: Path) -> dict[str, Any]:
         step()
         return {"schemaVersion": 1, "host_name": "the-host", "traceName": "/home/someone/trace.json",
                 "baseTimeNanoseconds": 1, "displayTimeUnit": "ms",
                 "traceEvents": [x(STEP, 0, 100, 7, cat="user_annotation"), x("aten::mul", 10, 50, 7, cat="cpu_op")]}
 
-    monkeypatch.setattr(profile_module, "torch_trace", kineto_like)
-    record, _ = profiled_run(tmp_path, "torch", step_of("cprofile"))
+    record, _ = profiled_run(tmp_path, "torch", step_of("cprofile"),
+                             profilers=lambda _backend: Profiler("torch", kineto_like))
     path = tmp_path / str(record.profile["trace"])
     assert [e["name"] for e in events_of(path)] == [STEP, "aten::mul"]
     assert "the-host" not in path.read_text() and "someone" not in path.read_text()
@@ -124,13 +127,11 @@ def test_a_jitted_case_keeps_its_compiled_program_hash_and_fusions(tmp_path: Pat
     assert record.profile["xla_flags"] is not None
 
 
-def test_a_failing_profiler_is_one_line_and_the_timed_figures_are_recorded(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failing_profiler_is_one_line_and_the_timed_figures_are_recorded(tmp_path: Path) -> None:
     def broken(*_: object) -> dict[str, Any]:
         raise RuntimeError("the profiler plugin crashed\nsecond line")
 
-    monkeypatch.setattr(profile_module, "jax_trace", broken)
-    record, lines = profiled_run(tmp_path, "jax", step_of("jax"))
+    record, lines = profiled_run(tmp_path, "jax", step_of("jax"), profilers=lambda _backend: Profiler("jax", broken))
     assert record.median_s is not None and record.repeats >= 1
     assert record.profile["profile_status"] == "unavailable: RuntimeError: the profiler plugin crashed"
     [line] = [line for line in lines if line.startswith("--profile:")]
@@ -148,8 +149,8 @@ def test_a_trace_holding_a_secret_is_not_written(tmp_path: Path) -> None:
 
 
 def test_a_trace_holding_the_stores_password_is_refused(tmp_path: Path) -> None:
-    profiler = ProfilePass.of(as_location("postgresql://bench:profiled_step_function@db.example/results"), "r1", [],
-                              print)
+    profiler = ProfilePass.of(as_location("postgresql://bench:profiled_step_function@db.example/results"), "r1",
+                              profiler_of, print)
     with pytest.raises(profile_module.TraceRefused, match="password"):
         profiler.write(tmp_path / "trace.txt", "... profiled_step_function ...")
     assert not (tmp_path / "trace.txt").exists()

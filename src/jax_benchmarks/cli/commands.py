@@ -154,8 +154,9 @@ def profile_pass(spec: CommandSpec, settings: BenchSettings, run: Any) -> Profil
     """--profile's pass for this command's framework (measure/profile.py); None without --profile."""
     if not settings.profile:
         return None
-    return ProfilePass.of(settings.results, run.run_id, [framework.module for framework in spec.needs], run.log,
-                          settings.round_index)
+    from jax_benchmarks.frameworks.descriptors import profiler_of
+
+    return ProfilePass.of(settings.results, run.run_id, profiler_of, run.log, settings.round_index)
 
 
 def execute(

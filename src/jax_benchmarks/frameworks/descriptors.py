@@ -16,10 +16,13 @@ first use: reading the descriptors (as `--help` does, through the run header's m
 from __future__ import annotations
 
 import functools
+import gzip
+import json
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -27,6 +30,8 @@ import numpy as np
 from jax_benchmarks.frameworks.arrays import DeviceArrays, Floats, NumpyArrays
 from jax_benchmarks.frameworks.available import Framework
 from jax_benchmarks.hardware.devices import DeviceKind
+from jax_benchmarks.measure.breakdown import STEP
+from jax_benchmarks.measure.profile import Profiler
 from jax_benchmarks.measure.memory import MEASURED, DeviceMemory, DevicePeak, NoDevicePeak
 from jax_benchmarks.measure.timing import Sync, no_sync
 from jax_benchmarks.store.record import Scalar
@@ -72,6 +77,7 @@ class FrameworkDescriptor:
     # The GPU policy's precision ("float32", "tf32", "bf16"; hardware/gpu_policy.py) applied while a block runs.
     precision: Callable[[str], AbstractContextManager[None]] | None = None
     loaded_settings: Callable[[Any], Env] | None = None  # (its loaded module) -> the settings a record carries
+    profiler: Profiler | None = None  # --profile's tracer; None: Python's cProfile (NumPy, the engine)
 
     def module(self) -> Any:
         """Its first import that is loaded in this process, or None. A name hidden with
@@ -95,6 +101,11 @@ def version_keys() -> tuple[str, ...]:
 def header_versions() -> tuple[str, ...]:
     """The distributions the run header names with their versions."""
     return tuple(d.distributions[0] for d in registered() if d.version_in_header and d.distributions)
+
+
+def profiler_of(backend: str) -> Profiler | None:
+    """The profiler of the framework a backend runs on (None: cProfile's, for NumPy and the engine)."""
+    return next((d.profiler for d in registered() if backend in d.backends), None)
 
 
 def jax_backends() -> tuple[str, ...]:
@@ -278,6 +289,23 @@ def _jax_settings(jax: Any) -> Env:
     return {"jax_matmul_precision": None if precision is None else str(precision)}
 
 
+def jax_trace(step: Callable[[], None], scratch: Path) -> dict[str, Any]:
+    """The step under jax.profiler, as the Perfetto trace JSON it writes."""
+    import jax
+
+    with jax.profiler.trace(str(scratch), create_perfetto_trace=True):
+        with jax.profiler.TraceAnnotation(STEP):
+            step()
+    found = sorted(scratch.rglob("perfetto_trace.json.gz"))
+    if not found:
+        raise RuntimeError("jax.profiler wrote no perfetto_trace.json.gz")
+    loaded: dict[str, Any] = json.loads(gzip.decompress(found[-1].read_bytes()))
+    return loaded
+
+
+JAX_PROFILER = Profiler("jax", jax_trace)
+
+
 JAX = FrameworkDescriptor(
     label="JAX", imports=("jax", "jaxlib"), distributions=("jax", "jaxlib"), needs=(Framework("jax", "JAX", "jax"),),
     backends=("jax",), counts_as_jax=True,
@@ -285,7 +313,7 @@ JAX = FrameworkDescriptor(
     threads_fixed_when_loaded="its XLA thread pools keep the size they started with",
     thread_state=_xla_thread_state,
     device=jax_device, sync=lambda _device: jax_sync, device_memory=jax_device_memory, arrays=JaxArrays,
-    precision=_jax_precision, loaded_settings=_jax_settings,
+    precision=_jax_precision, loaded_settings=_jax_settings, profiler=JAX_PROFILER,
 )
 
 # Flax runs on JAX (its devices, sync, threads and policy are JAX's), trained with optax; mnist's saves its
@@ -296,7 +324,7 @@ FLAX_STACK = (*JAX.needs, FLAX_LIBRARY, OPTAX_LIBRARY, Framework("orbax.checkpoi
 FLAX = FrameworkDescriptor(
     label="Flax", imports=("flax",), distributions=("flax", "optax"), needs=FLAX_STACK, backends=("flax",),
     counts_as_jax=True, device=jax_device, sync=lambda _device: jax_sync, device_memory=jax_device_memory,
-    arrays=JaxArrays,
+    arrays=JaxArrays, profiler=JAX_PROFILER,
 )
 
 
@@ -443,11 +471,27 @@ def _torch_settings(torch: Any) -> Env:
     return env
 
 
+def torch_trace(step: Callable[[], None], scratch: Path) -> dict[str, Any]:
+    """The step under torch.profiler (CPU, and CUDA where available), as its Chrome trace JSON."""
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
+    with profile(activities=activities) as profiler:
+        with record_function(STEP):
+            step()
+    path = scratch / "torch.trace.json"
+    profiler.export_chrome_trace(str(path))
+    loaded: dict[str, Any] = json.loads(path.read_text())
+    return loaded
+
+
 TORCH = FrameworkDescriptor(
     label="PyTorch", imports=("torch",), distributions=("torch",), needs=(Framework("torch", "PyTorch", "torch"),),
     backends=("pytorch",), pin_threads=_pin_torch_threads, thread_state=_torch_thread_state, loads_blas=True,
     seed=torch_generator, device=torch_device, sync=torch_sync, device_memory=torch_device_memory,
     arrays=TorchArrays, precision=_torch_precision, loaded_settings=_torch_settings,
+    profiler=Profiler("torch", torch_trace),
 )
 
 

@@ -3,7 +3,7 @@
 The measurement core runs it (`harness.measure_case`), as it runs the memory pass: after the timed samples and the
 memory pass, never around a timed call, so no figure is measured under a profiler. A group only declares its
 case's step (`Timed.call`, its `sync`, and where a jitted JAX step has one, its `program`); which profiler runs
-is the backend's framework's (`ProfilePass.of`):
+is the backend's framework's (its descriptor's `profiler`, frameworks/descriptors.py):
 
 * JAX / Flax: `jax.profiler.trace(..., create_perfetto_trace=True)`; its Perfetto trace JSON (gzip) is read back,
   scrubbed (below) and written as `NAME.trace.json`, which Perfetto (ui.perfetto.dev) and Chrome's
@@ -29,7 +29,6 @@ a trace that holds one is not written (the record says why).
 from __future__ import annotations
 
 import cProfile
-import gzip
 import io
 import json
 import os
@@ -42,7 +41,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from jax_benchmarks.errors import first_line
-from jax_benchmarks.measure.breakdown import STEP, breakdown_figures
+from jax_benchmarks.measure.breakdown import breakdown_figures
 from jax_benchmarks.measure.compiled import program_figures
 from jax_benchmarks.store.record import Scalar
 
@@ -50,14 +49,13 @@ if TYPE_CHECKING:
     from jax_benchmarks.store.location import ResultsLocation
 
 PROFILES = "profiles"
+CPROFILE = "cprofile"  # a record's `profile.profiler` where the framework has no profiler of its own
 # What a written Chrome trace keeps of the profiler's JSON: everything else is metadata about the machine.
 KEPT_KEYS = ("displayTimeUnit", "traceEvents")
 # An environment variable whose name holds one of these words holds a secret: its value never goes into a file.
 SECRET_NAMES = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH", re.I)
 # Shorter values ("1", "true") would match by chance in any trace.
 MIN_SECRET_CHARS = 6
-JAX_MODULES = frozenset({"jax", "flax", "optax", "orbax.checkpoint"})
-TORCH_MODULES = frozenset({"torch"})
 
 Log = Callable[[str], None]
 
@@ -73,6 +71,16 @@ class Step(Protocol):
     def program(self) -> Callable[[], object] | None: ...
     @property
     def single_pass(self) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Profiler:
+    """A framework's profiler for `--profile`'s untimed pass (a descriptor's `profiler`): `trace(step, scratch)` runs the
+    step once under it, the step wrapped in an annotation named `breakdown.STEP`, and returns the Chrome trace JSON
+    it wrote (in `scratch`, a folder removed afterwards). `name` is what a record's `profile.profiler` says."""
+
+    name: str
+    trace: Callable[[Callable[[], None], Path], dict[str, Any]]
 
 
 def store_folder(results: ResultsLocation) -> Path:
@@ -120,35 +128,6 @@ def step_call(timed: Step) -> Callable[[], None]:
     return call
 
 
-def jax_trace(step: Callable[[], None], scratch: Path) -> dict[str, Any]:
-    """The step under jax.profiler, as the Perfetto trace JSON it writes."""
-    import jax
-
-    with jax.profiler.trace(str(scratch), create_perfetto_trace=True):
-        with jax.profiler.TraceAnnotation(STEP):
-            step()
-    found = sorted(scratch.rglob("perfetto_trace.json.gz"))
-    if not found:
-        raise RuntimeError("jax.profiler wrote no perfetto_trace.json.gz")
-    loaded: dict[str, Any] = json.loads(gzip.decompress(found[-1].read_bytes()))
-    return loaded
-
-
-def torch_trace(step: Callable[[], None], scratch: Path) -> dict[str, Any]:
-    """The step under torch.profiler (CPU, and CUDA where available), as its Chrome trace JSON."""
-    import torch
-    from torch.profiler import ProfilerActivity, profile, record_function
-
-    activities = [ProfilerActivity.CPU] + ([ProfilerActivity.CUDA] if torch.cuda.is_available() else [])
-    with profile(activities=activities) as profiler:
-        with record_function(STEP):
-            step()
-    path = scratch / "torch.trace.json"
-    profiler.export_chrome_trace(str(path))
-    loaded: dict[str, Any] = json.loads(path.read_text())
-    return loaded
-
-
 def cprofile_text(step: Callable[[], None]) -> str:
     """The step under cProfile, as pstats' text sorted by cumulative time."""
     profiler = cProfile.Profile()
@@ -162,28 +141,24 @@ def cprofile_text(step: Callable[[], None]) -> str:
     return out.getvalue()
 
 
-Tracer = Callable[[Callable[[], None], Path], dict[str, Any]]
-
-
 @dataclass
 class ProfilePass:
     """--profile's pass for one backend: which profiler, where its files go, where a failure is said."""
 
     folder: Path  # profiles/RUN_ID
+    # The profiler of a backend's framework, None for cProfile (NumPy, the engine): the descriptors' `profiler_of`,
+    # given by the command (the descriptors import the measurement core, so the core does not import them).
+    profiler_of: Callable[[str], Profiler | None]
     relative_to: Path  # the store's folder: records name files relative to it
-    profiler: str  # "jax", "torch" or "cprofile"
     log: Log
     round_index: int | None = None
     environ: Mapping[str, str] = field(default_factory=lambda: os.environ)  # searched for secrets, never written
     secrets: tuple[str, ...] = ()  # the results store's password, never written either
 
     @classmethod
-    def of(cls, results: ResultsLocation, run_id: str, modules: Collection[str], log: Log,
+    def of(cls, results: ResultsLocation, run_id: str, profiler_of: Callable[[str], Profiler | None], log: Log,
            round_index: int | None = None) -> ProfilePass:
-        """The pass of a backend that imports `modules` (its spec's `needs`): PyTorch's profiler for a PyTorch
-        backend, JAX's for a JAX or Flax one, cProfile for the others (NumPy, the engine)."""
-        profiler = "torch" if TORCH_MODULES & set(modules) else "jax" if JAX_MODULES & set(modules) else "cprofile"
-        return cls(profiles_root(results) / run_id, store_folder(results), profiler, log, round_index,
+        return cls(profiles_root(results) / run_id, profiler_of, store_folder(results), log, round_index,
                    secrets=results.secrets)
 
     def take(self, timed: Step, backend: str, label: str, device: str) -> dict[str, Scalar]:
@@ -191,10 +166,11 @@ class ProfilePass:
         if timed.single_pass:
             return {"profile_status": "not profiled: work done once or a fixed number of times is not called again"}
         stem = file_stem(backend, label, device, self.round_index)
-        figures: dict[str, Scalar] = {"profiler": self.profiler}
+        profiler = self.profiler_of(backend)
+        figures: dict[str, Scalar] = {"profiler": CPROFILE if profiler is None else profiler.name}
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            figures.update(self._trace(step_call(timed), stem))
+            figures.update(self._trace(step_call(timed), stem, profiler))
             figures["profile_status"] = "measured"
         except Exception as exc:  # a failed profile is a missing trace, never a lost figure
             reason = f"{type(exc).__name__}: {first_line(exc, 200)}"
@@ -205,14 +181,13 @@ class ProfilePass:
                                            self.environ, self.write))
         return figures
 
-    def _trace(self, step: Callable[[], None], stem: str) -> dict[str, Scalar]:
-        if self.profiler == "cprofile":
+    def _trace(self, step: Callable[[], None], stem: str, profiler: Profiler | None) -> dict[str, Scalar]:
+        if profiler is None:
             path = self.folder / f"{stem}.profile.txt"
             self.write(path, cprofile_text(step))
             return {"trace": self.relative(path), "trace_format": "cProfile text (pstats, cumulative)"}
-        tracer: Tracer = jax_trace if self.profiler == "jax" else torch_trace
         with tempfile.TemporaryDirectory(prefix=".scratch-", dir=self.folder) as scratch:
-            trace = scrubbed(tracer(step, Path(scratch)))
+            trace = scrubbed(profiler.trace(step, Path(scratch)))
         path = self.folder / f"{stem}.trace.json"
         self.write(path, json.dumps(trace))
         return {"trace": self.relative(path), "trace_format": "Chrome trace JSON", **breakdown_figures(trace)}
