@@ -75,9 +75,10 @@ class Step(Protocol):
 
 @dataclass(frozen=True)
 class Profiler:
-    """A framework's profiler for `--profile`'s untimed pass (a descriptor's `profiler`): `trace(step, scratch)` runs the
-    step once under it, the step wrapped in an annotation named `breakdown.STEP`, and returns the Chrome trace JSON
-    it wrote (in `scratch`, a folder removed afterwards). `name` is what a record's `profile.profiler` says."""
+    """A framework's profiler for `--profile`'s untimed pass (a descriptor's `profiler`): `trace(step, scratch)`
+    runs the step once under it, the step wrapped in an annotation named `breakdown.STEP`, and returns the Chrome
+    trace JSON it wrote (in `scratch`, a folder removed afterwards). `name`: what a record's `profile.profiler`
+    says."""
 
     name: str
     trace: Callable[[Callable[[], None], Path], dict[str, Any]]
