@@ -52,6 +52,16 @@ def test_one_row_per_framework_mode_and_precision_with_the_time_to_the_target() 
     assert all(cell != "0" and not cell.startswith("0 ") for row in table.rows for cell in row)
 
 
+def test_a_cpu_run_has_no_device_peak_and_the_table_says_why() -> None:
+    # As `mnist all` records on a CPU: the host's peak of the train step, no device figure nor status at all.
+    records = [r.model_copy(update={"memory": {"host_status": "measured", "host_peak_bytes": 3 * MIB}})
+               for r in epochs("flax", 10.0, [0.9], rounds=1, mode="jit", compile_s=2.0)]
+    table = modes_table(records)
+    assert table.rows[0][6:] == ("3 MiB", "—")
+    assert "— device peak: trained on the CPU: no device memory apart from the host's (flax jit float32)" in table.notes
+    assert any(note.startswith("host and device peak: the train step's") for note in table.notes)
+
+
 def test_the_target_is_one_for_every_row_and_derived_from_all_of_them() -> None:
     # No --target-accuracy: the lowest best accuracy of any run (80 %, compiled PyTorch's), rounded down: every row
     # reaches it, eager PyTorch after its first epoch (20 s), compiled PyTorch after its second (30 s + 2 × 5 s).

@@ -168,6 +168,10 @@ MODES_HEADERS = ("framework mode precision", "train step", "images/s", "compile"
                  "final test accuracy", "host peak", "device peak")
 
 
+PEAK_NOTE = ("host and device peak: the train step's, in a pass apart from its timing, above what the process "
+             "held before it")
+
+
 def modes_table(records: Sequence[Record], given: float | None = None) -> ModesTable:
     """The table of modes of `records` (`mnist all` prints it; the verdict's accuracy check shows it): per side, the
     train step (the median of its rounds), images/s, compile time, time to the target accuracy (`Reach.score`: the
@@ -210,16 +214,21 @@ def modes_table(records: Sequence[Record], given: float | None = None) -> ModesT
         accuracy = (f"{statistics.fmean(finals.values()):.1%}" if finals else
                     dash("final test accuracy", "no epoch was validated", name))
         memory = steps[-1].memory if steps else {}
+        on_cpu = bool(steps) and steps[-1].device == "cpu"
         peaks = []
         for column, status, cell in (("host peak", "host_status", host_peak_cell),
                                      ("device peak", "device_status", device_peak_cell)):
             shown = cell(memory)
             why = memory.get(status)  # 'unavailable: <why>' (measure/memory.py) where the figure is not there
-            peaks.append(shown if shown is not None else
-                         dash(column, str(why) if isinstance(why, str) and why else "not measured", name))
+            reason = (str(why) if isinstance(why, str) and why else
+                      "trained on the CPU: no device memory apart from the host's" if on_cpu and column == "device peak"
+                      else "not measured")
+            peaks.append(shown if shown is not None else dash(column, reason, name))
         rows.append((name, step, rate, compiled, to_target, accuracy, *peaks))
     notes = tuple(f"— {column}: {reason} ({', '.join(names)})"
                   for column, reasons in dashes.items() for reason, names in reasons.items())
+    if any(row[6:] != ("—", "—") for row in rows):
+        notes = (PEAK_NOTE, *notes)
     if target is not None and judged:
         notes = (f"time to {target_text(target)}: the compile plus the epochs trained until the first validation "
                  f"at or above it (over seeds, MLPerf's score); the target: {target.rule}", *notes)
