@@ -25,6 +25,9 @@ def check_dry_run_and_round_trip(backend: str, results_path: Path) -> None:
     assert f"{backend}: test accuracy" in result.stdout
     # The epoch's accuracy is its training batches', the validation's the test images': the table says which.
     assert "· training accuracy of the epoch (0–1)" in result.stdout and "· test accuracy (0–1)" in result.stdout
+    # The table of modes: the backend's row, with its time to the target (its own best accuracy, rounded down).
+    modes = " ".join(result.stdout.split("mnist: the table of modes", 1)[1].split())
+    assert backend in modes and "float32" in modes and "time to " in modes and "final test accuracy" in modes
     cases = by_case(read_jsonl(results_path), backend)
     assert list(cases) == [LOAD, *auto_cases_with_peak(), STEP, EPOCH, VALIDATION]  # in the harness's order
     # The line says the batch the validation's case name gives (validation_32x28x28_float32), and how many images.

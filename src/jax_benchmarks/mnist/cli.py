@@ -66,6 +66,31 @@ def training(name: str, names: list[str], model: type[MnistSettings]) -> Callabl
     return run
 
 
+def print_modes(run: Any, console: Any) -> None:
+    """After the backends ran (before their figures' table): the table of modes of the run's training
+    (mnist/findings.py's `modes_table`), one row per framework × mode × precision, in the first layout that fits
+    the console: a row per side, else a column per side, else each side's name on a line of its own with its
+    figures under it (cli/tables.py: nothing cut). Under it, why a figure is '—', and which figures were taken on a
+    busy machine (none is ranked). Nothing for a run that trained nothing (`mnist evaluate`, `preprocess-images`)."""
+    from jax_benchmarks.cli.tables import Cell, Fitting, Sheet, contention_notes, pieces_of
+    from jax_benchmarks.mnist.findings import modes_table
+
+    trained = [r for r in run.records if r.case.startswith(("train_step_", "train_epoch_"))]
+    if not trained:
+        return
+    table = modes_table(run.records)
+    title = "mnist: the table of modes (framework × mode × precision)"
+    caption = "\n".join([*table.notes, *contention_notes(trained)])
+    by_side: list[tuple[str, list[tuple[str, list[Cell | None]]]]] = [
+        (row[0], [("", [pieces_of(cell) for cell in row[1:]])]) for row in table.rows]
+    by_figure: list[tuple[str, list[tuple[str, list[Cell | None]]]]] = [
+        (header, [("", [pieces_of(row[index]) for row in table.rows])])
+        for index, header in enumerate(table.headers) if index]
+    rows = Sheet(title, caption, list(table.headers[1:]), by_side, name_header=table.headers[0])
+    columns = Sheet(title, caption, [row[0] for row in table.rows], by_figure, name_header="figure")
+    console.print(Fitting((rows.wide, columns.wide, rows.vertical)))
+
+
 TRAINED = ("flax", "pytorch")
 SPEC = GroupSpec(
     name="mnist",
@@ -79,6 +104,7 @@ SPEC = GroupSpec(
     },
     all_settings=FlaxSettings,
     metric_rows=METRIC_ROWS,
+    after=print_modes,
     commands={
         # The data pipeline alone (NumPy); its records name the column "data".
         "preprocess-images": CommandSpec(

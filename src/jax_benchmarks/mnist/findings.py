@@ -20,8 +20,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from jax_benchmarks.cli.tables import format_seconds
-from jax_benchmarks.measure.memory import memory_text
+from jax_benchmarks.cli.tables import device_peak_cell, format_seconds, host_peak_cell
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.answer import JAX_BACKENDS
 from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, Decision
@@ -72,7 +71,7 @@ def findings(records: Sequence[Record], target: float | None,
             continue
         out += [pair.said(f, setting) for f in (*training_findings(mine, margin_pct),
                                                          accuracy_finding(mine, target))]
-    return [*out, accuracy_check(records, chosen)]
+    return [*out, accuracy_check(records, chosen, target)]
 
 
 # ----------------------------------------------------------------------------------- accuracy as a check ---
@@ -93,64 +92,147 @@ def final_accuracies(records: Sequence[Record]) -> dict[object, float]:
     return {seed: accuracy for seed, (_, accuracy) in last.items()}
 
 
-def side_figures(records: Sequence[Record]) -> tuple[str, str, str, str]:
-    """One framework × mode × precision's train step (median of its rounds), images/s, compile time and the step's
-    peak memory, as the table of modes shows them."""
-    steps = [r for r in records if r.case.startswith("train_step_") and r.median_s]
-    if not steps:
-        return "—", "—", "—", "—"
-    ips = images_per_s(steps)
-    compiles = [r.compile_s for r in steps if r.compile_s is not None]
-    peak = memory_text(steps[-1].memory)
-    return (format_seconds(typical_s(steps)), "—" if ips is None else f"{ips:,.0f}",
-            format_seconds(statistics.median(compiles)) if compiles else "—", peak or "—")
-
-
-def accuracy_check(records: Sequence[Record], chosen: Sequence[Record]) -> Finding:
-    """The table of modes: each framework × mode × precision of the chosen runs' setting (the precision aside), its
-    train step, images/s, compile time, peak memory and final test accuracy; checked against float32 eager
-    PyTorch's final test accuracy on the same seeds (the CNN is PyTorch's MNIST example): one more than
-    `ACCURACY_TOLERANCE` below it is flagged."""
+def accuracy_check(records: Sequence[Record], chosen: Sequence[Record], target: float | None = None) -> Finding:
+    """The table of modes (`modes_table`) of the chosen runs' setting (the precision aside), each row checked
+    against float32 eager PyTorch's final test accuracy on the same seeds (the CNN is PyTorch's MNIST example): one
+    more than `ACCURACY_TOLERANCE` below it is flagged."""
     key, topic = "accuracy-check", "CNN accuracy by mode and precision"
     same = {settings_of(r, precision=False) for r in chosen}
     mine = [r for r in records if r.case.startswith(TRAINING_CASES) and settings_of(r, precision=False) in same]
-    sides: dict[tuple[str, str, str], list[Record]] = {}
-    for record in mine:
-        sides.setdefault((record.backend, mode_of(record), str(precision_policy(record))), []).append(record)
-    reference_side = ("pytorch", "eager", "float32")
-    reference = final_accuracies(sides.get(reference_side, []))
+    sides = sides_of(mine)
+    reference = final_accuracies(sides.get(REFERENCE_SIDE, []))
     if not reference or len(sides) < 2:
         return Finding(key, topic, "The final test accuracy of each mode is not checked: these runs hold no "
                        "float32 eager PyTorch run with another mode beside it on the same setting.", "missing",
                        run_ids(mine), case_names(mine), asks_jax=False)
+    table = modes_table(mine, target)
     rows, flagged, gaps = [], [], []
-    for side, recs in sorted(sides.items()):
-        theirs = final_accuracies(recs)
+    for side, row in sorted(zip(table.sides, table.rows)):
+        theirs = final_accuracies(sides[side])
         seeds = sorted(set(theirs) & set(reference), key=str)
-        name = " ".join(side)
-        accuracy = f"{statistics.fmean(theirs.values()):.1%}" if theirs else "—"
-        if side == reference_side:
+        if side == REFERENCE_SIDE:
             gap_text, check = "0", "the reference"
         elif not seeds:
             gap_text, check = "—", "not checked: no seed in common"
         else:
             gap = statistics.fmean(theirs[s] - reference[s] for s in seeds)
             low = gap < -ACCURACY_TOLERANCE
-            flagged += [name] if low else []
+            flagged += [row[0]] if low else []
             gap_text = f"{gap * 100:+.2f}"
             check = f"flagged: more than {ACCURACY_TOLERANCE * 100:.1f} points below" if low else "within"
-            gaps.append(f"{name} {gap_text} points ({len(seeds)} seed(s))")
-        rows.append((name, *side_figures(recs), accuracy, str(len(seeds)), gap_text, check))
+            gaps.append(f"{row[0]} {gap_text} points ({len(seeds)} seed(s))")
+        rows.append((*row, str(len(seeds)), gap_text, check))
     sentence = (f"Final test accuracy against float32 eager PyTorch's on the same seeds: "
                 + ("; ".join(gaps) or "no seed in common")
                 + (f". Flagged (trains worse by more than {ACCURACY_TOLERANCE * 100:.1f} points, so its speed is no "
                    f"like-for-like gain): {', '.join(flagged)}." if flagged else
                    f"; none more than {ACCURACY_TOLERANCE * 100:.1f} points below."))
-    headers = ("framework mode precision", "train step", "images/s", "compile", "step peak memory",
-               "final test accuracy", "seeds", "gap (points)", "check")
     # "measured", flagged or not: a check of accuracy, not a timed comparison the page counts as decided.
-    return Finding(key, topic, sentence, "measured", run_ids(mine), case_names(mine), headers, tuple(rows),
-                   asks_jax=False)
+    return Finding(key, topic, sentence, "measured", run_ids(mine), case_names(mine),
+                   (*table.headers, "seeds", "gap (points)", "check"), tuple(rows), asks_jax=False,
+                   notes=table.notes)
+
+
+# ------------------------------------------------------------------------------------- table of modes ---
+
+Side = tuple[str, str, str]  # framework, mode, precision: one row of the table of modes
+REFERENCE_SIDE: Side = ("pytorch", "eager", "float32")
+
+
+def sides_of(records: Sequence[Record]) -> dict[Side, list[Record]]:
+    """The training records per framework × mode × precision, in the order first seen."""
+    sides: dict[Side, list[Record]] = {}
+    for record in records:
+        if record.case.startswith(TRAINING_CASES):
+            sides.setdefault((record.backend, mode_of(record), str(precision_policy(record))), []).append(record)
+    return sides
+
+
+def target_text(target: Target) -> str:
+    """'90%' or '90.5%': the target accuracy as the findings and the table of modes name it."""
+    return f"{target.accuracy:.0%}" if round(target.accuracy * 100, 6).is_integer() else f"{target.accuracy:.1%}"
+
+
+@dataclass(frozen=True)
+class ModesTable:
+    """One row per framework × mode × precision (`MODES_HEADERS`, the time column naming the target), and why
+    each '—' in it is one: a figure that cannot be computed is never shown as 0."""
+
+    headers: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+    sides: tuple[Side, ...]
+    notes: tuple[str, ...]
+
+
+MODES_HEADERS = ("framework mode precision", "train step", "images/s", "compile", "time to target",
+                 "final test accuracy", "host peak", "device peak")
+
+
+PEAK_NOTE = ("host and device peak: the train step's, in a pass apart from its timing, above what the process "
+             "held before it")
+
+
+def modes_table(records: Sequence[Record], given: float | None = None) -> ModesTable:
+    """The table of modes of `records` (`mnist all` prints it; the verdict's accuracy check shows it): per side, the
+    train step (the median of its rounds), images/s, compile time, time to the target accuracy (`Reach.score`: the
+    MLPerf score over its seeds, compile included), final test accuracy (the mean over seeds) and the train step's
+    host and device peak memory. One target for every row: `--target-accuracy`'s, else `accuracy_target` over all
+    the rows' runs."""
+    sides = sides_of(records)
+    runs = {side: seed_runs(recs) for side, recs in sides.items()}
+    target = accuracy_target([run for mine in runs.values() for run in mine], given)
+    judged = target is not None and (given is not None or target.accuracy > CHANCE_ACCURACY)
+    time_header = f"time to {target_text(target)}" if target is not None and judged else MODES_HEADERS[4]
+    dashes: dict[str, dict[str, list[str]]] = {}  # column -> reason -> the rows it explains
+
+    def dash(column: str, reason: str, name: str) -> str:
+        dashes.setdefault(column, {}).setdefault(reason, []).append(name)
+        return "—"
+
+    rows = []
+    for side, recs in sides.items():
+        name = " ".join(side)
+        steps = [r for r in recs if r.case.startswith("train_step_") and r.median_s]
+        step = format_seconds(typical_s(steps)) if steps else dash("train step", "no train step was timed", name)
+        ips = images_per_s(steps)
+        rate = f"{ips:,.0f}" if ips is not None else dash("images/s", "no train step recorded images/s", name)
+        compiles = [r.compile_s for r in steps if r.compile_s is not None]
+        compiled = (format_seconds(statistics.median(compiles)) if compiles else
+                    dash("compile", "the step ran eagerly: nothing is compiled" if side[1] == "eager" else
+                         "no train step recorded a compile time", name))
+        if target is None or not judged:
+            to_target = dash(MODES_HEADERS[4], "no run validated an epoch" if target is None else target.rule, name)
+        elif not runs[side]:
+            to_target = dash(MODES_HEADERS[4], "no epoch was trained", name)
+        else:
+            reach = Reach(name, tuple(runs[side]), target.accuracy)
+            validated = max((e for run in runs[side] for e in run.accuracy), default=0)
+            to_target = (f"not reached in {validated} epoch(s)" if reach.score is None else
+                         format_seconds(reach.score) + ("" if len(reach.seconds) == len(reach.runs)
+                                                        else f" ({len(reach.seconds)} of {len(reach.runs)} runs)"))
+        finals = final_accuracies(recs)
+        accuracy = (f"{statistics.fmean(finals.values()):.1%}" if finals else
+                    dash("final test accuracy", "no epoch was validated", name))
+        memory = steps[-1].memory if steps else {}
+        on_cpu = bool(steps) and steps[-1].device == "cpu"
+        peaks = []
+        for column, status, cell in (("host peak", "host_status", host_peak_cell),
+                                     ("device peak", "device_status", device_peak_cell)):
+            shown = cell(memory)
+            why = memory.get(status)  # 'unavailable: <why>' (measure/memory.py) where the figure is not there
+            reason = (str(why) if isinstance(why, str) and why else
+                      "trained on the CPU: no device memory apart from the host's" if on_cpu and column == "device peak"
+                      else "not measured")
+            peaks.append(shown if shown is not None else dash(column, reason, name))
+        rows.append((name, step, rate, compiled, to_target, accuracy, *peaks))
+    notes = tuple(f"— {column}: {reason} ({', '.join(names)})"
+                  for column, reasons in dashes.items() for reason, names in reasons.items())
+    if any(row[6:] != ("—", "—") for row in rows):
+        notes = (PEAK_NOTE, *notes)
+    if target is not None and judged:
+        notes = (f"time to {target_text(target)}: the compile plus the epochs trained until the first validation "
+                 f"at or above it (over seeds, MLPerf's score); the target: {target.rule}", *notes)
+    return ModesTable((*MODES_HEADERS[:4], time_header, *MODES_HEADERS[5:]), tuple(rows), tuple(sides), notes)
 
 
 # -------------------------------------------------------------------------------------- like for like ---
@@ -490,7 +572,7 @@ def accuracy_finding(records: Sequence[Record], given: float | None = None) -> F
         frameworks.setdefault(run.framework, []).append(run)
     reaches = [Reach(name, tuple(mine), target.accuracy) for name, mine in frameworks.items()]
     reached = sorted((r for r in reaches if r.score is not None), key=lambda r: r.score or 0.0)
-    aim = f"{target.accuracy:.0%}" if round(target.accuracy * 100, 6).is_integer() else f"{target.accuracy:.1%}"
+    aim = target_text(target)
     parts = []
     if reached:
         parts.append(", ".join(f"{r.framework} {format_seconds(r.score or 0.0)} ({r.runs_text}"

@@ -59,6 +59,7 @@ class Finding:
     # Whether the page's plain answer (JAX against the fastest other framework, verdict/answer.py) is asked of it:
     # False where that question is another finding's, so that one question is answered and counted once.
     asks_jax: bool = True
+    notes: tuple[str, ...] = ()  # under its rows: what a figure in them rests on, why a cell is '—'
 
     @property
     def source(self) -> str:

@@ -146,7 +146,8 @@ def evidence_table(finding: Finding) -> str:
     if not finding.rows:
         return ""
     return ('<table class="evidence">' + _cell_row(finding.headers, "th")
-            + "".join(_cell_row(row) for row in finding.rows) + "</table>")
+            + "".join(_cell_row(row) for row in finding.rows) + "</table>"
+            + "".join(f'<p class="source">{html.escape(note)}</p>' for note in finding.notes))
 
 
 def finding_item(finding: Finding, charts: Sequence[Chart], undecided: bool = False) -> str:
