@@ -51,9 +51,9 @@ def preload(group_module: str, heavy: bool) -> list[str]:
 
 def worker(modules: Sequence[str]) -> None:
     """The warm worker: import `modules`, then for each request line {"argv", "out"} on stdin fork a child that
-    runs argv through the CLI with its stdout to the file `out` (stderr to /dev/null), and answer {"code", "wall_s",
-    "threads_before"} (the worker's thread count before forking: 1 is what fork is safe with; OpenBLAS's pool
-    shuts itself down at fork)."""
+    runs argv through the CLI with its stdout to the file `out` (stderr appended to the file "err" where the request names
+    one, else to /dev/null), and answer {"code", "wall_s", "threads_before"} (the worker's thread count before
+    forking: 1 is what fork is safe with; OpenBLAS stops its own pool at fork)."""
     import importlib
 
     for name in modules:
