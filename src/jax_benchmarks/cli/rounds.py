@@ -24,7 +24,7 @@ import click
 
 from jax_benchmarks.cli.relaunch import round_argv, run_fresh
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
-from jax_benchmarks.store.location import saved_count
+from jax_benchmarks.store.location import for_children, saved_count
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.settings import BenchSettings, command_line
 
@@ -44,14 +44,22 @@ class RoundsOutcome:
 
 
 def run_rounds(group: str, command: str, settings: BenchSettings, run_id: str) -> RoundsOutcome:
-    """Start the rounds one by one; their human output passes through on stderr."""
+    """Start the rounds one by one; their human output passes through on stderr. The rounds get the store without
+    its password on their command lines (`for_children`)."""
+    with for_children(settings.results) as given:
+        return rounds_of(group, command, settings, settings.model_copy(update={"results": given}), run_id)
+
+
+def rounds_of(group: str, command: str, settings: BenchSettings, passed_on: BenchSettings,
+              run_id: str) -> RoundsOutcome:
+    """`run_rounds`' rounds: each started with `passed_on`'s options, `settings` named where one is shown."""
     records: list[Record] = []
     walls: list[float] = []
     start = time.perf_counter()
     for index in range(settings.rounds):
         click.echo(f"round {index + 1}/{settings.rounds}: {group} {command} in a fresh process", err=True)
         round_start = time.perf_counter()
-        argv = round_argv(group, command, [*command_line(settings, skip=ROUND_FIELDS), "--json"],
+        argv = round_argv(group, command, [*command_line(passed_on, skip=ROUND_FIELDS), "--json"],
                           rounds=settings.rounds, index=index, run_id=run_id)
         try:
             done = run_fresh(argv, capture=True)

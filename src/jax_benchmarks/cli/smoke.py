@@ -18,7 +18,8 @@ from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.frameworks.available import MLXTEND, Framework, missing_libraries, unavailable_reason
 from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.cli.relaunch import run_fresh, self_command
-from jax_benchmarks.store.location import DefaultStoreOption, LocationParam, ResultsLocation, default_text, saved_count
+from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, default_text, for_children,
+                                           saved_count)
 
 # The quick records go to the store every command uses by default: each record names its settings and its
 # cases their sizes, so `report` tells quick figures from real ones.
@@ -95,5 +96,6 @@ def run_commands(groups: tuple[str, ...], results: ResultsLocation, walls: list[
             continue
         click.echo(f"== smoke: {line}", err=True)
         began = time.perf_counter()
-        done = run_fresh([*self_command(), group, command, "--quick", "--results", results.value])
+        with for_children(results) as given:  # the store without its password on the command line
+            done = run_fresh([*self_command(), group, command, "--quick", "--results", given.value])
         walls.append((line, time.perf_counter() - began, done.returncode))

@@ -116,16 +116,24 @@ SPEC = GroupSpec(
 
 def launch_local(name: str, settings: MnistSettings) -> None:
     """`--launch-local N`: this command N times on this host as one job; the first failure ends it (exit 1)."""
-    from jax_benchmarks.hardware.devices import cpu_count
+    from jax_benchmarks.store.location import for_children
     from jax_benchmarks.store.record import new_run_id
 
     count = settings.launch_local
     assert count is not None
     run_id = settings.run_id or new_run_id()
+    with for_children(settings.results) as given:  # the store without its password on the command lines
+        launch_job(name, settings, settings.model_copy(update={"results": given}), count, run_id)
+
+
+def launch_job(name: str, settings: MnistSettings, passed_on: MnistSettings, count: int, run_id: str) -> None:
+    """`launch_local`'s job: its processes started with `passed_on`'s options, `settings` named where shown."""
+    from jax_benchmarks.hardware.devices import cpu_count
+
     base = [*self_command(), "mnist", name,
             # From the parsed settings, not the raw values: an old option name (e.g. --num-epochs) reaches the
             # processes under the field's current one.
-            *command_line(settings, skip=("launch_local", "run_id"))]
+            *command_line(passed_on, skip=("launch_local", "run_id"))]
     commands = cluster.process_commands(base, count, run_id, free_port())
     click.echo(f"launching {count} local processes of `mnist {name}` (run {run_id}); process 0 reports",
                err=settings.json_output)

@@ -63,7 +63,17 @@ def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Pat
             show: Callable[[str, int, float], None], threads: int | None = None,
             first_round: int = 0) -> list[RoundDone]:
     """Run every round (from index `first_round`) of every step, one fresh process each; `show(label, rounds
-    done, seconds left)` is called before each round. A failed round is noted and the rest still run."""
+    done, seconds left)` is called before each round. A failed round is noted and the rest still run. The rounds
+    get the store without its password on their command lines (`for_children`)."""
+    from jax_benchmarks.store.location import for_children
+
+    with for_children(as_location(results)) as given:
+        return measure_rounds(scale, given, run_id, log, show, threads, first_round)
+
+
+def measure_rounds(scale: Scale, results: ResultsLocation, run_id: str, log: Path,
+                   show: Callable[[str, int, float], None], threads: int | None, first_round: int) -> list[RoundDone]:
+    """`measure`'s rounds, each started with `results` as the store on its command line."""
     from jax_benchmarks.cli.relaunch import round_argv, run_fresh
 
     done: list[RoundDone] = []
