@@ -15,13 +15,15 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import numpy as np
 from numpy.typing import NDArray
 
 from jax_benchmarks.hardware.devices import DeviceKind, DeviceRequest, cpu_library_runs, devices_to_time
-from jax_benchmarks.measure.harness import Recorder, Suite, Target
+
+if TYPE_CHECKING:
+    from jax_benchmarks.measure.harness import Recorder, Suite
 from jax_benchmarks.measure.timing import Sync, no_sync
 
 A = TypeVar("A")
@@ -65,6 +67,9 @@ def cpu_only_suites(backend: str, library: str, request: DeviceRequest, suites: 
     """The one rule for a library that runs on the CPU only: under `--device gpu` (GPU figures alone) its
     backend is skipped with the reason; otherwise it runs on the CPU (its records say device cpu), and when
     the other backends time a GPU the log says so. `suites()` declares the CPU suites."""
+    # Imported here: the descriptors read this module, and reading them (as `--help` does) loads no harness.
+    from jax_benchmarks.measure.harness import Suite, Target
+
     if not cpu_library_runs(request):
         def skipped(run: Recorder) -> None:
             run.log(f"{backend}: skipped: {library} runs on the CPU only (--device gpu; use --device cpu or auto)")

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from jax_benchmarks.frameworks.descriptors import version_keys
 from jax_benchmarks.store.record import Scalar
 
 # The machine a figure was measured on. A record without `host` (written before it was recorded) is
@@ -16,6 +15,9 @@ def compared_keys() -> tuple[str, ...]:
     """What decides speed, in the order it is listed: the machine, the versions of the numerical libraries (their
     descriptors' distributions), the settings in effect. cpu_mhz is left out: /proc/cpuinfo reports the clock of
     the moment, which differs on every read."""
+    # Imported here: the descriptors load the measurement core (rich among it), which `--help` must not.
+    from jax_benchmarks.frameworks.descriptors import version_keys
+
     return (*MACHINE_KEYS, "ram_gib", "platform", "python", *version_keys(), *SETTINGS_IN_EFFECT)
 
 
@@ -49,6 +51,8 @@ def same_machine(env: Mapping[str, Scalar], other: Mapping[str, Scalar]) -> bool
 def framework_changes(current: Mapping[str, Scalar], baseline: Mapping[str, Scalar]) -> list[str]:
     """'torch 2.11.0 → 2.13.0' for each framework recorded in both runs with another version (or installed
     in one only); a key missing on either side (a record from before it was recorded) is not held against it."""
+    from jax_benchmarks.frameworks.descriptors import version_keys
+
     return [f"{key} {_version_text(baseline[key])} → {_version_text(current[key])}"
             for key in version_keys() if key in current and key in baseline and current[key] != baseline[key]]
 

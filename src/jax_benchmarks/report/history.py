@@ -12,7 +12,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from jax_benchmarks.frameworks.descriptors import version_keys as framework_version_keys
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.cli.tables import BUSY_WORD, column_of, format_seconds, is_busy
 from jax_benchmarks.store.views import by_group, by_run, run_key
@@ -22,6 +21,9 @@ from jax_benchmarks.store.views import by_group, by_run, run_key
 def version_keys() -> tuple[str, ...]:
     """Environment fields that label a run when they change between runs (in this order): the commit, Python,
     every framework's distributions (their descriptors, jax_benchmarks.frameworks.descriptors), XLA_FLAGS."""
+    # Imported here: the descriptors load the measurement core (rich among it), which `--help` must not.
+    from jax_benchmarks.frameworks.descriptors import version_keys as framework_version_keys
+
     return ("git_commit", "python", *framework_version_keys(), "xla_flags")
 
 SHORT_COMMIT = 7
