@@ -100,3 +100,15 @@ def test_a_gpu_records_precision_settings_are_shown_even_when_a_cpu_record_is_ne
     assert precision_line([*on_gpu, *on_cpu]) == (
         "Precision policy: float32 products and convolutions: tf32; JAX default matmul precision: tensorfloat32; "
         "PyTorch float32 matmul: tf32; not applicable to the CPU records (float32 is IEEE)")
+
+
+def test_markdown_shows_the_breakdowns_of_profiled_records_and_nothing_without_them() -> None:
+    """`--profile`'s breakdown lines, which the HTML page puts in each finding's evidence, in a table of their own."""
+    shares = {"jax": {"share_kernels": 91.0, "share_host": 9.0}, "numpy": {}, "pytorch": {"share_host": 100.0}}
+    profiled = [r.model_copy(update={"profile": shares[r.backend]}) if r.group == "xla" else r
+                for r in sample_records()]
+    text = build_page(profiled, None, None, "markdown")
+    assert "### Where the step's time went (--profile)" in text
+    assert "jax matmul_1000x1000_float64: kernels 91.0 %, host 9.0 %" in text
+    assert "pytorch matmul_1000x1000_float64: host 100.0 %" in text
+    assert "--profile" not in build_page(sample_records(), None, None, "markdown")

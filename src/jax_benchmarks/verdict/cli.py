@@ -59,6 +59,11 @@ def step_options(step: Step, index: int, results: ResultsLocation | Path, thread
             *(["--threads", str(threads)] if threads is not None else [])]
 
 
+def profiled(scale: Scale) -> Scale:
+    """`scale` with `--profile` given to every step's rounds (measure/profile.py's untimed pass)."""
+    return replace(scale, steps=tuple(replace(step, options=(*step.options, "--profile")) for step in scale.steps))
+
+
 def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Path,
             show: Callable[[str, int, float], None], threads: int | None = None,
             first_round: int = 0) -> list[RoundDone]:
@@ -280,6 +285,10 @@ def warn(message: str) -> None:
               help="The difference worth switching for: a comparison is faster by more than it, the same within "
                    "±PERCENT, faster by a–b % (an interval crossing it) or undecided (default: 10, asv's factor "
                    "1.1; see docs/verdict.md).")
+@click.option("--profile", is_flag=True, default=False,
+              help="Every round also profiles each case once, untimed, after its timed samples (no figure is "
+                   "measured under a profiler); the traces go to profiles/RUN_ID/ beside the store, and each "
+                   "finding shows its frameworks' breakdowns (docs/profile.md).")
 @click.option("--target-accuracy", type=FiniteFloatRange(0.0, 1.0, min_open=True), default=None,
               help="Test accuracy of the 'time to accuracy' finding (default: 99 % on full MNIST, else the lowest "
                    "best accuracy of any framework and run, rounded down to a whole percent).")
@@ -287,7 +296,7 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         run_id: str | None,
         output_format: Format, output: Path | None, results: ResultsLocation, threads: int | None,
         budget_s: float | None, target_accuracy: float | None, margin_pct: float | None,
-        lock_timeout_s: float = LOCK_TIMEOUT_S, force: bool = False) -> None:
+        lock_timeout_s: float = LOCK_TIMEOUT_S, force: bool = False, profile: bool = False) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
     one click away. With --from, only the page. The terminal says the plain answer and where the page is.
@@ -316,6 +325,10 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
             raise click.BadParameter("measures nothing with --from; give one of them", param_hint="'--scale'")
     if from_path is not None and budget_s is not None:
         raise click.BadParameter("measures nothing with --from; give one of them", param_hint="'--budget'")
+    if from_path is not None and profile:
+        raise click.BadParameter("measures nothing with --from (the page shows the breakdowns of profiled records "
+                                 "it reads); give one of them", param_hint="'--profile'")
+    plan = profiled(SCALES[scale]) if profile else SCALES[scale]
     budget = SCALES[scale].default_budget_s if budget_s is None else budget_s
     if budget < SCALES[scale].one_round_s:
         raise click.BadParameter(f"{budget:g} s is too small for even one round of --scale {scale} (about "
@@ -340,6 +353,15 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
             writable_file(as_location(results))
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="'--results'") from None
+        if profile:  # every round writes its traces there: refused before the first round, not in each
+            from jax_benchmarks.errors import DataError
+            from jax_benchmarks.measure.profile import profiles_root
+            from jax_benchmarks.settings import writable_dir
+
+            try:
+                writable_dir(profiles_root(results), "profiles")
+            except DataError as exc:
+                raise click.BadParameter(str(exc), param_hint="'--profile'") from None
         # On a busy machine every framework measures with the threads that fit what others left (or as asked,
         # with a warning); the same count for all, fixed for every round (measure/oversubscription.py).
         from jax_benchmarks.measure.oversubscription import choose_threads, probe
@@ -352,9 +374,8 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         log = round_log(results, run_id)
         log.parent.mkdir(parents=True, exist_ok=True)  # checked writable above; made now that work starts
         try:
-            rounds = measure_with_progress(SCALES[scale], results, run_id, log, threads)
-            rounds = add_rounds(SCALES[scale], budget, results, run_id, log, rounds, target_accuracy, threads,
-                                margin)
+            rounds = measure_with_progress(plan, results, run_id, log, threads)
+            rounds = add_rounds(plan, budget, results, run_id, log, rounds, target_accuracy, threads, margin)
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the round's process is ended; say what is saved
             raise interrupted(f"Interrupted: {saved_count(results, run_id)} records of verdict run "
                               f"{run_id} are saved in {results}", interrupt_signal(exc)) from None

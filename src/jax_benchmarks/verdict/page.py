@@ -265,6 +265,10 @@ def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Seque
     if scale:
         lines.append(f"Scale: `verdict --scale {scale}`{md(DERIVED) if here.scale_derived else ''}  ")
     lines += ["", md(answer[-1]), "", f"### Findings on {md(here.name)}", "", *findings_table(here.findings), ""]
+    # The breakdowns of profiled records (`--profile`), as the HTML page shows them in each finding's evidence.
+    profiled = [(f.topic, line) for f in here.findings for line in breakdowns_of(f.records)]
+    if profiled:
+        lines += ["### Where the step's time went (--profile)", "", *md_table(("question", "breakdown"), profiled), ""]
     for there, between in zip(others, across, strict=True):
         lines += [f"### Findings on {md(there.name)}", "", *[f"{md(line)}  " for line in about_lines(there)], "",
                   *findings_table(there.findings), "",
