@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,31 @@ def auto_device(backend: str) -> str:
 def invoke(*args: str) -> Result:
     """`python main.py *args`, in process; result.stdout / result.stderr are separate."""
     return CliRunner().invoke(_Entry("main"), list(args))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_xla_compilation_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Tests build the same XLA programs again and again (the mnist CNN's step in each new trainer, whose jit
+    starts with an empty cache; the same eager operations): an on-disk compilation cache for this session
+    compiles each program once, in a folder of its own, so a run starts cold as on a fresh clone. Only for this
+    process, where the collected test modules imported JAX (the full suite): a test's subprocesses compile
+    their own (JAX's cache files are written in place, and a concurrent reader warns on stderr)."""
+    jax = sys.modules.get("jax")
+    if jax is None:
+        yield
+        return
+    settings = {"jax_compilation_cache_dir": str(tmp_path_factory.mktemp("xla-cache")),
+                "jax_persistent_cache_min_compile_time_secs": 0.0, "jax_persistent_cache_min_entry_size_bytes": 0}
+    from jax.experimental.compilation_cache import compilation_cache
+
+    before = {name: getattr(jax.config, name) for name in settings}
+    for name, value in settings.items():
+        jax.config.update(name, value)
+    compilation_cache.reset_cache()  # JAX decides on its first compile whether a cache is used: decide again
+    yield
+    for name, value in before.items():
+        jax.config.update(name, value)
+    compilation_cache.reset_cache()
 
 
 @pytest.fixture

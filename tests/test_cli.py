@@ -11,25 +11,39 @@ import pytest
 
 from jax_benchmarks.cli.root import GROUPS
 from tests.conftest import invoke
+from tests.help_probe import every_help
 
 REPO = Path(__file__).resolve().parents[1]
 
 @pytest.fixture(scope="module")
 def help_results() -> dict[str, dict[str, object]]:
-    # Each --help runs in its own fresh interpreter (see tests/help_probe.py).
-    res = subprocess.run([sys.executable, str(REPO / "tests" / "help_probe.py")],
-                         capture_output=True, text=True, cwd=REPO, timeout=600)
-    assert res.returncode == 0, res.stderr
-    parsed: dict[str, dict[str, object]] = json.loads(res.stdout.strip().splitlines()[-1])
-    return parsed
+    # Each --help runs in a process of its own, forked from one that imported the CLI's root alone (see
+    # tests/help_probe.py); the e2e twin below runs each in a fresh interpreter.
+    return every_help()
 
 
-def test_every_help_works_and_imports_no_framework(help_results: dict[str, dict[str, object]]) -> None:
+def check_every_help(help_results: dict[str, dict[str, object]]) -> None:
     assert set(GROUPS) <= set(help_results)
     for command, result in help_results.items():
         assert result["code"] == 0, command
         assert result["heavy"] == [], f"`{command} --help` imported {result['heavy']}"
         assert "Usage:" in str(result["help"]), command
+
+
+def test_every_help_works_and_imports_no_framework(help_results: dict[str, dict[str, object]]) -> None:
+    check_every_help(help_results)
+
+
+@pytest.mark.e2e  # twin: test_every_help_works_and_imports_no_framework (the same probes, forked)
+def test_every_help_in_a_fresh_interpreter_works_and_imports_no_framework() -> None:
+    # Here, as the fresh probes below (a help names the default store, which depends on the folder).
+    res = subprocess.run([sys.executable, str(REPO / "tests" / "help_probe.py")],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr
+    forked: dict[str, dict[str, object]] = json.loads(res.stdout.strip().splitlines()[-1])
+    fresh = every_help(fresh=True)
+    check_every_help(fresh)
+    assert fresh == forked  # the forked probes see what fresh interpreters see
 
 
 def test_benchmark_commands_share_the_common_options(help_results: dict[str, dict[str, object]]) -> None:

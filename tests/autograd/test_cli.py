@@ -108,6 +108,17 @@ def test_all_backends_agree_and_the_graph_png_is_written(results_path: Path) -> 
 
 
 def test_a_single_backend_records_no_agreement(results_path: Path) -> None:
+    # The gradient cases alone; the CNN's float64 step: its in-process twin in tests/autograd/test_cnn.py, and the
+    # e2e run below (a Flax compile of the full model in float64, tens of seconds on a busy 2-core machine).
+    records = run_json("autograd", "jax", *FAST, "-k", "grad", "--dtype", "float64", "--results", str(results_path))
+    assert [r["variant"] for r in records] == ["vmap", "vmap+jit"]
+    assert all(r["checks"]["max_abs_err_df"] < 1e-12 for r in records)  # x64 really was on
+
+
+# twin: test_a_single_backend_records_no_agreement (the gradient cases) and
+# tests/autograd/test_cnn.py::test_flaxs_cnn_trains_in_float64_under_the_suites_x64 (the CNN's step, in process)
+@pytest.mark.e2e
+def test_a_single_backend_with_its_cnn_records_no_agreement(results_path: Path) -> None:
     records = run_json("autograd", "jax", *FAST, *CNN_FAST, "--dtype", "float64", "--results", str(results_path))
     assert [r["variant"] for r in records] == ["vmap", "vmap+jit", "train step"]
     cnn = records.pop()

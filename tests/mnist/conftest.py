@@ -11,7 +11,8 @@ import pytest
 from jax_benchmarks.hardware.devices import resolve_device
 
 # A dry run (3 steps of 16 images), one epoch, validation on 32-image batches, one timed repeat.
-TINY = ("--dry-run", "--num-epochs", "1", "--train-batch-size", "16", "--test-batch-size", "32", "--repeats", "1")
+TINY = ("--dry-run", "--num-epochs", "1", "--train-batch-size", "16", "--test-batch-size", "32", "--repeats", "1",
+        "--min-time", "0.01")  # one timed sample of the step and the peak: the tests check what ran, not the figures
 # The case names those options give (`{op}_{shape}_{dtype}`, src/jax_benchmarks/mnist/cases.py).
 LOAD, PEAK = "load_mnist_28x28_uint8", "matmul_peak_2048x2048_float32"
 STEP, EPOCH, VALIDATION = "train_step_16x28x28_float32", "train_epoch_16x28x28_float32", "validation_32x28x28_float32"
