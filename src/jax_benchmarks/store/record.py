@@ -57,11 +57,11 @@ class Record(BaseModel):
     # (src/jax_benchmarks/measure/contention.py: window_s, busy, cores, others_cores, steal_cores, or
     # unknown: why it cannot be told); empty in records written before it existed (they still read).
     contention: dict[str, Scalar] = Field(default_factory=dict)
-    # Memory figures (src/jax_benchmarks/measure/memory.py); empty in records of version 1 and before.
-    memory: dict[str, Scalar] = Field(default_factory=dict)
     # --profile's untimed pass (src/jax_benchmarks/measure/profile.py): the trace file (relative to the store's
     # folder), its breakdown shares, a jitted case's compiled program (file, sha256, fusions, XLA flags).
     profile: dict[str, Scalar] = Field(default_factory=dict)
+    # Memory figures (src/jax_benchmarks/measure/memory.py); empty in records of version 1 and before.
+    memory: dict[str, Scalar] = Field(default_factory=dict)
     # Last: report's index-only read takes env from the end of each line (INDEX_HEAD, ENV_KEY).
     env: dict[str, Scalar] = Field(default_factory=dict)
     # Where the line is (file, byte offset, line number) while the record is index-only; see
