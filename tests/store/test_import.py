@@ -125,7 +125,7 @@ def test_new_runs_go_to_the_store_and_read_with_the_imported_ones() -> None:
     DEFAULT_JSONL.parent.mkdir(parents=True)
     DEFAULT_JSONL.write_text(WRITTEN_BY_V1.read_text())
     before = DEFAULT_JSONL.read_bytes()
-    run = invoke("xla", "numpy", "--matrix-size", "32", "--repeats", "1", "--case", "matmul")
+    run = invoke("xla", "numpy", "--matrix-size", "32", "--repeats", "1", "--min-time", "0.01", "--case", "matmul")
     assert run.exit_code == 0, run.stderr
     assert DEFAULT_JSONL.read_bytes() == before
     records = exported()

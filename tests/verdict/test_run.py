@@ -27,17 +27,17 @@ def read(path: Path) -> list[Record]:
 
 
 def test_rounds_run_in_fresh_processes_under_one_run_id(tmp_path: Path) -> None:
-    scale = Scale("quick", 3, (Step("scipy", "numpy", ("--quick", "-k", "solve"), 1.0),), "test")
+    scale = Scale("quick", 2, (Step("scipy", "numpy", ("--quick", "-k", "solve"), 1.0),), "test")
     shown: list[tuple[str, int, float]] = []
     rounds = measure(scale, tmp_path / "r.jsonl", "20261124T120000Z-abcdef", tmp_path / "r.log",
                      lambda label, done, left: shown.append((label, done, left)))
-    assert [r.code for r in rounds] == [0, 0, 0]
+    assert [r.code for r in rounds] == [0, 0]
     records = read(tmp_path / "r.jsonl")
     assert {r.run_id for r in records} == {"20261124T120000Z-abcdef"}
-    assert [r.round_index for r in records] == [0, 1, 2] and {r.rounds for r in records} == {3}
-    assert [label for label, _, _ in shown] == [f"scipy numpy · round {i}/3" for i in (1, 2, 3)]
-    assert [done for _, done, _ in shown] == [0, 1, 2] and shown[0][2] == pytest.approx(3.0)
-    assert "== verdict 20261124T120000Z-abcdef: scipy numpy --quick -k solve (round 3/3)" in (tmp_path / "r.log").read_text()
+    assert [r.round_index for r in records] == [0, 1] and {r.rounds for r in records} == {2}
+    assert [label for label, _, _ in shown] == [f"scipy numpy · round {i}/2" for i in (1, 2)]
+    assert [done for _, done, _ in shown] == [0, 1] and shown[0][2] == pytest.approx(2.0)
+    assert "== verdict 20261124T120000Z-abcdef: scipy numpy --quick -k solve (round 2/2)" in (tmp_path / "r.log").read_text()
 
 
 @pytest.mark.slow
