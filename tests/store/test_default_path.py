@@ -49,7 +49,7 @@ def test_smoke_verdict_and_benchmarks_share_the_default_store(tmp_path: Path,
         assert done.returncode == 0, done.stderr
         shown = "".join(done.stdout.split())  # help text wraps (the path has no spaces)
         assert str(tmp_path / "user-data" / "jax-benchmarks" / "results.sqlite") in shown, done.stdout
-    done = run_main("xla", "numpy", "--quick", "--json", cwd=tmp_path)
+    done = run_main("xla", "numpy", "--quick", "--min-time", "0.01", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     report = run_main("report", "--group", "xla", "--format", "jsonl", cwd=tmp_path)
     assert report.returncode == 0, report.stderr

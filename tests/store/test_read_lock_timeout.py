@@ -44,7 +44,7 @@ def test_every_reader_ends_at_the_lock_timeout(locked: str, pg_server: PgServer,
                  ["verdict", "--from", locked, "--format", "markdown"],
                  ["verdict", "--from", good, "--against", locked, "--format", "markdown"]):
         began = time.monotonic()
-        result = invoke(*args, "--lock-timeout", "1")
+        result = invoke(*args, "--lock-timeout", "0.2")  # short: each reader waits this long
         took = time.monotonic() - began
         lines = result.stderr.strip().splitlines()
         assert result.exit_code == 2, (args, took, result.output)
