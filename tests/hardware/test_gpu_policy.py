@@ -98,7 +98,8 @@ def test_device_out_of_memory_mid_run_is_one_line_exit_2(results_path: Path, mon
         return [*real_suites(settings), running_out]  # type: ignore[arg-type]
 
     monkeypatch.setattr(numpy_backend, "suites", suites_then_run_out)
-    result = invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--min-time", "0.01", "--results", str(results_path))
+    result = invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--min-time", "0.01",
+                    "--results", str(results_path))
     assert result.exit_code == 2, result.output + result.stderr
     assert result.stderr.startswith("Error: out of device memory") and result.stderr.count("\n") == 1
     assert "Traceback" not in result.output + result.stderr

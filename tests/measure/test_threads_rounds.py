@@ -32,7 +32,8 @@ def run_main(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_threads_pins_blas_and_xla_and_is_recorded(tmp_path: Path) -> None:
-    done = run_main("xla", "numpy", "--matrix-size", "32", "--repeats", "1", "--min-time", "0.01", "--threads", "1", "--json", cwd=tmp_path)
+    done = run_main("xla", "numpy", "--matrix-size", "32", "--repeats", "1", "--min-time", "0.01",
+                    "--threads", "1", "--json", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     records = json.loads(done.stdout)
     assert len(records) == 6
@@ -47,7 +48,8 @@ def test_threads_pins_blas_and_xla_and_is_recorded(tmp_path: Path) -> None:
 
 
 def test_default_threads_is_recorded_as_none(results_path: Path) -> None:
-    result = invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--min-time", "0.01", "--results", str(results_path))
+    result = invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--min-time", "0.01",
+                    "--results", str(results_path))
     assert result.exit_code == 0, result.stderr
     env = read_jsonl(results_path)[0]["env"]
     assert env["threads"] is None and "blas_threads" in env and "ram_gib" in env and "host" in env
@@ -106,7 +108,8 @@ def test_settings_args_rebuild_the_settings_of_every_command(group: str) -> None
 
 
 def test_rounds_run_fresh_processes_under_one_run_id(results_path: Path) -> None:
-    result = invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--min-time", "0.01", "--rounds", "2", "--threads", "1",
+    result = invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--min-time", "0.01",
+                    "--rounds", "2", "--threads", "1",
                     "--results", str(results_path), "--json")
     assert result.exit_code == 0, result.stderr
     records = read_jsonl(results_path)

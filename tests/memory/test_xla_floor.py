@@ -39,8 +39,8 @@ def test_no_figure_no_judgement() -> None:
 @pytest.mark.skipif(not Path("/proc/self/clear_refs").exists(), reason="reads Linux's /proc/self")
 def test_xla_numpy_records_the_floor_of_every_case(tmp_path: Path) -> None:
     results = tmp_path / "results.jsonl"
-    outcome = CliRunner().invoke(cli, ["xla", "numpy", "--device", "cpu", "--matrix-size", "600", "--repeats", "1", "--min-time", "0.01",
-                                       "--results", str(results)])
+    outcome = CliRunner().invoke(cli, ["xla", "numpy", "--device", "cpu", "--matrix-size", "600", "--repeats", "1",
+                                       "--min-time", "0.01", "--results", str(results)])
     assert outcome.exit_code == 0, outcome.output
     records = {r.case.split("_")[0]: r for r in read_records(results, print)}
     n2 = 600 * 600 * 8

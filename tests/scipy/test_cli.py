@@ -154,7 +154,8 @@ def test_all_fails_after_recording_when_backends_disagree(results_path: Path) ->
 
 
 def test_json_prints_only_the_records(results_path: Path) -> None:
-    result = invoke("scipy", "numpy", "--array-length", "500", "--repeats", "1", "--min-time", "0.01", "--device", "cpu",
+    result = invoke("scipy", "numpy", "--array-length", "500", "--repeats", "1", "--min-time", "0.01",
+                    "--device", "cpu",
                     "--results", str(results_path), "--json")
     assert result.exit_code == 0, result.stderr
     records = json.loads(result.stdout)
@@ -181,7 +182,8 @@ def test_failed_recovery_exits_1_after_recording(results_path: Path) -> None:
     ("numpy", "nothing-matches", []),
 ])
 def test_k_runs_only_the_selected_cases(backend: str, pattern: str, cases: list[str], results_path: Path) -> None:
-    result = invoke("scipy", backend, "--array-length", "500", "--repeats", "1", "--min-time", "0.01", "--device", "cpu",
+    result = invoke("scipy", backend, "--array-length", "500", "--repeats", "1", "--min-time", "0.01",
+                    "--device", "cpu",
                     "-k", pattern, "--results", str(results_path), "--json")
     assert result.exit_code == 0, result.stderr
     records = json.loads(result.stdout)

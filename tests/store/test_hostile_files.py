@@ -34,7 +34,8 @@ def _record(run: Run, case: str = "matmul_8x8_float64") -> Record:
 
 
 def _xla(results: Path, *extra: str) -> Any:
-    return invoke("xla", "numpy", "--matrix-size", "8", "--repeats", "1", "--min-time", "0.01", "--results", str(results), *extra)
+    return invoke("xla", "numpy", "--matrix-size", "8", "--repeats", "1", "--min-time", "0.01",
+                  "--results", str(results), *extra)
 
 
 # ------------------------------------------------------------ writing ---

@@ -37,7 +37,8 @@ def test_rounds_run_in_fresh_processes_under_one_run_id(tmp_path: Path) -> None:
     assert [r.round_index for r in records] == [0, 1] and {r.rounds for r in records} == {2}
     assert [label for label, _, _ in shown] == [f"scipy numpy · round {i}/2" for i in (1, 2)]
     assert [done for _, done, _ in shown] == [0, 1] and shown[0][2] == pytest.approx(2.0)
-    assert "== verdict 20261124T120000Z-abcdef: scipy numpy --quick -k solve (round 2/2)" in (tmp_path / "r.log").read_text()
+    assert "== verdict 20261124T120000Z-abcdef: scipy numpy --quick -k solve (round 2/2)" in (
+        tmp_path / "r.log").read_text()
 
 
 @pytest.mark.slow

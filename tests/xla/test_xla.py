@@ -80,7 +80,8 @@ def test_backend_records_checked_values(backend: str, dtype: str, results_path: 
 
 def test_same_seed_same_matrices_other_seed_other(results_path: Path) -> None:
     def mean_a(seed: str) -> float:
-        invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--min-time", "0.01", "--seed", seed, "--results", str(results_path))
+        invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--min-time", "0.01",
+               "--seed", seed, "--results", str(results_path))
         value = by_case(read_jsonl(results_path)[-6:], "mean")["checks"]["mean_a"]
         assert isinstance(value, float)
         return value
@@ -90,7 +91,8 @@ def test_same_seed_same_matrices_other_seed_other(results_path: Path) -> None:
 
 
 def test_all_gives_one_record_per_case_and_backend(results_path: Path) -> None:
-    result = invoke("xla", "all", "--matrix-size", "32", "--repeats", "1", "--min-time", "0.01", "--json", "--results", str(results_path))
+    result = invoke("xla", "all", "--matrix-size", "32", "--repeats", "1", "--min-time", "0.01",
+                    "--json", "--results", str(results_path))
     assert result.exit_code == 0, result.stderr
     records = json.loads(result.stdout)  # --json: stdout is only the array
     assert records == read_jsonl(results_path)
@@ -250,7 +252,8 @@ def test_float64_silently_computed_in_float32_fails(results_path: Path) -> None:
 def test_check_failure_exits_1_with_one_line(monkeypatch: pytest.MonkeyPatch, results_path: Path) -> None:
     monkeypatch.setattr(checks, "MIN_REL_TOL", 0.0)
     monkeypatch.setattr(checks, "SIGMAS", 0.0)  # nothing can pass a zero tolerance
-    result = invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--min-time", "0.01", "--results", str(results_path))
+    result = invoke("xla", "numpy", "--matrix-size", "16", "--repeats", "1", "--min-time", "0.01",
+                    "--results", str(results_path))
     assert result.exit_code == 1
     error = result.stderr.strip().splitlines()[-1]
     assert error.startswith("Error: check failed: numpy mean_2x16x16_float64 @cpu: mean_a = ")
@@ -266,7 +269,8 @@ def test_check_failure_exits_1_with_one_line(monkeypatch: pytest.MonkeyPatch, re
 ])
 def test_k_times_only_the_selected_case(backend: str, pattern: str, op: str, results_path: Path) -> None:
     """The inputs of a selected case are made untimed when the case that makes them is not selected."""
-    result = invoke("xla", backend, "--matrix-size", "48", "--repeats", "1", "--min-time", "0.01", "--device", "cpu", "-k", pattern,
+    result = invoke("xla", backend, "--matrix-size", "48", "--repeats", "1", "--min-time", "0.01",
+                    "--device", "cpu", "-k", pattern,
                     "--results", str(results_path))
     assert result.exit_code == 0, result.stderr
     (record,) = read_jsonl(results_path)
@@ -281,7 +285,8 @@ def test_k_times_only_the_selected_case(backend: str, pattern: str, op: str, res
 def test_k_case_equals_the_same_case_of_a_full_run(results_path: Path) -> None:
     full, alone = results_path.with_name("full.jsonl"), results_path.with_name("alone.jsonl")
     for path, extra in ((full, []), (alone, ["-k", "matmul"])):
-        result = invoke("xla", "numpy", "--matrix-size", "40", "--repeats", "1", "--min-time", "0.01", "--results", str(path), *extra)
+        result = invoke("xla", "numpy", "--matrix-size", "40", "--repeats", "1", "--min-time", "0.01",
+                        "--results", str(path), *extra)
         assert result.exit_code == 0, result.stderr
     (matmul,) = [r for r in read_jsonl(full) if r["case"].startswith("matmul_")]
     (only,) = read_jsonl(alone)
