@@ -158,12 +158,14 @@ def test_one_epoch_is_a_single_figure_and_json_is_alone_on_stdout(results_path: 
     assert jit["repeats"] == 1 and jit["params"]["steps_per_epoch"] == 2
 
 
-def test_train_images_cuts_the_training_set(results_path: Path) -> None:
+def test_train_images_cuts_the_training_set(results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 48 images read, cut to the 32 the other tests train on: the jitted programs of a 32-image training set.
+    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", lambda settings, log: synthetic_digits(n_train=48))
     result = invoke("jit", "flax", "--batch-size", "16", "--test-batch-size", "16", "--epochs", "1", *FEW_SAMPLES,
-                    "--train-images", "16", "-k", "[jit]", "--results", str(results_path))
+                    "--train-images", "32", "-k", "[jit]", "--results", str(results_path))
     assert result.exit_code == 0, result.output
     jit = by_label(results_path)[("train_epoch_16x28x28_float32", "jit")]
-    assert jit["params"]["train_images"] == 16 and jit["params"]["steps_per_epoch"] == 1
+    assert jit["params"]["train_images"] == 32 and jit["params"]["steps_per_epoch"] == 2
 
 
 def test_k_selects_the_jitted_mode_alone(results_path: Path) -> None:
