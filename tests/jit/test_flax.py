@@ -23,15 +23,17 @@ from jax_benchmarks.mnist.flax_trainer import FlaxTrainer
 from tests.conftest import invoke, read_jsonl
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
-# 96 training images: 6 steps of 16 per epoch; validation of the 40 test images in batches of 20. One timed
-# sample of the step and the peak (what these tests check is what ran and was recorded, not the figures).
+# 32 training images: 2 steps of 16 per epoch; validation of the 32 test images in 2 batches of 16 (the training
+# batch's shape: the eager mode's operations, compiled one by one, compile once for both). Few images: the eager
+# mode runs op by op. One timed sample of the step and the peak (what these tests check is what ran and was
+# recorded, not the figures).
 FEW_SAMPLES = ("--repeats", "1", "--min-time", "0.01")
-TINY = ("--batch-size", "16", "--test-batch-size", "20", "--epochs", "2", *FEW_SAMPLES)
-STEP, EPOCH, VALIDATION = "train_step_16x28x28_float32", "train_epoch_16x28x28_float32", "validation_20x28x28_float32"
+TINY = ("--batch-size", "16", "--test-batch-size", "16", "--epochs", "2", *FEW_SAMPLES)
+STEP, EPOCH, VALIDATION = "train_step_16x28x28_float32", "train_epoch_16x28x28_float32", "validation_16x28x28_float32"
 LOAD, PEAK = "load_mnist_28x28_uint8", "matmul_peak_2048x2048_float32"
 
 
-def synthetic_digits(n_train: int = 96, n_test: int = 40) -> MnistData:
+def synthetic_digits(n_train: int = 32, n_test: int = 32) -> MnistData:
     """uint8 noise images with one bright class-dependent band: learnable in a few steps."""
     rng = np.random.default_rng(0)
 
@@ -131,10 +133,10 @@ def test_trains_with_and_without_jit_and_shows_jaxpr_and_plot(results_path: Path
     assert records[(STEP, "jit")]["metrics"]["speedup"] == pytest.approx(step_speedup)
     # The same seed, data and step: the two modes train the same model, up to XLA's reordered rounding.
     assert jit["checks"]["final_loss_rel_diff_vs_eager"] <= flax_backend.LOSS_RTOL
-    assert jit["params"]["steps_per_epoch"] == 6 and jit["params"]["source"] == "synthetic"
+    assert jit["params"]["steps_per_epoch"] == 2 and jit["params"]["source"] == "synthetic"
     # The kernels XLA:CPU runs the convolutions on, as in effect in this process (JAX was loaded before the command).
     assert jit["params"]["xla_cpu_conv"] == conv_in_effect(os.environ.get("XLA_FLAGS", ""))
-    assert records[(VALIDATION, "jit")]["metrics"]["images"] == 40
+    assert records[(VALIDATION, "jit")]["metrics"]["images"] == 32
     assert 0.0 <= records[(VALIDATION, "jit")]["metrics"]["accuracy"] <= 1.0
     out = " ".join(result.stdout.split())
     assert "jaxpr of the train step for one batch of 16" in out and "conv_general_dilated" in out
@@ -148,16 +150,18 @@ def test_trains_with_and_without_jit_and_shows_jaxpr_and_plot(results_path: Path
 
 def test_one_epoch_is_a_single_figure_and_json_is_alone_on_stdout(results_path: Path) -> None:
     # The batches of the two-epoch run above (the same XLA programs: compiled once, `_one_xla_compilation_cache`).
-    result = invoke("jit", "flax", "--batch-size", "16", "--test-batch-size", "20", "--epochs", "1", *FEW_SAMPLES,
+    result = invoke("jit", "flax", "--batch-size", "16", "--test-batch-size", "16", "--epochs", "1", *FEW_SAMPLES,
                     "--results", str(results_path), "--json")
     assert result.exit_code == 0, result.stderr
     assert [r["variant"] for r in json.loads(result.stdout)] == [None, None, "eager", "eager", "eager", "jit", "jit", "jit"]
     jit = by_label(results_path)[(EPOCH, "jit")]
-    assert jit["repeats"] == 1 and jit["params"]["steps_per_epoch"] == 6
+    assert jit["repeats"] == 1 and jit["params"]["steps_per_epoch"] == 2
 
 
-def test_train_images_cuts_the_training_set(results_path: Path) -> None:
-    result = invoke("jit", "flax", "--batch-size", "16", "--test-batch-size", "20", "--epochs", "1", *FEW_SAMPLES,
+def test_train_images_cuts_the_training_set(results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # 48 images read, cut to the 32 the other tests train on: the jitted programs of a 32-image training set.
+    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", lambda settings, log: synthetic_digits(n_train=48))
+    result = invoke("jit", "flax", "--batch-size", "16", "--test-batch-size", "16", "--epochs", "1", *FEW_SAMPLES,
                     "--train-images", "32", "-k", "[jit]", "--results", str(results_path))
     assert result.exit_code == 0, result.output
     jit = by_label(results_path)[("train_epoch_16x28x28_float32", "jit")]
@@ -190,7 +194,7 @@ def test_an_unexpected_compilation_fails_the_check_and_keeps_the_records(
 def test_a_batch_larger_than_the_data_set_is_refused(results_path: Path) -> None:
     result = invoke("jit", "flax", "--batch-size", "128", "--epochs", "1", "--results", str(results_path))
     assert result.exit_code == 2
-    assert "--train-batch-size 128 is more than the 96 training images" in result.stderr
+    assert "--train-batch-size 128 is more than the 32 training images" in result.stderr
     assert "Traceback" not in result.output
 
 
@@ -203,7 +207,7 @@ def test_the_eager_step_leaves_the_trainer_state_alone() -> None:
     def host(x: jax.Array) -> np.ndarray:
         return np.asarray(jax.random.key_data(x) if jnp.issubdtype(x.dtype, jax.dtypes.prng_key) else x)
 
-    settings = JitTrainingSettings.model_validate({"train_batch_size": 16, "test_batch_size": 20, "device": "cpu"})
+    settings = JitTrainingSettings.model_validate({"train_batch_size": 16, "test_batch_size": 16, "device": "cpu"})
     trainer = FlaxTrainer(settings, synthetic_digits(), RNG_Provider(0), jit=False)
     before = jax.tree.map(host, trainer.state)
     jax_sync(trainer.prepare_step()())
