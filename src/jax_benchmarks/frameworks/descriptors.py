@@ -141,12 +141,9 @@ JAX_PRECISION: dict[str, str] = {"float32": "float32", "tf32": "tensorfloat32", 
 
 def merged_xla_flags(existing: str, threads: int) -> str:
     """`existing` XLA_FLAGS with the Eigen multi-threading flag set for `threads` (other flags kept)."""
-    import re
+    from jax_benchmarks.hardware.xla_flags import merged
 
-    flags = re.sub(rf"{EIGEN_MULTI_THREAD}=\S*", "", existing)
-    if threads == 1:
-        flags = f"{flags} {EIGEN_MULTI_THREAD}=false"
-    return " ".join(flags.split())
+    return merged(existing, {EIGEN_MULTI_THREAD: "false" if threads == 1 else None})
 
 
 def _xla_thread_environment(threads: int, environ: Mapping[str, str]) -> dict[str, str]:
