@@ -235,13 +235,7 @@ class BenchSettings(BaseModel):
         # --profile's traces go beside the store: a folder that cannot take them is refused before any work (--list
         # writes nothing: no folder is made for it).
         if self.profile and not self.list_cases:
-            from jax_benchmarks.measure.profile import profiles_root
-
-            root = profiles_root(self.results)
-            try:
-                writable_dir(root, "profiles")
-            except DataError as exc:
-                raise OptionError("--profile", str(exc)) from None
+            writable_profiles(self.results)
         return self
 
     @property
@@ -283,6 +277,17 @@ def writable_file(location: ResultsLocation | Path) -> ResultsLocation:
     """Refuse, before any work is done, a results location we could not append records to (a wait for another
     process's lock is said on stderr)."""
     return check_writable(as_location(location), log=lambda message: click.echo(visible(message), err=True))
+
+
+def writable_profiles(results: ResultsLocation) -> None:
+    """--profile's folder beside the store (measure/profile.py), refused before any work (OptionError) where it cannot
+    take files: the check of a command's settings and of a measuring verdict alike."""
+    from jax_benchmarks.measure.profile import profiles_root
+
+    try:
+        writable_dir(profiles_root(results), "profiles")
+    except DataError as exc:
+        raise OptionError("--profile", str(exc)) from None
 
 
 def writable_dir(path: Path, what: str) -> Path:

@@ -125,7 +125,7 @@ def breakdown_line(who: str, profile: Mapping[str, Scalar]) -> str | None:
 
 def profile_lines(records: Sequence[Any]) -> list[str]:
     """What --profile wrote, for the console: one line per profiled case (its breakdown where its trace has one, its
-    trace file, or why there is none), then the compiled programs' count."""
+    trace file, or why there is none)."""
     lines = []
     for record in records:
         profile: Mapping[str, Scalar] = record.profile
@@ -133,24 +133,20 @@ def profile_lines(records: Sequence[Any]) -> list[str]:
             continue
         who = f"{record.backend} {record.case}" + (f" [{record.variant}]" if record.variant else "")
         status = str(profile.get("profile_status", ""))
-        line = breakdown_line(who, profile)
         if status != "measured":
             lines.append(f"{who}: {status}")
         else:
-            lines.append(f"{line or who}; trace {profile.get('trace')}")
+            lines.append(f"{breakdown_line(who, profile) or who}; trace {profile.get('trace')}")
     return lines
 
 
 def breakdowns_of(records: Sequence[Any]) -> list[str]:
     """The breakdown lines of a comparison's records: one per backend (and variant) and case, from its latest record
     that has one (a verdict finding's frameworks side by side); empty where none was profiled."""
-    latest: dict[tuple[str, str | None, str], Any] = {}
+    latest: dict[tuple[str, str | None, str], str] = {}
     for record in records:
-        if breakdown_line("", record.profile) is not None:
-            latest[(record.backend, record.variant, record.case)] = record
-    lines = []
-    for (backend, variant, case), record in latest.items():
-        line = breakdown_line(f"{backend}" + (f" [{variant}]" if variant else "") + f" {case}", record.profile)
+        who = f"{record.backend}" + (f" [{record.variant}]" if record.variant else "") + f" {record.case}"
+        line = breakdown_line(who, record.profile)
         if line is not None:
-            lines.append(line)
-    return lines
+            latest[(record.backend, record.variant, record.case)] = line
+    return list(latest.values())

@@ -94,7 +94,7 @@ def program_changes(current: Sequence[Record], baseline: Sequence[Record]) -> tu
             continue
         label = (f"{record.backend} {record.case}" + (f" [{record.variant}]" if record.variant else "")
                  + f" @{record.device}")
-        if value in before[key] and before[key] == {value}:
+        if before[key] == {value}:
             same[label] = None
         else:
             changed[label] = None

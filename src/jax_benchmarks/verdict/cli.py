@@ -354,13 +354,11 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         except ValueError as exc:
             raise click.BadParameter(str(exc), param_hint="'--results'") from None
         if profile:  # every round writes its traces there: refused before the first round, not in each
-            from jax_benchmarks.errors import DataError
-            from jax_benchmarks.measure.profile import profiles_root
-            from jax_benchmarks.settings import writable_dir
+            from jax_benchmarks.settings import OptionError, writable_profiles
 
             try:
-                writable_dir(profiles_root(results), "profiles")
-            except DataError as exc:
+                writable_profiles(results)
+            except OptionError as exc:
                 raise click.BadParameter(str(exc), param_hint="'--profile'") from None
         # On a busy machine every framework measures with the threads that fit what others left (or as asked,
         # with a warning); the same count for all, fixed for every round (measure/oversubscription.py).
