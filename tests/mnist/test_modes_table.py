@@ -117,3 +117,17 @@ def test_mnist_prints_the_table_of_modes_whole_at_80_columns() -> None:
 def test_a_run_that_trained_nothing_prints_no_table_of_modes() -> None:
     validation = [r for r in epochs("pytorch", 1.0, [0.9], rounds=1) if r.case.startswith("validation_")]
     assert printed(validation) == ""
+
+
+def test_a_figure_taken_on_a_busy_machine_says_so_on_its_cell() -> None:
+    """Busy figures are shown, never ranked, and the reason stands on the row (issue 53), not only in a note."""
+    busy = {"window_s": 0.5, "busy": True, "cores": 2, "others_cores": 1.6, "steal_cores": 0.0}
+    records = [r.model_copy(update={"contention": busy}) if r.backend == "flax" and r.case.startswith("train_step_")
+               else r for r in three_modes()]
+    rows = {row[0]: row[1:] for row in modes_table(records, 0.85).rows}
+    assert rows["flax jit float32"][:3] == ("100 ms busy", "1,280 busy", "2 s busy")  # all three: the step's
+    assert rows["flax jit float32"][3] == "12 s"  # its epochs were taken quiet
+    assert "busy" not in " ".join(rows["pytorch eager float32"])
+    epochs_busy = [r.model_copy(update={"contention": busy}) if r.backend == "pytorch" and r.variant is None
+                   and not r.case.startswith("train_step_") else r for r in three_modes()]
+    assert modes_table(epochs_busy, 0.85).rows[1][4] == "40 s busy"

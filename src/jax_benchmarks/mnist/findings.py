@@ -20,7 +20,7 @@ import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from jax_benchmarks.cli.tables import device_peak_cell, format_seconds, host_peak_cell
+from jax_benchmarks.cli.tables import BUSY_WORD, device_peak_cell, format_seconds, host_peak_cell, is_busy
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.answer import JAX_BACKENDS
 from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, Decision
@@ -193,11 +193,16 @@ def modes_table(records: Sequence[Record], given: float | None = None) -> ModesT
     for side, recs in sides.items():
         name = " ".join(side)
         steps = [r for r in recs if r.case.startswith("train_step_") and r.median_s]
-        step = format_seconds(typical_s(steps)) if steps else dash("train step", "no train step was timed", name)
+        # A figure taken on a busy machine is shown with the reason on its cell, as every table shows it.
+        step_busy = f" {BUSY_WORD}" if any(is_busy(r) for r in steps) else ""
+        epochs_busy = f" {BUSY_WORD}" if any(is_busy(r) for r in recs if r not in steps) else ""
+        step = (format_seconds(typical_s(steps)) + step_busy if steps else
+                dash("train step", "no train step was timed", name))
         ips = images_per_s(steps)
-        rate = f"{ips:,.0f}" if ips is not None else dash("images/s", "no train step recorded images/s", name)
+        rate = (f"{ips:,.0f}{step_busy}" if ips is not None else
+                dash("images/s", "no train step recorded images/s", name))
         compiles = [r.compile_s for r in steps if r.compile_s is not None]
-        compiled = (format_seconds(statistics.median(compiles)) if compiles else
+        compiled = (format_seconds(statistics.median(compiles)) + step_busy if compiles else
                     dash("compile", "the step ran eagerly: nothing is compiled" if side[1] == "eager" else
                          "no train step recorded a compile time", name))
         if target is None or not judged:
@@ -209,7 +214,8 @@ def modes_table(records: Sequence[Record], given: float | None = None) -> ModesT
             validated = max((e for run in runs[side] for e in run.accuracy), default=0)
             to_target = (f"not reached in {validated} epoch(s)" if reach.score is None else
                          format_seconds(reach.score) + ("" if len(reach.seconds) == len(reach.runs)
-                                                        else f" ({len(reach.seconds)} of {len(reach.runs)} runs)"))
+                                                        else f" ({len(reach.seconds)} of {len(reach.runs)} runs)")
+                         + epochs_busy)
         finals = final_accuracies(recs)
         accuracy = (f"{statistics.fmean(finals.values()):.1%}" if finals else
                     dash("final test accuracy", "no epoch was validated", name))
