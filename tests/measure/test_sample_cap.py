@@ -4,11 +4,13 @@ window it got and the cap that ended it."""
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
 from jax_benchmarks.measure import timing
+from jax_benchmarks.measure.energy import EnergyWindow
 from jax_benchmarks.measure.timing import measure
 from tests.conftest import invoke, read_jsonl
 
@@ -54,3 +56,47 @@ def test_a_reachable_min_time_says_nothing_of_a_cap(tmp_path: Path) -> None:
     assert "stopped at the cap" not in result.stdout
     [record] = read_jsonl(results)
     assert "sample_cap" not in record["metrics"] and "window_s" not in record["metrics"]
+
+
+def spin(seconds: float) -> None:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+
+
+def test_a_block_calibrated_on_one_slow_call_is_calibrated_again() -> None:
+    """The first call and the warm-up call take 5 ms (a cold start), every later one 10 µs: the block calibrated on
+    the warm-up call holds one call, and 1000 samples of 10 µs would end at the cap after 0.01 s of the 0.05 s
+    asked for. Calibrated again on the first samples, the block holds about 200 calls and the window is reached."""
+    calls = iter(range(10**9))
+
+    def cold_then_cheap() -> None:
+        spin(0.005 if next(calls) < 2 else 1e-5)
+
+    measured = measure(cold_then_cheap, repeats=3, min_time_s=0.05, block_s=2e-3)
+    assert measured.calls_per_sample > 20, measured.calls_per_sample
+    assert measured.sample_cap is None and measured.window_s is None
+    # the dropped samples (5 blocks of one call) count as warm-up beside the one warm-up call
+    assert measured.warmup == 1 + timing.RECALIBRATE_AFTER
+
+
+def test_a_block_calibrated_right_is_kept() -> None:
+    """A call that takes as long every time keeps its first block: nothing dropped, warm-up as asked."""
+    measured = measure(lambda: spin(0.003), repeats=8, min_time_s=0.0, block_s=2e-3)
+    assert measured.calls_per_sample == 1 and measured.warmup == 1 and measured.repeats == 8
+
+
+def test_the_energy_window_holds_only_the_kept_samples() -> None:
+    """A stand-in counter that gains 1 mJ a call: after the block is sized again, the window's energy and its call
+    count are those of the kept samples alone (1 mJ a call), not of the dropped ones too."""
+    calls = [0]
+
+    def cold_then_cheap() -> None:
+        calls[0] += 1
+        spin(0.005 if calls[0] <= 2 else 1e-5)
+
+    window = EnergyWindow(counter=lambda: calls[0])
+    measured = measure(cold_then_cheap, repeats=3, min_time_s=0.02, block_s=2e-3, window=window)
+    assert measured.warmup > 1  # the block was sized again
+    assert window.calls == measured.repeats * measured.calls_per_sample
+    assert window.millijoules == window.calls

@@ -11,7 +11,8 @@ The rules (docs/timing.md explains them for a reader of the figures):
   can compute it;
 * samples are repeated until both a minimum count and a minimum total time are
   reached (auto-calibrated like torch.utils.benchmark's blocked_autorange:
-  very short calls are grouped so each sample lasts at least `block_s`);
+  very short calls are grouped so each sample lasts at least `block_s`, the block sized again once
+  where the warm-up call it was sized from was slow: `RECALIBRATE_AFTER`);
 * we report median, IQR, min and count, and flag IQR/median > 10 % as noisy;
 * where an energy window is given (`jax_benchmarks.measure.energy`: NVML's counter on a GPU), it is read just
   before the first sample and just after the last, outside the first call and the warm-up.
@@ -43,6 +44,12 @@ MIN_TIME_S = 0.2
 # a window of seconds (1000 samples of 2 ms blocks: 2 s). Where it cuts the window short, the measurement says
 # so (`Measurement.sample_cap`) and the record keeps the window it got.
 MAX_SAMPLES = 1000
+# The block size (calls a sample) is calibrated from the last warm-up call. One slow call (a page fault, a cold
+# cache, another tenant's spell) makes it too small: a 20 µs call timed once at 3 ms gets one call a sample, and
+# 1000 such samples (0.02 s) reach `MAX_SAMPLES` long before `min_time_s`. So after this many samples the block is
+# calibrated again, once, from their median, where it is under half of `block_s`; those samples were blocks of
+# another size and are dropped (they count as warm-up).
+RECALIBRATE_AFTER = 5
 
 
 def no_sync(_: object) -> None:
@@ -157,6 +164,7 @@ def measure(
         number = 1 if last >= block_s else min(10_000, math.ceil(block_s / max(last, 1e-9)))
         samples: list[float] = []
         total = 0.0
+        recalibrated = False
         if window is not None:
             window.open()
         while True:
@@ -168,6 +176,15 @@ def measure(
             total += elapsed
             if len(samples) >= cap or (len(samples) >= repeats and total >= min_time_s):
                 break
+            if not recalibrated and len(samples) == RECALIBRATE_AFTER:
+                recalibrated = True
+                per_call = statistics.median(samples)
+                if per_call * number < block_s / 2:
+                    warmup += len(samples) * number
+                    number = min(10_000, math.ceil(block_s / max(per_call, 1e-9)))
+                    samples, total = [], 0.0
+                    if window is not None:
+                        window.open()  # the energy of the dropped samples is left out with them
         if window is not None:
             window.close(len(samples) * number)
     capped = total < min_time_s
