@@ -3,12 +3,11 @@ writing at once, and a full disk (a file-size limit: the writes past it fail as 
 
 from __future__ import annotations
 
-import resource
 import signal
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -19,9 +18,14 @@ from tests.store.conftest import start_server, stop_server
 SRC = Path(__file__).resolve().parents[2] / "src"
 SAMPLES = 200
 # One writer process: appends COUNT records of run NAME (cases case_0, case_1, ...), printing each index
-# once the append returned; on a failed write, prints the error and exits 3.
+# once the append returned; on a failed write, prints the error and exits 3. A fifth argument, where given, caps
+# the size of any file the writer grows (RLIMIT_FSIZE, set by the writer itself: a `preexec_fn` would make
+# subprocess fork the test's process, which JAX, loaded by other tests, warns against with threads running).
 WRITER = f"""
-import random, sys
+import random, resource, signal, sys
+if len(sys.argv) > 5:
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
+    resource.setrlimit(resource.RLIMIT_FSIZE, (int(sys.argv[5]), int(sys.argv[5])))
 sys.path.insert(0, {str(SRC)!r})
 from jax_benchmarks.errors import ResultsWriteError
 from jax_benchmarks.store.location import open_store
@@ -42,9 +46,10 @@ for i in range(count):
 
 
 def writer(location: str, name: str, count: int, samples: int = SAMPLES,
-           preexec: Callable[[], None] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-c", WRITER, location, name, str(count), str(samples)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=preexec)
+           file_size_limit: int | None = None) -> subprocess.Popen[str]:
+    limit = [] if file_size_limit is None else [str(file_size_limit)]
+    return subprocess.Popen([sys.executable, "-c", WRITER, location, name, str(count), str(samples), *limit],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def acknowledged(lines: Iterator[str] | list[str]) -> int:
@@ -107,17 +112,10 @@ def test_concurrent_writers_lose_nothing(location: str, processes: int) -> None:
         store.close()
 
 
-def limit_file_size(limit: int) -> Callable[[], None]:
-    def apply() -> None:
-        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails with EFBIG instead
-        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
-    return apply
-
-
 def test_a_full_disk_fails_the_write_and_keeps_every_earlier_record_sqlite(tmp_path: Path) -> None:
     location = str(tmp_path / "results.sqlite")
     open_store(location).close()  # the tables exist; the writer's files cannot grow past 2 MiB
-    child = writer(location, "full", 10_000, preexec=limit_file_size(2 * 1024 * 1024))
+    child = writer(location, "full", 10_000, file_size_limit=2 * 1024 * 1024)
     out, err = child.communicate(timeout=120)
     assert child.returncode == 3, err
     assert "failed: cannot write a record to" in out and "nothing of that record was kept" in out
