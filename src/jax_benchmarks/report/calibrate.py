@@ -26,7 +26,7 @@ from jax_benchmarks.report.compare import MIN_ROUNDS
 from jax_benchmarks.settings import FiniteFloatRange, lock_timeout_option
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_text,
-                                           saved_count)
+                                           saved_count, side_folder)
 from jax_benchmarks.verdict.scale import Scale, Step
 
 if TYPE_CHECKING:
@@ -152,8 +152,7 @@ def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options
     plan = Scale("quick", rounds, tuple(Step(group, command, extra, 0.0) for group, command in chosen),
                  "A/A calibration")
     check_rounds(plan, results, threads, run_id)
-    folder = Path.cwd() if results.kind == "postgres" else results.path.parent
-    log = folder / f"calibrate-{run_id}.log"
+    log = side_folder(results) / f"calibrate-{run_id}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     click.echo(f"calibration run {run_id}: {len(chosen)} group command(s) × {rounds} rounds, unchanged; "
                f"output of the groups in {log}", err=True)

@@ -27,8 +27,8 @@ from jax_benchmarks.cli.choice import ProgramCommand
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.settings import FiniteFloatRange, lock_timeout_option
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
-from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_path,
-                                           default_text, saved_count)
+from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_text,
+                                           saved_count, side_folder)
 from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, Step, round_options, seconds_left
 
 Format = Literal["html", "markdown"]
@@ -192,20 +192,15 @@ def checked_output(path: Path, reads: Sequence[ResultsLocation] = (), force: boo
     return path
 
 
-def store_folder(results: ResultsLocation) -> Path:
-    """The folder of a store's file, or the default store's folder for a database."""
-    return default_path(Path.cwd()).parent if results.kind == "postgres" else results.path.parent
-
-
 def round_log(results: ResultsLocation, run_id: str) -> Path:
-    """The rounds' output: beside the results file, or in the default store's folder for a database."""
-    return store_folder(results) / f"verdict-{run_id}.log"
+    """The rounds' output, in the folder beside the store (`side_folder`)."""
+    return side_folder(results) / f"verdict-{run_id}.log"
 
 
 def default_page(store: ResultsLocation, page_id: str, output_format: Format) -> Path:
     """Where the page goes without --output: a new file beside the store the verdict reads (the measuring run's
     --results or --from), named by the measuring run's id (as its round log is) or, with --from, a new id."""
-    return store_folder(store) / f"verdict-{page_id}.{'html' if output_format == 'html' else 'md'}"
+    return side_folder(store) / f"verdict-{page_id}.{'html' if output_format == 'html' else 'md'}"
 
 
 def write_page(path: Path, text: str, fresh: bool) -> None:
