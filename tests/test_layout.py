@@ -130,6 +130,19 @@ def test_the_measurement_core_imports_nothing_above_it() -> None:
     assert any(t.startswith(f"{PACKAGE}.measure") for t in graph[f"{PACKAGE}.run"])  # the one direction
 
 
+def test_report_and_the_cli_import_nothing_of_the_verdict() -> None:
+    """verdict/ stands on report/ and cli/ (it judges with the gate's statistics, starts its rounds through the one
+    round loop, cli/rounds.py); neither imports verdict/ back, lazily neither: calibrate, which needs both the gate
+    and the verdict's A/A rule, is the verdict's (verdict/calibrate.py)."""
+    below = (f"{PACKAGE}.report", f"{PACKAGE}.cli")
+    graph = import_graph(lazy=True)
+    found = {module: sorted(t for t in targets if t.startswith(f"{PACKAGE}.verdict")) for module, targets in graph.items()
+             if module.startswith(below)}
+    assert len(found) > 20
+    assert {module: targets for module, targets in found.items() if targets} == {}
+    assert any(t.startswith(f"{PACKAGE}.report") for t in graph[f"{PACKAGE}.verdict.findings"])  # the one direction
+
+
 LAUNCHER = "cli/relaunch.py"
 
 
@@ -166,4 +179,5 @@ def test_one_launcher_starts_every_fresh_process_of_the_program() -> None:
             users.append(relative)
             started = [f"{name} (line {line})" for name, line in called if name in starters]
             assert started == [], f"{relative} builds the program's argv but starts it itself: {started}"
-    assert set(users) >= {"cli/rounds.py", "cli/smoke.py", "verdict/cli.py", "mnist/cli.py"}
+    # verdict and calibrate start their rounds through the one round loop (cli/rounds.py), as --rounds does.
+    assert set(users) >= {"cli/rounds.py", "cli/smoke.py", "mnist/cli.py"} and "verdict/cli.py" not in users

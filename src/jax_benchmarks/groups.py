@@ -36,7 +36,7 @@ TOOLS: dict[str, GroupEntry] = {
     "smoke": GroupEntry("jax_benchmarks.cli.smoke", "Every group with --quick, each in a fresh process: a fast end-to-end check."),
     "verdict": GroupEntry("jax_benchmarks.verdict.cli", "Every group at a named scale, then one page of findings "
                           "(or --from RESULTS: the page only)."),
-    "calibrate": GroupEntry("jax_benchmarks.report.calibrate", "A/A rounds of chosen groups on this machine: the "
+    "calibrate": GroupEntry("jax_benchmarks.verdict.calibrate", "A/A rounds of chosen groups on this machine: the "
                             "regression gate's false-alarm rate and the smallest change it detects here."),
 }
 COMMANDS: dict[str, GroupEntry] = {**GROUPS, **TOOLS}

@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from jax_benchmarks.cli.rounds import ROUND_INDEX as ROUND_INDEX  # what a group's VERDICT_STEPS options use
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.measure.rounds import spreads
@@ -37,9 +38,6 @@ from jax_benchmarks.verdict.decide import (DECISION_CONFIDENCE, DEFAULT_MARGIN_P
 # "not compared": the records are not the same work (`unlike`); "undecided": more rounds may decide it.
 Status = Literal["found", "same", "undecided", "not compared", "missing", "measured"]
 
-# In a group's VERDICT_STEPS options: replaced by each round's index (0, 1, ...) in the round's command, e.g.
-# `--seed ROUND_INDEX` gives every round its own seed (jax_benchmarks.verdict.scale.round_options).
-ROUND_INDEX = "{round_index}"
 
 
 @dataclass(frozen=True)
@@ -231,6 +229,24 @@ def latest_runs(records: Iterable[Record], run_id: str | None = None) -> dict[st
             latest.update(mine)
         chosen[group] = [r for rs in latest.values() for r in rs]
     return chosen
+
+
+# A round whose process died twice (cli/rounds.py): its group, its round index and what ended it ('round 2 of xla
+# failed twice: killed by SIGKILL, then exit 3').
+FailedRound = tuple[str, int, str]
+
+
+def without_failed(records: Iterable[Record], run_id: str | None, failed: Sequence[FailedRound]) -> list[Record]:
+    """`records` less those of run `run_id`'s rounds that failed twice: what such a round recorded stays in the
+    store, but it is never judged as a measured round."""
+    dropped = {(group, index) for group, index, _ in failed}
+    return [r for r in records if not (r.run_id == run_id and (r.group, r.round_index) in dropped)]
+
+
+def failed_round(group: str, run_id: str | None, why: str) -> Finding:
+    """The line in a group's findings for one of its rounds that failed twice."""
+    return Finding(f"failed-round-{group}", topic_of(group), f"{why[:1].upper()}{why[1:]}; what it recorded stays in "
+                   "the store, not judged.", "missing", (run_id,) if run_id else (), ())
 
 
 def figures(records: Iterable[Record]) -> dict[FigureKey, list[Record]]:
@@ -521,12 +537,15 @@ def noise_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
 # ------------------------------------------------------------------ all ---
 
 def all_findings(chosen: Mapping[str, Sequence[Record]], target: float | None = None,
-                 margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
+                 margin_pct: float = DEFAULT_MARGIN_PCT, failed: Sequence[FailedRound] = (),
+                 run_id: str | None = None) -> list[Finding]:
     """Every finding the records allow, in the page's order: each group's own (its `findings` module), then
     memory, agreement and noise across groups; a missing group is said to be missing, and a group whose records
-    yield no finding says so in one line."""
+    yield no finding says so in one line. A round of run `run_id` that failed twice (`failed`) is said first among
+    its group's findings."""
     out: list[Finding] = []
     for group in BENCHMARK_GROUPS:
+        out += [failed_round(group, run_id, why) for failed_group, _, why in failed if failed_group == group]
         records = chosen.get(group)
         if not records:
             out.append(missing(group))

@@ -19,25 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
+from jax_benchmarks.cli.rounds import ROUND_INDEX, Step as Step, round_options as round_options
 from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.report.compare import MIN_ROUNDS
 from jax_benchmarks.store.record import Record
-from jax_benchmarks.verdict.findings import ROUND_INDEX, group_findings
+from jax_benchmarks.verdict.findings import group_findings
 
 ScaleName = Literal["quick", "standard", "gpu", "full"]
 SCALE_NAMES: tuple[ScaleName, ...] = get_args(ScaleName)
-
-
-@dataclass(frozen=True)
-class Step:
-    group: str
-    command: str
-    options: tuple[str, ...]
-    round_s: float  # one round on the reference machine, seconds
-
-    @property
-    def label(self) -> str:
-        return " ".join((self.group, self.command, *self.options))
 
 
 @dataclass(frozen=True)
@@ -114,11 +103,6 @@ SCALES: dict[ScaleName, Scale] = {
                   "the groups' default sizes and full MNIST for three epochs: hours on a CPU, minutes on a GPU",
                   2 * 5 * sum(step.round_s for step in group_steps("full"))),
 }
-
-
-def round_options(step: Step, index: int) -> list[str]:
-    """The step's options for round `index`: `ROUND_INDEX` in an option replaced by the index."""
-    return [option.replace(ROUND_INDEX, str(index)) for option in step.options]
 
 
 def seconds_left(scale: Scale, done: Sequence[float]) -> float:
