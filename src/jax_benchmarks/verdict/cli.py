@@ -5,10 +5,11 @@
     verdict --from A --against B               two machines side by side, with the ratios between them
     verdict --from A --against B --against C   the fleet: one column per machine, each against A
 
-Each round of each group is its own process (`self_command()`, as `smoke` and `--rounds` start them),
-recorded under the verdict's one run id with its round index, so that `report --baseline` and the
-findings can judge the variation between rounds. The children's output goes to a log file next to the
-results; this command draws which group runs and how long is left, on stderr. The page goes to a new file
+Each round of each group is its own process, started by the one round loop `--rounds` and `calibrate` use too
+(cli/rounds.py: a round whose process died is run once more; one that dies twice is said in its group's
+findings and not judged), recorded under the verdict's one run id with its round index, so that `report --baseline` and the
+findings can judge the variation between rounds. The children's output goes to a log file beside the
+store (store/location.py's `side_folder`); this command draws which group runs and how long is left, on stderr. The page goes to a new file
 beside the store (or to --output; `-o -`: stdout), and stdout says the plain answer and the page's path.
 """
 
