@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from pathlib import Path
 
 import pytest
@@ -118,6 +119,64 @@ def test_verdict_and_report_have_no_branch_on_a_group_name(path: str) -> None:
     assert keyed == [], f"{path} keeps a table by group name on lines {keyed}"
 
 
+def group_names_used(tree: ast.Module, groups: Collection[str]) -> list[tuple[int, str]]:
+    """(line, how) of each group's name in `tree` as a string that is compared with, looked up by, handed to a call
+    or kept in a module-level table: a side of a comparison, a dict key (or part of a tuple key), a subscript, a
+    call's argument (a string's own startswith/endswith aside: a variant's name such as `jit` is tested that way),
+    an element of a module-level assignment's value (a set of variant names aside). A docstring or a message that
+    merely holds the name is not such a use."""
+    def named(node: ast.AST | None) -> bool:
+        return isinstance(node, ast.Constant) and node.value in groups
+
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare):
+            found += [(node.lineno, "compared") for side in (node.left, *node.comparators) if named(side)]
+        elif isinstance(node, ast.Dict):
+            for key in node.keys:
+                parts = key.elts if isinstance(key, ast.Tuple) else [key]
+                found += [(node.lineno, "a dict key") for part in parts if named(part)]
+        elif isinstance(node, ast.Subscript) and named(node.slice):
+            found.append((node.lineno, "looked up"))
+        elif isinstance(node, ast.Call):
+            string_test = isinstance(node.func, ast.Attribute) and node.func.attr in ("startswith", "endswith")
+            arguments = [*node.args, *(keyword.value for keyword in node.keywords)]
+            found += [(node.lineno, "a call's argument") for arg in arguments if named(arg) and not string_test]
+    for statement in tree.body:
+        if isinstance(statement, ast.Assign | ast.AnnAssign) and statement.value is not None:
+            in_sets = {id(n) for s in ast.walk(statement.value) if isinstance(s, ast.Set) for n in s.elts}
+            found += [(n.lineno, "in a table") for n in ast.walk(statement.value) if named(n) and id(n) not in in_sets]
+    return sorted(set(found))
+
+
+def test_the_checker_finds_a_group_name_used_by_verdict_or_report() -> None:
+    code = """
+TABLE = (("mnist", "train_step_"),)
+VARIANTS = frozenset({"jit", "xla"})
+def f(chosen, r, store):
+    \"\"\"The mnist findings.\"\"\"
+    chosen.get("autograd"), chosen["scipy"], r.group != "mnist", store.history("mnist"), F(group="xla")
+    return {("jit", "all"): 1.0}, r.variant.startswith("jit"), ("jit", r), "no mnist records"
+"""
+    assert group_names_used(ast.parse(code), ("xla", "jit", "autograd", "scipy", "mnist")) == [
+        (2, "in a table"), (6, "a call's argument"), (6, "compared"), (6, "looked up"), (7, "a dict key")]
+
+
+VERDICT_AND_REPORT = sorted(path.relative_to(SRC / PACKAGE).as_posix() for folder in ("verdict", "report")
+                            for path in (SRC / PACKAGE / folder).glob("*.py"))
+
+
+@pytest.mark.parametrize("path", VERDICT_AND_REPORT)
+def test_no_group_name_is_tested_or_looked_up_in_verdict_or_report(path: str) -> None:
+    """What verdict and report need of a group (its findings, memory case, agreement check, round times, training
+    epochs) the group declares (jax_benchmarks.groups, its `GroupFindings`); they read the declarations and never
+    test or look up a group's name."""
+    from jax_benchmarks.groups import BENCHMARK_GROUPS
+
+    used = group_names_used(ast.parse((SRC / PACKAGE / path).read_text()), BENCHMARK_GROUPS)
+    assert used == [], f"{path} uses a group's name: {used}"
+
+
 def test_the_measurement_core_imports_nothing_above_it() -> None:
     """measure/ is below the CLI and the run: it declares what it needs of a run (`harness.Recorder`) and
     never imports cli/ or run.py back, lazily neither."""
@@ -128,6 +187,19 @@ def test_the_measurement_core_imports_nothing_above_it() -> None:
     assert len(found) > 5
     assert {module: targets for module, targets in found.items() if targets} == {}
     assert any(t.startswith(f"{PACKAGE}.measure") for t in graph[f"{PACKAGE}.run"])  # the one direction
+
+
+def test_report_and_the_cli_import_nothing_of_the_verdict() -> None:
+    """verdict/ stands on report/ and cli/ (it judges with the gate's statistics, starts its rounds through the one
+    round loop, cli/rounds.py); neither imports verdict/ back, lazily neither: calibrate, which needs both the gate
+    and the verdict's A/A rule, is the verdict's (verdict/calibrate.py)."""
+    below = (f"{PACKAGE}.report", f"{PACKAGE}.cli")
+    graph = import_graph(lazy=True)
+    found = {module: sorted(t for t in targets if t.startswith(f"{PACKAGE}.verdict")) for module, targets in graph.items()
+             if module.startswith(below)}
+    assert len(found) > 20
+    assert {module: targets for module, targets in found.items() if targets} == {}
+    assert any(t.startswith(f"{PACKAGE}.report") for t in graph[f"{PACKAGE}.verdict.findings"])  # the one direction
 
 
 LAUNCHER = "cli/relaunch.py"
@@ -166,4 +238,5 @@ def test_one_launcher_starts_every_fresh_process_of_the_program() -> None:
             users.append(relative)
             started = [f"{name} (line {line})" for name, line in called if name in starters]
             assert started == [], f"{relative} builds the program's argv but starts it itself: {started}"
-    assert set(users) >= {"cli/rounds.py", "cli/smoke.py", "verdict/cli.py", "mnist/cli.py"}
+    # verdict and calibrate start their rounds through the one round loop (cli/rounds.py), as --rounds does.
+    assert set(users) >= {"cli/rounds.py", "cli/smoke.py", "mnist/cli.py"} and "verdict/cli.py" not in users

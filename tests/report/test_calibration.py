@@ -6,6 +6,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
@@ -96,27 +97,29 @@ def test_the_gate_ignores_another_machines_calibration(results_path: Path) -> No
 
 
 def fake_measure(rounds_of: Callable[[str], Sequence[Record]], seen: list[Any]) -> Callable[..., list[Any]]:
-    """verdict.cli.measure that appends `rounds_of(run_id)` to the store instead of starting processes."""
-    from jax_benchmarks.verdict.cli import RoundDone
+    """cli.rounds.run_steps (the one round loop) that appends `rounds_of(run_id)` to the store instead of starting
+    processes."""
+    from jax_benchmarks.cli.rounds import RoundDone
 
-    def measure(plan: Any, results: Any, run_id: str, log: Path, show: Any, threads: int | None = None) -> list[Any]:
-        seen.append((plan, run_id, threads))
+    def run_steps(steps: Any, rounds: int, results: Any, run_id: str, log: Path, show: Any,
+                  threads: int | None = None) -> list[Any]:
+        seen.append((SimpleNamespace(steps=steps, rounds=rounds), run_id, threads))
         store = open_store(results)
         try:
             for rec in rounds_of(run_id):
                 store.append(rec)
         finally:
             store.close()
-        return [RoundDone(f"{step.group} {step.command}", 0.1, 0) for step in plan.steps for _ in range(plan.rounds)]
+        return [RoundDone(f"{step.group} {step.command}", 0.1, 0) for step in steps for _ in range(rounds)]
 
-    return measure
+    return run_steps
 
 
 def test_calibrate_runs_rounds_prints_and_stores(results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import jax_benchmarks.verdict.cli as verdict_cli
+    import jax_benchmarks.cli.rounds as round_loop
 
     seen: list[Any] = []
-    monkeypatch.setattr(verdict_cli, "measure", fake_measure(
+    monkeypatch.setattr(round_loop, "run_steps", fake_measure(
         lambda run_id: xla_rounds(run_id, "2025-01-01T09:00:00+00:00", rounds=10, seed=3), seen))
     result = invoke("calibrate", "xla:numpy", "--options", "--matrix-size 100", "--rounds", "10",
                     "--fail-on-regression", "5", "--threads", "1", "--results", str(results_path))
@@ -146,9 +149,9 @@ def test_calibrate_checks_the_verdicts_rule_a_a_and_fails_on_a_false_decision(
     """Each figure's even rounds against its odd rounds, judged as the verdict judges two frameworks: unchanged code
     is never called faster; a figure whose odd rounds ran 20 % slower (a drift the rounds line up with) is, and the
     command says so and exits 1."""
-    import jax_benchmarks.verdict.cli as verdict_cli
+    import jax_benchmarks.cli.rounds as round_loop
 
-    monkeypatch.setattr(verdict_cli, "measure", fake_measure(
+    monkeypatch.setattr(round_loop, "run_steps", fake_measure(
         lambda run_id: xla_rounds(run_id, "2025-01-01T09:00:00+00:00", rounds=10, seed=3), []))
     result = invoke("calibrate", "xla:numpy", "--rounds", "10", "--margin", "5", "--results", str(results_path))
     assert result.exit_code == 0, result.stderr
@@ -161,7 +164,7 @@ def test_calibrate_checks_the_verdicts_rule_a_a_and_fails_on_a_false_decision(
                                      "median_s": (r.median_s or 0.0) * (1.2 if (r.round_index or 0) % 2 else 1.0)})
                 for r in xla_rounds(run_id, "2025-01-01T09:00:00+00:00", rounds=10, seed=3)]
 
-    monkeypatch.setattr(verdict_cli, "measure", fake_measure(drifting, []))
+    monkeypatch.setattr(round_loop, "run_steps", fake_measure(drifting, []))
     bad = invoke("calibrate", "xla:numpy", "--rounds", "10", "--margin", "5", "--results", str(results_path))
     assert bad.exit_code == 1
     bad_said = " ".join(bad.stderr.split())
@@ -173,10 +176,10 @@ def test_calibrate_whose_every_round_was_busy_judged_nothing_and_does_not_pass(
         results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Rounds all taken while other programs held the cores leave the A/A check nothing to judge: exit 2 with the
     reason, never a pass (the rounds stay in the store)."""
-    import jax_benchmarks.verdict.cli as verdict_cli
+    import jax_benchmarks.cli.rounds as round_loop
 
     busy = {"window_s": 0.5, "busy": True, "cores": 2, "others_cores": 1.6, "steal_cores": 0.0}
-    monkeypatch.setattr(verdict_cli, "measure", fake_measure(
+    monkeypatch.setattr(round_loop, "run_steps", fake_measure(
         lambda run_id: [r.model_copy(update={"contention": busy})
                         for r in xla_rounds(run_id, "2025-01-01T09:00:00+00:00", rounds=10, seed=3)], []))
     result = invoke("calibrate", "xla:numpy", "--rounds", "10", "--results", str(results_path))

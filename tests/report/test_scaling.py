@@ -96,3 +96,15 @@ def test_the_scaling_table_keeps_setups_and_run_ids_whole(columns: str, tmp_path
     assert max(len(line) for line in table.splitlines()) <= int(columns), table
     assert "20260101T000000Z-aaaaaa" in table and "20260101T000000Z-bbbbbb" in table and "…" not in table
     assert "cpu · mnist · batch 128" in " ".join(table.split()) and "1.50×" in table
+
+
+def test_the_training_epochs_are_those_a_group_declares(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The view reads which group trains, and which cases are its epochs, from the groups' declarations
+    (`training_epochs` on a group's entry in jax_benchmarks.groups), never from a group's name."""
+    from jax_benchmarks.groups import GROUPS, GroupEntry
+
+    other = epoch("other", 90.0).model_copy(update={"group": "speech", "case": "fit_epoch_32"})
+    assert [row.run_id for row in scaling_rows([epoch("one", 100.0), other])] == ["one"]
+    monkeypatch.setitem(GROUPS, "speech", GroupEntry("speech.cli", "A stand-in group.", training_epochs="fit_epoch"))
+    monkeypatch.setitem(GROUPS, "mnist", GROUPS["mnist"]._replace(training_epochs=None))
+    assert [row.run_id for row in scaling_rows([epoch("one", 100.0), other])] == ["other"]

@@ -49,7 +49,7 @@ URL = f"postgresql://bench:{PASSWORD}@db.example/results"
 
 def started_rounds(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], str]]:
     """Each round's argv as the launcher got it, with what the password file it names held then."""
-    from jax_benchmarks.cli import relaunch, rounds
+    from jax_benchmarks.cli import relaunch
 
     started: list[tuple[list[str], str]] = []
 
@@ -58,8 +58,7 @@ def started_rounds(monkeypatch: pytest.MonkeyPatch) -> list[tuple[list[str], str
         started.append((list(argv), Path(store.rsplit("passfile=", 1)[1]).read_text()))
         return subprocess.CompletedProcess(argv, 0, stdout="")
 
-    monkeypatch.setattr(relaunch, "run_fresh", run)  # every round starts through the one launcher
-    monkeypatch.setattr(rounds, "run_fresh", run)  # (which --rounds imported by name)
+    monkeypatch.setattr(relaunch, "run_fresh", run)  # every round starts through the one launcher (cli/rounds.py)
     return started
 
 

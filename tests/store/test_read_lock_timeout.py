@@ -56,7 +56,7 @@ def test_every_reader_ends_at_the_lock_timeout(locked: str, pg_server: PgServer,
 
 def test_verdict_and_calibrate_pass_their_lock_timeout_on() -> None:
     from jax_benchmarks.store.location import ResultsLocation
-    from jax_benchmarks.verdict.cli import step_options
+    from jax_benchmarks.cli.rounds import step_options
     from jax_benchmarks.verdict.scale import SCALES
 
     step = SCALES["quick"].steps[0]

@@ -9,7 +9,7 @@ import pytest
 
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.cli.relaunch import round_argv, self_command
-from jax_benchmarks.verdict.cli import step_options
+from jax_benchmarks.cli.rounds import step_options
 from jax_benchmarks.verdict.scale import SCALES, Step, round_options, seconds_left
 from tests.conftest import invoke
 from tests.help_probe import probe
@@ -28,7 +28,7 @@ def test_help_imports_no_framework() -> None:
 
 
 def test_help_gives_each_scales_duration_from_its_budget() -> None:
-    from jax_benchmarks.verdict.cli import duration_text
+    from jax_benchmarks.cli.rounds import duration_text
 
     result = invoke("verdict", "--help")
     said = " ".join(result.stdout.split())

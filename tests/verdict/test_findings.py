@@ -185,21 +185,37 @@ def test_against_finding_names_each_shared_figure_and_both_machines() -> None:
 
 
 def test_each_group_declares_its_findings_and_one_without_any_says_so(monkeypatch: pytest.MonkeyPatch) -> None:
-    """verdict loops over the groups: each judges its records in its own package (`<group>/findings.py`); a group
-    that declares none gets one line saying its records are not judged, never silence."""
-    import importlib
-
-    from jax_benchmarks.groups import BENCHMARK_GROUPS
+    """verdict loops over the groups: each declares what it concludes on its entry in jax_benchmarks.groups
+    (`findings`: where its `GroupFindings` is); a group whose entry declares none gets one line saying its records
+    are not judged, never silence."""
+    from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS, GroupEntry
     from jax_benchmarks.verdict import findings
 
     for group in BENCHMARK_GROUPS:
-        module = importlib.import_module(f"jax_benchmarks.{group}.findings")
-        assert isinstance(module.TOPIC, str) and callable(module.findings)
+        declared = findings.group_findings(group)
+        assert isinstance(declared, findings.GroupFindings) and declared.topic and callable(declared.findings)
+        assert GROUPS[group].findings == f"jax_benchmarks.{group}.findings:DECLARED"
     monkeypatch.setattr(findings, "BENCHMARK_GROUPS", ("fft",))
+    monkeypatch.setitem(GROUPS, "fft", GroupEntry("jax_benchmarks.fft.cli", "Fast Fourier transforms."))
     fft = record("fft", "numpy", "fft_1024_complex64")
     [said, *_] = all_findings({"fft": [fft]})
     assert said.key == "no-findings-fft" and said.status == "missing"
     assert said.sentence == "The fft group declares no findings: its records are not judged."
+
+
+@pytest.mark.parametrize(("where", "said"), [
+    ("jax_benchmarks.xla.finding:DECLARED", "there is no module jax_benchmarks.xla.finding"),
+    ("jax_benchmarks.xla.findings:DECLARE", "jax_benchmarks.xla.findings has no GroupFindings called 'DECLARE'"),
+    ("jax_benchmarks.xla.findings:TOPIC", "has no GroupFindings called 'TOPIC'"),
+])
+def test_a_misnamed_declaration_is_an_error_never_no_findings(where: str, said: str,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from jax_benchmarks.groups import GROUPS
+    from jax_benchmarks.verdict import findings
+
+    monkeypatch.setitem(GROUPS, "xla", GROUPS["xla"]._replace(findings=where))
+    with pytest.raises(findings.UndeclaredFindings, match=said):
+        all_findings({"xla": matmul(0.010, 0.005)})
 
 
 def test_the_engines_cnn_step_is_judged_against_pytorch_eager_with_its_images_per_second() -> None:

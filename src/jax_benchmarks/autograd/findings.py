@@ -75,3 +75,10 @@ def speed(records: Sequence[Record]) -> str:
 def findings(records: Sequence[Record], target: float | None,
              margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
     return [*fastest_findings("autograd", records, ("grad_",), margin_pct), *cnn_findings(records, margin_pct)]
+
+
+from jax_benchmarks.verdict.findings import GroupFindings, gradient_agreement
+
+# What the verdict reads of this group (its entry in jax_benchmarks.groups names this).
+DECLARED = GroupFindings(TOPIC, findings, VERDICT_STEPS, backend_names=BACKEND_NAMES, agreement=gradient_agreement,
+                         gpu_round_s={"all": 16.0})

@@ -1,4 +1,5 @@
-"""`--rounds N`: the same command in N fresh processes, one after another, recorded under one run id.
+"""Rounds: a command run again and again, each time in a fresh process, under one run id. The one round loop of
+the program: `--rounds N` (`run_rounds`), `verdict` and `calibrate` (`run_steps`) all start their rounds here.
 
 Like asv, each round is a new interpreter: imports, JIT caches, allocator and
 thread pools start cold, and whatever the machine was doing during that round
@@ -10,31 +11,157 @@ within-round samples cannot show.
 
 The parent measures nothing itself: it starts the rounds with the settings it
 was given (plus the shared run id and the round index) through the one launcher
-(`cli/relaunch.py`), collects their records from their `--json` output, and
-`measure/rounds.py` gives the spread of each figure.
+(`cli/relaunch.py`), collects their records from their `--json` output or the
+store, and `measure/rounds.py` gives the spread of each figure.
+
+A round whose process died (`died`: killed by a signal, or an exit code the program itself never gives) is run
+once more in a fresh process, with the same round index; what the dead process recorded stays in the store. A
+round that dies twice is said to have failed twice (`RoundDone.failure`), and its records are never judged as a
+measured round (`verdict`'s page says so in the group's findings). A round that ended with the program's own
+failure (exit 1: a check failed; exit 2: bad input) is not run again: it would fail the same way.
 """
 
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import click
 
-from jax_benchmarks.cli.relaunch import round_argv, run_fresh
+from jax_benchmarks.cli import relaunch
+from jax_benchmarks.cli.relaunch import round_argv
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
-from jax_benchmarks.store.location import for_children, saved_count
-from jax_benchmarks.store.record import Record
 from jax_benchmarks.settings import BenchSettings, command_line
+from jax_benchmarks.store.location import ResultsLocation, as_location, for_children, saved_count
+from jax_benchmarks.store.record import Record
+from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 
 # Filled in per round by the parent; never copied from the parent's own settings.
 ROUND_FIELDS = frozenset({"rounds", "run_id", "round_index", "json_output"})
+
+# In a step's options (a group's VERDICT_STEPS): replaced by each round's index (0, 1, ...) in the round's command,
+# e.g. `--seed ROUND_INDEX` gives every round its own seed (`round_options`).
+ROUND_INDEX = "{round_index}"
+
+# The exit codes with which the program ends a round itself (errors.py's `run_cli`): 0, a judged failure (`Failed`:
+# 1; an uncaught exception's traceback gives 1 too), bad input (click's UsageError: 2). Any other code means the
+# process died: a signal killed it (a negative return code), another process stopped it (`RunInterrupted`'s 130 or
+# 143: a stop of the whole command by the user reaches this process too, and ends the loop before any retry), or
+# the interpreter itself crashed.
+PROGRAM_EXIT_CODES = frozenset({0, Failed.exit_code, click.UsageError.exit_code})
 
 
 class RoundFailed(Failed):
     """A round's process failed (a broken check, a crash): the records so far are saved; exit 1."""
 
+
+def died(code: int) -> bool:
+    """Whether a round's process died rather than ended with one of the program's own codes (`PROGRAM_EXIT_CODES`)."""
+    return code not in PROGRAM_EXIT_CODES
+
+
+def exit_text(code: int) -> str:
+    """'exit 3', 'killed by SIGKILL'."""
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit {code}"
+
+
+def duration_text(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One group command run in rounds, with the options each of its rounds gets (`ROUND_INDEX` replaced) and one
+    round's expected wall time (seconds) on the reference machine where it is known (0: not known)."""
+
+    group: str
+    command: str
+    options: tuple[str, ...]
+    round_s: float = 0.0
+
+    @property
+    def label(self) -> str:
+        return " ".join((self.group, self.command, *self.options))
+
+
+def round_options(step: Step, index: int) -> list[str]:
+    """The step's options for round `index`: `ROUND_INDEX` in an option replaced by the index."""
+    return [option.replace(ROUND_INDEX, str(index)) for option in step.options]
+
+
+def step_options(step: Step, index: int, results: ResultsLocation | Path, threads: int | None) -> list[str]:
+    """A step's options in its round `index`: its own (`round_options`: e.g. the round's seed), the store
+    (`results` as given: a database URL with its password is the text to connect to, never shown), its
+    `--lock-timeout` where not the default, and `--threads`."""
+    where = as_location(results)
+    return [*round_options(step, index), "--results", where.value,
+            *(["--lock-timeout", str(where.lock_timeout_s)] if where.lock_timeout_s != LOCK_TIMEOUT_S else []),
+            *(["--threads", str(threads)] if threads is not None else [])]
+
+
+@dataclass(frozen=True)
+class RoundDone:
+    """A round that ran: `code`, its last process's exit code; `failure`: where its process died twice, what
+    ended each ('round 2 of xla failed twice: killed by SIGKILL, then exit 3'), else ''."""
+
+    label: str
+    seconds: float
+    code: int
+    group: str = ""
+    index: int = 0
+    failure: str = ""
+    stdout: str = ""
+
+    @property
+    def ended(self) -> str:
+        """How it ended, for a line that lists failed rounds: 'exit 1', or its `failure`."""
+        return self.failure or f"exit {self.code}"
+
+
+def run_round(group: str, command: str, options: Sequence[str], *, rounds: int, index: int, run_id: str,
+              log: Path | None = None, label: str = "") -> RoundDone:
+    """Round `index` of `rounds` of `group command options` in a fresh process, and once more in another where the
+    first died (`died`). Its output goes to `log` (appended), or, without one, its stdout is kept (`RoundDone.stdout`)
+    and its stderr passes through. The retry is said where the output goes."""
+    argv = round_argv(group, command, options, rounds=rounds, index=index, run_id=run_id)
+    began = time.perf_counter()
+    codes: list[int] = []
+    stdout = ""
+    while True:
+        # relaunch.run_fresh, looked up when called: a test stands in for the launcher there.
+        if log is None:
+            done = relaunch.run_fresh(argv, capture=True)
+        else:
+            with log.open("a", encoding="utf-8") as out:
+                done = relaunch.run_fresh(argv, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        codes.append(done.returncode)
+        stdout = done.stdout or ""
+        if not died(done.returncode) or len(codes) == 2:
+            break
+        said = (f"round {index + 1}/{rounds} of {group} {command} died ({exit_text(done.returncode)}): run once more "
+                "in a fresh process; what it recorded stays in the store")
+        if log is None:
+            click.echo(said, err=True)
+        else:
+            with log.open("a", encoding="utf-8") as out:
+                out.write(f"== {said}\n")
+    failure = (f"round {index + 1} of {group} failed twice: {', then '.join(map(exit_text, codes))}"
+               if len(codes) == 2 and died(codes[-1]) else "")
+    return RoundDone(label or f"{group} {command} · round {index + 1}/{rounds}", time.perf_counter() - began,
+                     codes[-1], group, index, failure, stdout)
+
+
+# ------------------------------------------------------------------ --rounds N ---
 
 @dataclass(frozen=True)
 class RoundsOutcome:
@@ -58,21 +185,21 @@ def rounds_of(group: str, command: str, settings: BenchSettings, passed_on: Benc
     start = time.perf_counter()
     for index in range(settings.rounds):
         click.echo(f"round {index + 1}/{settings.rounds}: {group} {command} in a fresh process", err=True)
-        round_start = time.perf_counter()
-        argv = round_argv(group, command, [*command_line(passed_on, skip=ROUND_FIELDS), "--json"],
-                          rounds=settings.rounds, index=index, run_id=run_id)
         try:
-            done = run_fresh(argv, capture=True)
+            done = run_round(group, command, [*command_line(passed_on, skip=ROUND_FIELDS), "--json"],
+                             rounds=settings.rounds, index=index, run_id=run_id)
         except KeyboardInterrupt as exc:  # the round was stopped; the rounds before and its records are saved
             raise interrupted(f"Interrupted: {saved_count(settings.results, run_id)} records of run {run_id} are "
                               f"saved in {settings.results}", interrupt_signal(exc)) from None
-        walls.append(time.perf_counter() - round_start)
-        records += parse_records(done.stdout or "")
+        walls.append(done.seconds)
+        records += parse_records(done.stdout)
         click.echo(f"round {index + 1}/{settings.rounds} ended in {walls[-1]:.1f} s; {len(records)} records so far",
                    err=True)
-        if done.returncode != 0:
+        if done.failure:
+            raise RoundFailed(f"{done.failure}; {len(records)} record(s) of run {run_id} are saved")
+        if done.code != 0:
             raise RoundFailed(
-                f"round {index + 1}/{settings.rounds} exited with code {done.returncode}; "
+                f"round {index + 1}/{settings.rounds} exited with code {done.code}; "
                 f"{len(records)} record(s) of run {run_id} are saved"
             )
     return RoundsOutcome(records, time.perf_counter() - start, walls)
@@ -88,3 +215,28 @@ def parse_records(stdout: str) -> list[Record]:
     except json.JSONDecodeError:
         return []
     return [Record.model_validate(item) for item in data] if isinstance(data, list) else []
+
+
+# ------------------------------------------------------- steps: verdict, calibrate ---
+
+def run_steps(steps: Sequence[Step], rounds: int, results: ResultsLocation | Path, run_id: str, log: Path,
+              show: Callable[[str, Sequence[RoundDone]], None], threads: int | None = None,
+              first_round: int = 0) -> list[RoundDone]:
+    """Every round (from index `first_round` to `rounds`) of every step, one fresh process each (`run_round`), their
+    output appended to `log` under a line naming the run and the round; `show(label, rounds done)` is called
+    before each round. A failed round is noted and the rest still run. The rounds get the store without its password
+    on their command lines (`for_children`)."""
+    with for_children(as_location(results)) as given:
+        done: list[RoundDone] = []
+        for step in steps:
+            for index in range(first_round, rounds):
+                label = f"{step.group} {step.command} · round {index + 1}/{rounds}"
+                show(label, done)
+                with log.open("a", encoding="utf-8") as out:
+                    out.write(f"\n== verdict {run_id}: {step.label} (round {index + 1}/{rounds})\n")
+                done.append(run_round(step.group, step.command, step_options(step, index, given, threads),
+                                      rounds=rounds, index=index, run_id=run_id, log=log, label=label))
+                with log.open("a", encoding="utf-8") as out:  # the wall times the scale's round estimates come from
+                    out.write(f"== verdict {run_id}: {step.label} (round {index + 1}/{rounds}) took "
+                              f"{done[-1].seconds:.1f} s, exit {done[-1].code}\n")
+        return done

@@ -15,8 +15,8 @@ is the backend's framework's (its descriptor's `profiler`, frameworks/descriptor
 The step is wrapped in an annotation named `STEP` (jax.profiler.TraceAnnotation, torch's record_function), so
 that the trace says where the step starts and ends (`measure/breakdown.py` reads the shares inside it).
 
-Traces go to `profiles/RUN_ID/` in the store's folder (the working directory for a PostgreSQL store); the
-record's `profile` names the file relative to the store's folder. A profiler that is missing or fails is one
+Traces go to `profiles/RUN_ID/` in the folder beside the store (`store.location.side_folder`: the store file's
+folder; the working directory for a PostgreSQL store); the record's `profile` names the file relative to that folder. A profiler that is missing or fails is one
 logged line and a `profile_status` in the record: the case's timed figures are recorded all the same. Work that
 can run only once (an epoch, a solve) is not called again: its record says so.
 
@@ -84,13 +84,11 @@ class Profiler:
     trace: Callable[[Callable[[], None], Path], dict[str, Any]]
 
 
-def store_folder(results: ResultsLocation) -> Path:
-    """The folder a store's side files go to: the file's folder; the working directory for a PostgreSQL store."""
-    return Path.cwd() if results.kind == "postgres" else results.path.resolve().parent
-
-
 def profiles_root(results: ResultsLocation) -> Path:
-    return store_folder(results) / PROFILES
+    """`profiles/` in the folder beside the store (store/location.py's `side_folder`)."""
+    from jax_benchmarks.store.location import side_folder
+
+    return side_folder(results) / PROFILES
 
 
 def file_stem(backend: str, label: str, device: str, round_index: int | None) -> str:
@@ -159,7 +157,9 @@ class ProfilePass:
     @classmethod
     def of(cls, results: ResultsLocation, run_id: str, profiler_of: Callable[[str], Profiler | None], log: Log,
            round_index: int | None = None) -> ProfilePass:
-        return cls(profiles_root(results) / run_id, profiler_of, store_folder(results), log, round_index,
+        from jax_benchmarks.store.location import side_folder
+
+        return cls(profiles_root(results) / run_id, profiler_of, side_folder(results), log, round_index,
                    secrets=results.secrets)
 
     def take(self, timed: Step, backend: str, label: str, device: str) -> dict[str, Scalar]:

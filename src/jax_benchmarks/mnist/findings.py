@@ -638,3 +638,11 @@ def training_findings(records: Sequence[Record], margin_pct: float = DEFAULT_MAR
     return [Finding("training", "CNN training speed", sentence + ".", status, run_ids(evidence),
                     case_names(evidence), ("framework", "train step", "images/s"), tuple(rows), evidence,
                     decisions)]
+
+
+from jax_benchmarks.verdict.findings import GroupFindings, MemoryCase
+
+# What the verdict reads of this group (its entry in jax_benchmarks.groups names this). Its memory case by the train
+# step's name prefix, for now (its cases' keys: mnist/cases.py).
+DECLARED = GroupFindings(TOPIC, findings, VERDICT_STEPS, memory_case=MemoryCase("train_step_", "the mnist train step", 0),
+                         gpu_round_s={"all": 16.0})

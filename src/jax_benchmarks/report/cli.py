@@ -179,9 +179,13 @@ def report_from(store: ResultsStore, settings: ReportSettings, program: str = DE
             export_jsonl(store, filters)
             return
         if settings.scaling:  # a view of its own: images/s by process count (the bad-record summary follows it)
-            scaling = Filters(group="mnist", backend=settings.backend)
-            select.check_filters(store, scaling)
-            report_scaling(store.history("mnist", settings.backend), settings.format, program)
+            from jax_benchmarks.report.scaling import training_groups
+
+            trains = list(training_groups())  # the groups that declare training epochs
+            for group in trains:
+                select.check_filters(store, Filters(group=group, backend=settings.backend))
+            report_scaling([r for group in trains for r in store.history(group, settings.backend)], settings.format,
+                           program, trains)
             return
         runs = select.chosen_runs(store, filters)
         baselines = Baselines(settings, store, filters, same_machine)
@@ -267,13 +271,16 @@ def environment_note(run: Sequence[Record], base: Sequence[Record]) -> str | Non
     return "\n".join(lines) if lines else None
 
 
-def report_scaling(records: Sequence[Record], fmt: Format, program: str = DEFAULT_PROGRAM) -> None:
+def report_scaling(records: Sequence[Record], fmt: Format, program: str, groups: Sequence[str]) -> None:
+    """`--scaling`'s view of `records`, the training epochs of `groups` (those that declare them)."""
     from jax_benchmarks.report.scaling import HEADER, cells, render_text, scaling_rows
 
     rows = scaling_rows(records)
+    named = " or ".join(groups)
     if not rows:
-        raise click.UsageError("no mnist training epochs in the results file: run e.g. "
-                               f"`{program} mnist pytorch` and `... --launch-local 2` first")
+        raise click.UsageError(f"no {named} training epochs in the results file: run e.g. "
+                               f"`{program} {groups[0] if groups else 'GROUP'} pytorch` and `... --launch-local 2` "
+                               "first")
     if fmt != "table":
         click.echo(printable(render_text(rows, fmt), fmt))
         return
@@ -286,7 +293,7 @@ def report_scaling(records: Sequence[Record], fmt: Format, program: str = DEFAUL
     for row in rows:
         backend, setup, workers, *figures = cells(row)
         blocks.setdefault(f"{backend} · {setup}", []).append((workers, list(figures)))
-    sheet = Sheet("mnist training: images/s by process count (median of process 0's epochs)", "", HEADER[3:],
+    sheet = Sheet(f"{named} training: images/s by process count (median of process 0's epochs)", "", HEADER[3:],
                   list(blocks.items()), kind_header=HEADER[2], name_header="backend · setup", left=frozenset({"run"}))
     console = make_console()
     console.print(Fitting((sheet.wide, sheet.vertical)))

@@ -1,7 +1,8 @@
 """`report --scaling`: how training throughput grows with the number of processes.
 
-From the `mnist` training-epoch records of process 0 (its images/s counts every
-process's images: the global batch): for each backend, device, data set and
+From the training-epoch records of process 0 (its images/s counts every
+process's images: the global batch), of the groups that declare training epochs (`training_epochs` on their
+entry in jax_benchmarks.groups: mnist): for each backend, device, data set and
 global batch, the latest run at each process count, its median epoch images/s,
 the speed-up over the 1-process run and the scaling efficiency
 (images/s ÷ (processes × 1-process images/s); 1.0 is perfect). A 1-process run
@@ -15,10 +16,11 @@ import csv
 import io
 import json
 import statistics
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 from jax_benchmarks.cli.console import markdown_text, spreadsheet_cell
+from jax_benchmarks.groups import GROUPS
 from jax_benchmarks.measure.contention import busy_fields
 from jax_benchmarks.store.record import Record, of_operation
 
@@ -46,9 +48,16 @@ def _int(value: object, default: int) -> int:
     return value if isinstance(value, int) else default
 
 
-def is_training_epoch(case: str) -> bool:
-    """An mnist training epoch's record: `train_epoch_{batch}x28x28_float32`, or `train_epoch` (older records)."""
-    return of_operation(case, "train_epoch")
+def training_groups() -> dict[str, str]:
+    """The groups that declare training epochs (their `training_epochs` in jax_benchmarks.groups), each with the
+    operation of its epochs' cases (mnist: `train_epoch_{batch}x28x28_float32`, or `train_epoch` in older records)."""
+    return {name: entry.training_epochs for name, entry in GROUPS.items() if entry.training_epochs is not None}
+
+
+def is_training_epoch(record: Record, epochs_of: Mapping[str, str]) -> bool:
+    """A training epoch's record, by the operation its group declares (`epochs_of`: `training_groups`)."""
+    operation = epochs_of.get(record.group)
+    return operation is not None and of_operation(record.case, operation)
 
 
 def median_rate(epochs: Sequence[Record]) -> float:
@@ -59,8 +68,9 @@ def median_rate(epochs: Sequence[Record]) -> float:
 def scaling_rows(records: Sequence[Record]) -> list[ScalingRow]:
     """One row per (setup, process count): its latest run, against the latest 1-process, 1-device run."""
     runs: dict[tuple[SetupKey, int, int], dict[str, list[Record]]] = {}
+    epochs_of = training_groups()
     for r in records:
-        if r.group != "mnist" or not is_training_epoch(r.case) or _int(r.params.get("process_index"), 0) != 0:
+        if not is_training_epoch(r, epochs_of) or _int(r.params.get("process_index"), 0) != 0:
             continue
         if not isinstance(r.metrics.get("images_per_s"), float):
             continue

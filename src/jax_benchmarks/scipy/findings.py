@@ -22,3 +22,9 @@ VERDICT_STEPS: dict[str, tuple[tuple[str, tuple[str, ...], float], ...]] = {
 def findings(records: Sequence[Record], target: float | None,
              margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
     return fastest_findings("scipy", records, ("solve_",), margin_pct)
+
+
+from jax_benchmarks.verdict.findings import GroupFindings, optimizer_agreement
+
+# What the verdict reads of this group (its entry in jax_benchmarks.groups names this).
+DECLARED = GroupFindings(TOPIC, findings, VERDICT_STEPS, agreement=optimizer_agreement, gpu_round_s={"all": 9.0})

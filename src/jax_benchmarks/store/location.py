@@ -407,6 +407,14 @@ def shown_default() -> str:
     return masked(default_text().strip())
 
 
+def side_folder(location: ResultsLocation) -> Path:
+    """The folder beside the store, where the files a command writes about its records go (a verdict's page and its
+    rounds' log, a calibration's log, `--profile`'s traces): the store file's folder, as the location names it; for
+    a PostgreSQL store, which has no folder, the working directory. Every such file is found from here
+    (docs/store.md#files-beside-the-store)."""
+    return Path.cwd() if location.kind == "postgres" else location.path.parent
+
+
 def legacy_jsonl(path: Path) -> Path:
     """The JSON-lines file an SQLite store imports once: the same name, .jsonl (results.sqlite <- results.jsonl)."""
     return path.with_suffix(".jsonl")

@@ -14,7 +14,7 @@ from jax_benchmarks.verdict.against import against_finding, fleet_finding, machi
 from jax_benchmarks.verdict.answer import answers, plain_answer
 from jax_benchmarks.verdict.chart import summary_chart
 from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT
-from jax_benchmarks.verdict.findings import Finding, all_findings, latest_runs
+from jax_benchmarks.verdict.findings import FailedRound, Finding, all_findings, latest_runs, without_failed
 from jax_benchmarks.verdict.page import Machine, decided_line, render_html, render_markdown
 from jax_benchmarks.verdict.scale import derived_scale
 
@@ -44,9 +44,10 @@ def box_plots(findings: Sequence[Finding]) -> dict[str, list[Chart]]:
 
 
 def machine(records: Sequence[Record], run_id: str | None, target: float | None, draw: bool,
-            margin_pct: float = DEFAULT_MARGIN_PCT) -> tuple[Machine, Mapping[str, list[Record]]]:
-    chosen = latest_runs(records, run_id)
-    findings = all_findings(chosen, target, margin_pct)
+            margin_pct: float = DEFAULT_MARGIN_PCT,
+            failed: Sequence[FailedRound] = ()) -> tuple[Machine, Mapping[str, list[Record]]]:
+    chosen = latest_runs(without_failed(records, run_id, failed), run_id)
+    findings = all_findings(chosen, target, margin_pct, failed, run_id)
     shown = [r for rs in chosen.values() for r in rs]
     env = max(shown, key=lambda r: r.timestamp).env if shown else {}
     tables = order_tables([build_table(rs) for rs in chosen.values()], BENCHMARK_GROUPS)
@@ -85,10 +86,11 @@ def build_page(here_records: Sequence[Record], others: Sequence[Sequence[Record]
 def build_verdict(here_records: Sequence[Record], others: Sequence[Sequence[Record]] | None, run_id: str | None,
                   output_format: Literal["html", "markdown"], target: float | None = None,
                   scale: str | None = None, stores: Sequence[str] = (),
-                  margin_pct: float = DEFAULT_MARGIN_PCT) -> Verdict:
-    """`build_page`'s page, with its plain answer and decided count for the terminal."""
+                  margin_pct: float = DEFAULT_MARGIN_PCT, failed: Sequence[FailedRound] = ()) -> Verdict:
+    """`build_page`'s page, with its plain answer and decided count for the terminal; `failed`: the measuring run's
+    rounds that failed twice (their records are not judged; each group's findings say which)."""
     draw = output_format == "html"
-    here, chosen_here = machine(here_records, run_id, target, draw, margin_pct)
+    here, chosen_here = machine(here_records, run_id, target, draw, margin_pct, failed)
     theres: list[Machine] = []
     across: list[Finding] = []
     columns: list[tuple[str, Mapping[str, list[Record]]]] = [(here.name, chosen_here)]

@@ -5,19 +5,18 @@
     verdict --from A --against B               two machines side by side, with the ratios between them
     verdict --from A --against B --against C   the fleet: one column per machine, each against A
 
-Each round of each group is its own process (`self_command()`, as `smoke` and `--rounds` start them),
-recorded under the verdict's one run id with its round index, so that `report --baseline` and the
-findings can judge the variation between rounds. The children's output goes to a log file next to the
-results; this command draws which group runs and how long is left, on stderr. The page goes to a new file
+Each round of each group is its own process, started by the one round loop `--rounds` and `calibrate` use too
+(cli/rounds.py: a round whose process died is run once more; one that dies twice is said in its group's
+findings and not judged), recorded under the verdict's one run id with its round index, so that `report --baseline` and the
+findings can judge the variation between rounds. The children's output goes to a log file beside the
+store (store/location.py's `side_folder`); this command draws which group runs and how long is left, on stderr. The page goes to a new file
 beside the store (or to --output; `-o -`: stdout), and stdout says the plain answer and the page's path.
 """
 
 from __future__ import annotations
 
-import subprocess
-import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Literal
 
@@ -27,36 +26,17 @@ from jax_benchmarks.cli.choice import ProgramCommand
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.settings import FiniteFloatRange, lock_timeout_option
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
-from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_path,
-                                           default_text, saved_count)
-from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, Step, round_options, seconds_left
+from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_text,
+                                           saved_count, side_folder)
+from jax_benchmarks.cli.rounds import RoundDone, duration_text, run_steps
+from jax_benchmarks.verdict.findings import FailedRound
+from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, seconds_left
 
 Format = Literal["html", "markdown"]
 
 
 class VerdictFailed(Failed):
     """A group's round failed: the others still ran and the page was written; exit 1."""
-
-
-@dataclass(frozen=True)
-class RoundDone:
-    label: str
-    seconds: float
-    code: int
-
-
-def duration_text(seconds: float) -> str:
-    return f"{seconds:.0f} s" if seconds < 90 else f"{seconds / 60:.1f} min"
-
-
-def step_options(step: Step, index: int, results: ResultsLocation | Path, threads: int | None) -> list[str]:
-    """A step's options in its round `index`: its own (`round_options`: e.g. the round's seed), the store
-    (`results` as given: a database URL with its password is the text to connect to, never shown), its
-    `--lock-timeout` where not the default, and `--threads`."""
-    where = as_location(results)
-    return [*round_options(step, index), "--results", where.value,
-            *(["--lock-timeout", str(where.lock_timeout_s)] if where.lock_timeout_s != LOCK_TIMEOUT_S else []),
-            *(["--threads", str(threads)] if threads is not None else [])]
 
 
 def profiled(scale: Scale) -> Scale:
@@ -67,37 +47,11 @@ def profiled(scale: Scale) -> Scale:
 def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Path,
             show: Callable[[str, int, float], None], threads: int | None = None,
             first_round: int = 0) -> list[RoundDone]:
-    """Run every round (from index `first_round`) of every step, one fresh process each; `show(label, rounds
-    done, seconds left)` is called before each round. A failed round is noted and the rest still run. The rounds
-    get the store without its password on their command lines (`for_children`)."""
-    from jax_benchmarks.store.location import for_children
-
-    with for_children(as_location(results)) as given:
-        return measure_rounds(scale, given, run_id, log, show, threads, first_round)
-
-
-def measure_rounds(scale: Scale, results: ResultsLocation, run_id: str, log: Path,
-                   show: Callable[[str, int, float], None], threads: int | None, first_round: int) -> list[RoundDone]:
-    """`measure`'s rounds, each started with `results` as the store on its command line."""
-    from jax_benchmarks.cli.relaunch import round_argv, run_fresh
-
-    done: list[RoundDone] = []
-    for step in scale.steps:
-        for index in range(first_round, scale.rounds):
-            label = f"{step.group} {step.command} · round {index + 1}/{scale.rounds}"
-            show(label, len(done), seconds_left(scale, [d.seconds for d in done]))
-            began = time.perf_counter()
-            with log.open("a", encoding="utf-8") as out:
-                out.write(f"\n== verdict {run_id}: {step.label} (round {index + 1}/{scale.rounds})\n")
-                out.flush()
-                code = run_fresh(round_argv(step.group, step.command, step_options(step, index, results, threads),
-                                            rounds=scale.rounds, index=index, run_id=run_id),
-                                 stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL).returncode
-            done.append(RoundDone(label, time.perf_counter() - began, code))
-            with log.open("a", encoding="utf-8") as out:  # the wall times the scale's round estimates come from
-                out.write(f"== verdict {run_id}: {step.label} (round {index + 1}/{scale.rounds}) took "
-                          f"{done[-1].seconds:.1f} s, exit {code}\n")
-    return done
+    """Run every round (from index `first_round`) of every step, one fresh process each, through the one round loop
+    (cli/rounds.py's `run_steps`: a round whose process died is run once more); `show(label, rounds done, seconds
+    left)` is called before each round. A failed round is noted and the rest still run."""
+    return run_steps(scale.steps, scale.rounds, results, run_id, log, lambda label, done: show(
+        label, len(done), seconds_left(scale, [d.seconds for d in done])), threads, first_round)
 
 
 def measure_with_progress(scale: Scale, results: ResultsLocation, run_id: str, log: Path,
@@ -131,7 +85,7 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
     """Sequential rounds (verdict/sequential.py): one more round of each group with an undecided finding that its
     rounds say could be decided within what is left of `budget_s` (the whole verdict's wall time) at the pace `done`
     ran; every round run. Where undecided findings stay but no round is added, one line says what they would need."""
-    from jax_benchmarks.verdict.findings import latest_runs
+    from jax_benchmarks.verdict.findings import latest_runs, without_failed
     from jax_benchmarks.verdict.decide import MAX_ROUNDS
     from jax_benchmarks.verdict.sequential import next_round, open_groups, rounds_wanted, settle_by_group
     from jax_benchmarks.verdict.source import read_results
@@ -140,7 +94,8 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
     while True:
         spent = sum(r.seconds for r in rounds)
         records = read_results(results, warn, run_id)[0]
-        settle = settle_by_group(latest_runs(records, run_id), target, margin_pct)
+        judged = without_failed(records, run_id, failed_rounds(rounds))
+        settle = settle_by_group(latest_runs(judged, run_id), target, margin_pct)
         wanted = rounds_wanted(settle)
         more = next_round(scale, max(r.round_index or 0 for r in records) + 1, wanted, spent, budget_s,
                           spent / reference_s if reference_s else 1.0)
@@ -156,6 +111,11 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
             f"({duration_text(budget_s - spent)} of --budget left)")
         rounds += measure(more, results, run_id, log, lambda label, finished, left: None, threads, more.rounds - 1)
         reference_s += sum(step.round_s for step in more.steps)
+
+
+def failed_rounds(rounds: Sequence[RoundDone]) -> list[FailedRound]:
+    """The rounds whose process died twice (cli/rounds.py): their group, index and what ended them."""
+    return [(r.group, r.index, r.failure) for r in rounds if r.failure]
 
 
 def checked_input(location: ResultsLocation, option: str) -> ResultsLocation:
@@ -192,20 +152,15 @@ def checked_output(path: Path, reads: Sequence[ResultsLocation] = (), force: boo
     return path
 
 
-def store_folder(results: ResultsLocation) -> Path:
-    """The folder of a store's file, or the default store's folder for a database."""
-    return default_path(Path.cwd()).parent if results.kind == "postgres" else results.path.parent
-
-
 def round_log(results: ResultsLocation, run_id: str) -> Path:
-    """The rounds' output: beside the results file, or in the default store's folder for a database."""
-    return store_folder(results) / f"verdict-{run_id}.log"
+    """The rounds' output, in the folder beside the store (`side_folder`)."""
+    return side_folder(results) / f"verdict-{run_id}.log"
 
 
 def default_page(store: ResultsLocation, page_id: str, output_format: Format) -> Path:
     """Where the page goes without --output: a new file beside the store the verdict reads (the measuring run's
     --results or --from), named by the measuring run's id (as its round log is) or, with --from, a new id."""
-    return store_folder(store) / f"verdict-{page_id}.{'html' if output_format == 'html' else 'md'}"
+    return side_folder(store) / f"verdict-{page_id}.{'html' if output_format == 'html' else 'md'}"
 
 
 def write_page(path: Path, text: str, fresh: bool) -> None:
@@ -346,6 +301,7 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
 
     margin = DEFAULT_MARGIN_PCT if margin_pct is None else margin_pct
     failed: list[RoundDone] = []
+    twice: list[FailedRound] = []
     source: ResultsLocation | None = from_path
     used_scale: str | None = None
     if source is None:
@@ -377,16 +333,18 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the round's process is ended; say what is saved
             raise interrupted(f"Interrupted: {saved_count(results, run_id)} records of verdict run "
                               f"{run_id} are saved in {results}", interrupt_signal(exc)) from None
-        failed = [r for r in rounds if r.code != 0]
+        failed, twice = [r for r in rounds if r.code != 0], failed_rounds(rounds)
         source, used_scale = results, scale
-        say(f"verdict run {run_id}: {len(rounds)} rounds in {duration_text(sum(r.seconds for r in rounds))}; "
-            f"records in {results}")
+        # A round that failed twice is not a measured round: said apart, never counted.
+        say(f"verdict run {run_id}: {len(rounds) - len(twice)} rounds in "
+            f"{duration_text(sum(r.seconds for r in rounds))}"
+            + (f" ({len(twice)} more failed twice)" if twice else "") + f"; records in {results}")
     here, run_id = read_results(source, warn, run_id)
     others = [read_results(against, warn)[0] for against in against_paths]
     from jax_benchmarks.cli.console import visible_lines
 
     verdict = build_verdict(here, others, run_id, output_format, target_accuracy, used_scale,
-                            [str(against) for against in against_paths], margin)
+                            [str(against) for against in against_paths], margin, twice)
     # The page's text as it reaches a terminal or a file that is later printed: no control character from a record.
     page = visible_lines(verdict.page)
     if to_stdout:
@@ -395,5 +353,5 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         write_page(page_path, page, fresh=output is None)
         tell_answer(page_path, verdict.answer, verdict.decided)
     if failed:
-        raise VerdictFailed(f"{len(failed)} round(s) failed: {', '.join(f'{r.label} (exit {r.code})' for r in failed)};"
+        raise VerdictFailed(f"{len(failed)} round(s) failed: {', '.join(f'{r.label} ({r.ended})' for r in failed)};"
                             " the page says which groups are missing")

@@ -19,11 +19,12 @@ import importlib
 import math
 import statistics
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass, field
+from typing import Any, Literal
 
+from jax_benchmarks.cli.rounds import ROUND_INDEX as ROUND_INDEX  # what a group's VERDICT_STEPS options use
 from jax_benchmarks.cli.tables import format_seconds
-from jax_benchmarks.groups import BENCHMARK_GROUPS
+from jax_benchmarks.groups import BENCHMARK_GROUPS, GROUPS
 from jax_benchmarks.measure.rounds import spreads
 from jax_benchmarks.measure.timing import NOISY_IQR_RATIO
 from jax_benchmarks.report.compare import MIN_ROUNDS, Comparison, compare, round_medians
@@ -37,9 +38,6 @@ from jax_benchmarks.verdict.decide import (DECISION_CONFIDENCE, DEFAULT_MARGIN_P
 # "not compared": the records are not the same work (`unlike`); "undecided": more rounds may decide it.
 Status = Literal["found", "same", "undecided", "not compared", "missing", "measured"]
 
-# In a group's VERDICT_STEPS options: replaced by each round's index (0, 1, ...) in the round's command, e.g.
-# `--seed ROUND_INDEX` gives every round its own seed (jax_benchmarks.verdict.scale.round_options).
-ROUND_INDEX = "{round_index}"
 
 
 @dataclass(frozen=True)
@@ -233,6 +231,24 @@ def latest_runs(records: Iterable[Record], run_id: str | None = None) -> dict[st
     return chosen
 
 
+# A round whose process died twice (cli/rounds.py): its group, its round index and what ended it ('round 2 of xla
+# failed twice: killed by SIGKILL, then exit 3').
+FailedRound = tuple[str, int, str]
+
+
+def without_failed(records: Iterable[Record], run_id: str | None, failed: Sequence[FailedRound]) -> list[Record]:
+    """`records` less those of run `run_id`'s rounds that failed twice: what such a round recorded stays in the
+    store, but it is never judged as a measured round."""
+    dropped = {(group, index) for group, index, _ in failed}
+    return [r for r in records if not (r.run_id == run_id and (r.group, r.round_index) in dropped)]
+
+
+def failed_round(group: str, run_id: str | None, why: str) -> Finding:
+    """The line in a group's findings for one of its rounds that failed twice."""
+    return Finding(f"failed-round-{group}", topic_of(group), f"{why[:1].upper()}{why[1:]}; what it recorded stays in "
+                   "the store, not judged.", "missing", (run_id,) if run_id else (), ())
+
+
 def figures(records: Iterable[Record]) -> dict[FigureKey, list[Record]]:
     """Every record of a figure (one per round), timed figures only."""
     out: dict[FigureKey, list[Record]] = {}
@@ -248,11 +264,10 @@ ENGINE = "the project's engine (NumPy)"
 
 
 def backend_name(record: Record) -> str:
-    """What ran, as a label says it: the backend, or the name its group declares for it (`BACKEND_NAMES` in the
-    group's findings module)."""
+    """What ran, as a label says it: the backend, or the name its group declares for it (`backend_names` of its
+    `GroupFindings`)."""
     declared = group_findings(record.group)
-    names: Mapping[str, str] = getattr(declared, "BACKEND_NAMES", {}) if declared is not None else {}
-    return names.get(record.backend, record.backend)
+    return declared.backend_names.get(record.backend, record.backend) if declared is not None else record.backend
 
 
 def label(record: Record) -> str:
@@ -373,8 +388,16 @@ def memory_of(record: Record) -> Mapping[str, Scalar] | None:
     return value if isinstance(value, Mapping) and value else None
 
 
-# Memory is compared per case, never each framework's largest case: (group, case prefix, what the case is).
-MEMORY_CASES = (("mnist", "train_step_", "the mnist train step"), ("xla", "matmul_", "the xla matrix product"))
+@dataclass(frozen=True)
+class MemoryCase:
+    """The case whose memory peaks a group has compared between frameworks (`GroupFindings.memory_case`): memory is
+    compared per case, never each framework's largest case. `prefix`: its cases' names start with it (the largest
+    of them is compared); `what`: what the case is, in the finding's topic; `order`: the page's order among the
+    groups' memory comparisons (the lowest first)."""
+
+    prefix: str
+    what: str
+    order: int = 0
 
 
 def memory_peak(record: Record, key: str) -> float | None:
@@ -383,16 +406,24 @@ def memory_peak(record: Record, key: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def memory_cases() -> list[tuple[str, MemoryCase]]:
+    """Each group that declares a memory case (`GroupFindings.memory_case`), with it, in the page's order."""
+    declared = [(group, found.memory_case) for group in BENCHMARK_GROUPS
+                if (found := group_findings(group)) is not None and found.memory_case is not None]
+    return sorted(declared, key=lambda item: item[1].order)
+
+
 def memory_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
-    """Per case of `MEMORY_CASES` (the one the most frameworks measured, then the largest): each framework's
-    memory peaks, the median over its rounds; a framework whose records differ from the first's in what
-    `unlike` checks is left out, and the sentence names what differs."""
+    """Per group's declared memory case (`memory_cases`; of its cases, the one the most frameworks measured, then
+    the largest): each framework's memory peaks, the median over its rounds; a framework whose records differ from
+    the first's in what `unlike` checks is left out, and the sentence names what differs."""
     every = [r for rs in chosen.values() for r in rs]
     if not any(memory_of(r) is not None for r in every):
         return [Finding("memory", "memory per case", "Memory not measured in these records.", "missing",
                         run_ids(every), ())]
     out = []
-    for group, prefix, what in MEMORY_CASES:
+    for group, declared in memory_cases():
+        prefix, what = declared.prefix, declared.what
         records = chosen.get(group)
         if not records:
             continue  # the group's own line says it has no records
@@ -452,42 +483,58 @@ def agreed(checks: Mapping[str, Any]) -> bool:
     return checks.get("passed", checks.get("agree")) is True
 
 
+def gradient_agreement(records: Sequence[Record]) -> Finding | None:
+    """The gradients' agreement across implementations, from the group's latest cross-implementation check
+    (`is_gradient_agreement`); None where its records hold none."""
+    parity = [r for r in records if is_gradient_agreement(r)]
+    if not parity:
+        return None
+    record = parity[-1]
+    df, tol = record.checks.get("max_abs_diff_df"), record.checks.get("tolerance")
+    compared = record.params.get("compared")  # the implementations the check compared (schema 2)
+    implementations = (len(compared) if isinstance(compared, list)
+                       else len({label(r) for r in records if r.median_s}))
+    agree = agreed(record.checks)
+    measured = (f"max |Δf′| = {df:.2g} (tolerance {tol:g}, {record.dtype or 'float32'})"
+                if isinstance(df, (int, float)) and isinstance(tol, (int, float)) else "see the checks")
+    sentence = f"Gradients {'agree' if agree else 'DISAGREE'} across {implementations} implementations: {measured}."
+    return Finding("agreement-gradients", "gradient agreement", sentence, "measured" if agree else "found",
+                   run_ids(parity), case_names(parity), ("check", "value"),
+                   tuple((k, str(v)) for k, v in record.checks.items()))
+
+
+def optimizer_agreement(records: Sequence[Record]) -> Finding | None:
+    """The optimizers' agreement on the fit, from the group's latest `agreement_*` check; None where its records
+    hold none."""
+    agreement = [r for r in records if r.case.startswith("agreement_")]
+    if not agreement:
+        return None
+    record = agreement[-1]
+    checks = record.checks
+    diff, limit = checks.get("max_rel_diff"), checks.get("tolerance", checks.get("limit"))
+    agree = agreed(checks)
+    # The pair that differs most: the offset's when it is the larger difference, else the slope's.
+    offset_larger = number(checks.get("max_rel_diff_offset")) > number(checks.get("max_rel_diff_slope"))
+    pair = checks.get("offset_pair") if offset_larger else checks.get("slope_pair") or checks.get("offset_pair")
+    measured = (f"largest relative difference of the fitted parameters {diff:.2g} ({pair}; limit {limit:g})"
+                if isinstance(diff, (int, float)) and isinstance(limit, (int, float)) else "see the checks")
+    sentence = (f"The optimizers (SciPy BFGS, JAX BFGS, PyTorch L-BFGS) "
+                f"{'reach the same fit' if agree else 'DISAGREE'}: {measured}.")
+    return Finding("agreement-optimizers", "optimizer agreement", sentence, "measured" if agree else "found",
+                   run_ids(agreement), case_names(agreement), ("check", "value"),
+                   tuple((k, str(v)) for k, v in checks.items()))
+
+
 def agreement_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
-    out = []
-    parity = [r for r in chosen.get("autograd", ()) if is_gradient_agreement(r)]
-    if parity:
-        record = parity[-1]
-        df, tol = record.checks.get("max_abs_diff_df"), record.checks.get("tolerance")
-        compared = record.params.get("compared")  # the implementations the check compared (schema 2)
-        implementations = (len(compared) if isinstance(compared, list)
-                           else len({label(r) for r in chosen["autograd"] if r.median_s}))
-        agree = agreed(record.checks)
-        measured = (f"max |Δf′| = {df:.2g} (tolerance {tol:g}, {record.dtype or 'float32'})"
-                    if isinstance(df, (int, float)) and isinstance(tol, (int, float)) else "see the checks")
-        sentence = f"Gradients {'agree' if agree else 'DISAGREE'} across {implementations} implementations: {measured}."
-        out.append(Finding("agreement-gradients", "gradient agreement", sentence, "measured" if agree else "found",
-                           run_ids(parity), case_names(parity), ("check", "value"),
-                           tuple((k, str(v)) for k, v in record.checks.items())))
-    agreement = [r for r in chosen.get("scipy", ()) if r.case.startswith("agreement_")]
-    if agreement:
-        record = agreement[-1]
-        checks = record.checks
-        diff, limit = checks.get("max_rel_diff"), checks.get("tolerance", checks.get("limit"))
-        agree = agreed(checks)
-        # The pair that differs most: the offset's when it is the larger difference, else the slope's.
-        offset_larger = number(checks.get("max_rel_diff_offset")) > number(checks.get("max_rel_diff_slope"))
-        pair = checks.get("offset_pair") if offset_larger else checks.get("slope_pair") or checks.get("offset_pair")
-        measured = (f"largest relative difference of the fitted parameters {diff:.2g} ({pair}; limit {limit:g})"
-                    if isinstance(diff, (int, float)) and isinstance(limit, (int, float)) else "see the checks")
-        sentence = (f"The optimizers (SciPy BFGS, JAX BFGS, PyTorch L-BFGS) "
-                    f"{'reach the same fit' if agree else 'DISAGREE'}: {measured}.")
-        out.append(Finding("agreement-optimizers", "optimizer agreement", sentence, "measured" if agree else "found",
-                           run_ids(agreement), case_names(agreement), ("check", "value"),
-                           tuple((k, str(v)) for k, v in checks.items())))
+    """Each group's agreement between frameworks, as the group declares it (`GroupFindings.agreement`), in the
+    groups' order; one line where none of them has its agreement records."""
+    declared = [(group, found.agreement) for group in BENCHMARK_GROUPS
+                if (found := group_findings(group)) is not None and found.agreement is not None]
+    out = [finding for group, agreement in declared if (finding := agreement(chosen.get(group, ()))) is not None]
     if not out:
+        commands = ", ".join(f"{group} all" for group, _ in declared)
         out.append(Finding("agreement", "agreement between frameworks", "No parity or agreement records "
-                           "(autograd all, scipy all): agreement between frameworks is not judged.", "missing",
-                           (), ()))
+                           f"({commands}): agreement between frameworks is not judged.", "missing", (), ()))
     return out
 
 
@@ -521,12 +568,15 @@ def noise_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
 # ------------------------------------------------------------------ all ---
 
 def all_findings(chosen: Mapping[str, Sequence[Record]], target: float | None = None,
-                 margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
+                 margin_pct: float = DEFAULT_MARGIN_PCT, failed: Sequence[FailedRound] = (),
+                 run_id: str | None = None) -> list[Finding]:
     """Every finding the records allow, in the page's order: each group's own (its `findings` module), then
     memory, agreement and noise across groups; a missing group is said to be missing, and a group whose records
-    yield no finding says so in one line."""
+    yield no finding says so in one line. A round of run `run_id` that failed twice (`failed`) is said first among
+    its group's findings."""
     out: list[Finding] = []
     for group in BENCHMARK_GROUPS:
+        out += [failed_round(group, run_id, why) for failed_group, _, why in failed if failed_group == group]
         records = chosen.get(group)
         if not records:
             out.append(missing(group))
@@ -543,35 +593,61 @@ def all_findings(chosen: Mapping[str, Sequence[Record]], target: float | None = 
     return out
 
 
-class GroupFindings(Protocol):
-    """What a group declares in `jax_benchmarks.<group>.findings`: its topic, its findings from its records
-    (`target`: the test accuracy a training run must reach, for a group that trains; None: the group's own rule)
-    and the commands `verdict --scale` runs of it (`jax_benchmarks.verdict.scale`); `margin_pct`: the margin
-    ±m % every comparison is decided at (verdict/decide.py)."""
+# A group's findings from its records: (records, target, margin_pct) -> findings. `target`: the test accuracy a
+# training run must reach, for a group that trains (None: the group's own rule); `margin_pct`: the margin ±m % every
+# comparison is decided at (verdict/decide.py).
+FindingsOf = Callable[[Sequence[Record], float | None, float], list[Finding]]
+# Per scale name, the commands `verdict --scale` runs of a group: (command, options, one round's wall time in
+# seconds on the reference machine).
+VerdictSteps = Mapping[str, tuple[tuple[str, tuple[str, ...], float], ...]]
 
-    TOPIC: str
-    VERDICT_STEPS: Mapping[str, tuple[tuple[str, tuple[str, ...], float], ...]]
 
-    def findings(self, records: Sequence[Record], target: float | None,
-                 margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]: ...
+@dataclass(frozen=True)
+class GroupFindings:
+    """What a group declares for the verdict (its `GroupEntry.findings` in jax_benchmarks.groups names where): its
+    topic, its findings from its records, the commands `verdict --scale` runs of it (jax_benchmarks.verdict.scale)
+    and, where it has them, the names its backends go by on the page, the case whose memory is compared between
+    frameworks, its agreement check between frameworks, and one round's seconds on one H100 per command that the
+    `gpu` scale runs (an estimate: docs/gpu.md). The verdict reads these and names no group."""
+
+    topic: str
+    findings: FindingsOf
+    verdict_steps: VerdictSteps
+    backend_names: Mapping[str, str] = field(default_factory=dict)
+    memory_case: MemoryCase | None = None
+    agreement: Callable[[Sequence[Record]], Finding | None] | None = None
+    gpu_round_s: Mapping[str, float] = field(default_factory=dict)
+
+
+class UndeclaredFindings(LookupError):
+    """A group's entry names findings that are not there: a misnamed module, or no `GroupFindings` under the name."""
 
 
 def group_findings(group: str) -> GroupFindings | None:
-    """The group's findings module, imported when asked for (it imports this module: no import at the top);
-    None for a group that declares none."""
-    name = f"jax_benchmarks.{group}.findings"
-    try:
-        module: GroupFindings = importlib.import_module(name)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or not f"{name}.".startswith(f"{exc.name}."):  # not that module: a real error in it
-            raise
+    """The findings the group declares where its entry in jax_benchmarks.groups says ("module:NAME", imported when
+    asked for: the module imports this one); None for a group whose entry declares none. A declaration that is not
+    there is an error, never "no findings"."""
+    where = GROUPS[group].findings
+    if where is None:
         return None
-    return module
+    module_name, _, name = where.partition(":")
+    try:
+        module = importlib.import_module(module_name)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or not f"{module_name}.".startswith(f"{exc.name}."):  # another module: an error in it
+            raise
+        raise UndeclaredFindings(f"the {group} group's findings are declared in {where}, but there is no module "
+                                 f"{module_name}") from None
+    declared = getattr(module, name, None)
+    if not isinstance(declared, GroupFindings):
+        raise UndeclaredFindings(f"the {group} group's findings are declared in {where}, but {module_name} has no "
+                                 f"GroupFindings called {name!r}")
+    return declared
 
 
 def topic_of(group: str) -> str:
     declared = group_findings(group)
-    return declared.TOPIC if declared is not None else group
+    return declared.topic if declared is not None else group
 
 
 def missing_figures(group: str, records: Sequence[Record]) -> Finding:

@@ -1,7 +1,7 @@
 """What `verdict --scale quick|standard|gpu|full` runs, and how long is left while it runs.
 
-Framework-free: the CLI builds `--help` from it. Each group declares its steps per scale in its own package
-(`VERDICT_STEPS` in `<group>/findings.py`). Every step is one group command; each of its rounds is
+Framework-free: the CLI builds `--help` from it. Each group declares its steps per scale on its `GroupFindings`
+(verdict/findings.py; its entry in jax_benchmarks.groups says where). Every step is one group command; each of its rounds is
 a fresh process (`--rounds R --round-index i --run-id ID`, the same arguments `--rounds` gives its own
 children), so all the records of a verdict share one run id and the regression gate can judge them
 (it needs `MIN_ROUNDS` rounds a figure). `round_s` is one round's expected wall time on the reference
@@ -9,7 +9,7 @@ machine (AMD EPYC, 2 cores, no GPU) when nothing else runs, a round's wall time,
 measured again on 2026-11-26 for quick and standard (each group's findings module gives the range); full's
 are estimates from the groups' sizes, not measured. `gpu` runs standard's steps (the same commands and cases, so its
 findings stand beside the CPU headline's: `verdict --from GPU --against CPU`) with each round's wall time on one H100
-(`GPU_ROUND_S`: estimates from the datasheet and the CPU rounds, docs/gpu.md; not measured). The time-left estimate
+(each group's `gpu_round_s`: estimates from the datasheet and the CPU rounds, docs/gpu.md; not measured). The time-left estimate
 scales the remaining rounds' figures by how much slower or faster the finished rounds ran than theirs.
 """
 
@@ -19,25 +19,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, get_args
 
+from jax_benchmarks.cli.rounds import ROUND_INDEX, Step as Step, round_options as round_options
 from jax_benchmarks.groups import BENCHMARK_GROUPS
 from jax_benchmarks.report.compare import MIN_ROUNDS
 from jax_benchmarks.store.record import Record
-from jax_benchmarks.verdict.findings import ROUND_INDEX, group_findings
+from jax_benchmarks.verdict.findings import group_findings
 
 ScaleName = Literal["quick", "standard", "gpu", "full"]
 SCALE_NAMES: tuple[ScaleName, ...] = get_args(ScaleName)
-
-
-@dataclass(frozen=True)
-class Step:
-    group: str
-    command: str
-    options: tuple[str, ...]
-    round_s: float  # one round on the reference machine, seconds
-
-    @property
-    def label(self) -> str:
-        return " ".join((self.group, self.command, *self.options))
 
 
 @dataclass(frozen=True)
@@ -69,30 +58,27 @@ class Scale:
 
 def group_steps(scale: ScaleName) -> tuple[Step, ...]:
     """The scale's steps, group by group in `BENCHMARK_GROUPS`' order, as each group declares them
-    (`VERDICT_STEPS` in its findings module)."""
+    (`GroupFindings.verdict_steps`)."""
     return tuple(Step(group, command, options, round_s) for group in BENCHMARK_GROUPS
                  if (declared := group_findings(group)) is not None
-                 for command, options, round_s in declared.VERDICT_STEPS.get(scale, ()))
-
-
-# One round of each standard step on one H100, seconds: estimates (docs/gpu.md#the-plan-sized-from-figures), not
-# measured. Each round is a fresh process: its arithmetic shrinks to milliseconds on the GPU (a 1000² float64
-# product, 2 GFLOP, takes 30 µs at the H100's 67 TFLOP/s), while what does not shrink stays: the start-up (imports
-# and a CUDA context a framework, about 6 s), the core's 0.2 s of samples and the first call, warm-up and memory pass
-# of each case (0.3 s in all), XLA's and Inductor's compiles, and the CPU's own work (the engine's CNN step, NumPy).
-# Cases a round: xla 18, jit all 15, jit flax 12, autograd 9, scipy 7, mnist 10 (`--list`).
-GPU_ROUND_S: dict[tuple[str, str], float] = {
-    ("xla", "all"): 14.0, ("jit", "all"): 24.0, ("jit", "flax"): 14.0, ("autograd", "all"): 16.0,
-    ("scipy", "all"): 9.0, ("mnist", "all"): 16.0,
-}
+                 for command, options, round_s in declared.verdict_steps.get(scale, ()))
 
 
 def gpu_steps() -> tuple[Step, ...]:
-    """The standard scale's steps that have a round time on one H100 (`GPU_ROUND_S`), with it. A step added to the
-    standard scale later joins once it has one: its time is what the 8-minute GPU plan is sized by
-    (benchmarks/gpu_plan.py), and a step without an estimate would overrun it unseen."""
-    return tuple(replace(step, round_s=GPU_ROUND_S[key]) for step in group_steps("standard")
-                 if (key := (step.group, step.command)) in GPU_ROUND_S)
+    """The standard scale's steps that have a round time on one H100 (`GroupFindings.gpu_round_s`, declared by each
+    group beside its steps), with it. A step added to the standard scale later joins once it has one: its time is
+    what the 8-minute GPU plan is sized by (benchmarks/gpu_plan.py), and a step without an estimate would overrun
+    it unseen.
+
+    The estimates (docs/gpu.md#the-plan-sized-from-figures), not measured: each round is a fresh process; its
+    arithmetic shrinks to milliseconds on the GPU (a 1000² float64 product, 2 GFLOP, takes 30 µs at the H100's 67
+    TFLOP/s), while what does not shrink stays: the start-up (imports and a CUDA context a framework, about 6 s),
+    the core's 0.2 s of samples and the first call, warm-up and memory pass of each case (0.3 s in all), XLA's and
+    Inductor's compiles, and the CPU's own work (the engine's CNN step, NumPy). Cases a round: xla 18, jit all 15,
+    jit flax 12, autograd 9, scipy 7, mnist 10 (`--list`)."""
+    return tuple(replace(step, round_s=gpu_s[step.command]) for step in group_steps("standard")
+                 if (declared := group_findings(step.group)) is not None
+                 and step.command in (gpu_s := declared.gpu_round_s))
 
 
 SCALES: dict[ScaleName, Scale] = {
@@ -114,11 +100,6 @@ SCALES: dict[ScaleName, Scale] = {
                   "the groups' default sizes and full MNIST for three epochs: hours on a CPU, minutes on a GPU",
                   2 * 5 * sum(step.round_s for step in group_steps("full"))),
 }
-
-
-def round_options(step: Step, index: int) -> list[str]:
-    """The step's options for round `index`: `ROUND_INDEX` in an option replaced by the index."""
-    return [option.replace(ROUND_INDEX, str(index)) for option in step.options]
 
 
 def seconds_left(scale: Scale, done: Sequence[float]) -> float:

@@ -87,3 +87,10 @@ def linear_algebra(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN
                 f"linear-algebra-{case}", topic, sentence + ".", status_of(runner_up), run_ids(evidence), (case,),
                 ("framework", "median of round medians", RATIO_HEADER), rows, evidence, (runner_up.decision,)))
     return out
+
+
+from jax_benchmarks.verdict.findings import GroupFindings, MemoryCase
+
+# What the verdict reads of this group (its entry in jax_benchmarks.groups names this).
+DECLARED = GroupFindings(TOPIC, findings, VERDICT_STEPS, memory_case=MemoryCase("matmul_", "the xla matrix product", 1),
+                         gpu_round_s={"all": 14.0})

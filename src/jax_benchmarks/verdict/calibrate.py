@@ -1,9 +1,9 @@
 """`python main.py calibrate GROUP[:COMMAND]...`: A/A rounds of unchanged code on this machine, then what
 the regression gate does with them.
 
-Each round of each chosen group command is a fresh process, as `--rounds` and `verdict` start them
-(`verdict.cli.measure`: `--rounds N --round-index i --run-id ID`), all under one run id that marks them as
-a calibration (report/calibration.py). Then, per figure, the rounds are split into two halves many ways
+Each round of each chosen group command is a fresh process, started by the one round loop that `--rounds` and
+`verdict` use (cli/rounds.py's `run_steps`: `--rounds N --round-index i --run-id ID`; a round whose process died is
+run once more), all under one run id that marks them as a calibration (report/calibration.py). Then, per figure, the rounds are split into two halves many ways
 and judged as the gate judges two runs (`report --calibrate --run ID`): how often it calls a change in
 code that did not change (its false-alarm rate here) and the smallest slowdown it detects. The rounds stay
 in the results store; `report --fail-on-regression PCT` later reads them back and warns where PCT is below
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import shlex
 from dataclasses import replace
-from pathlib import Path
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Literal
 
 import click
@@ -26,8 +26,8 @@ from jax_benchmarks.report.compare import MIN_ROUNDS
 from jax_benchmarks.settings import FiniteFloatRange, lock_timeout_option
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_text,
-                                           saved_count)
-from jax_benchmarks.verdict.scale import Scale, Step
+                                           saved_count, side_folder)
+from jax_benchmarks.cli.rounds import Step
 
 if TYPE_CHECKING:
     from jax_benchmarks.verdict.findings import Contrast
@@ -66,15 +66,16 @@ OWN_OPTIONS = ("--rounds", "--round-index", "--run-id", "--results", "--threads"
 MEASURE_NOTHING = ("--list", "--help", "-h")
 
 
-def check_rounds(plan: Scale, results: ResultsLocation, threads: int | None, run_id: str) -> None:
+def check_rounds(steps: Sequence[Step], rounds: int, results: ResultsLocation, threads: int | None,
+                 run_id: str) -> None:
     """Every step's round command line, parsed in this process by the command itself (click's types, its settings'
     checks) before any round starts: a bad --options value or a command calibrate cannot run is refused here, the
     reason on the terminal (else each round would exit 2 with it in the log)."""
     from jax_benchmarks.cli.commands import check_command_line
     from jax_benchmarks.cli.relaunch import round_argv, self_command
-    from jax_benchmarks.verdict.cli import step_options
+    from jax_benchmarks.cli.rounds import step_options
 
-    for step in plan.steps:
+    for step in steps:
         for token in step.options:
             option = token.split("=", 1)[0]
             if option in OWN_OPTIONS:
@@ -82,7 +83,7 @@ def check_rounds(plan: Scale, results: ResultsLocation, threads: int | None, run
                                          "out)", param_hint="'--options'")
             if option in MEASURE_NOTHING:
                 raise click.BadParameter(f"{option}: the rounds would measure nothing", param_hint="'--options'")
-        argv = round_argv(step.group, step.command, step_options(step, 0, results, threads), rounds=plan.rounds,
+        argv = round_argv(step.group, step.command, step_options(step, 0, results, threads), rounds=rounds,
                           index=0, run_id=run_id)[len(self_command()):]
         import importlib
 
@@ -127,7 +128,7 @@ def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options
     """
     from jax_benchmarks.report.calibration import calibration_run_id
     from jax_benchmarks.settings import writable_file
-    from jax_benchmarks.verdict.cli import duration_text, measure
+    from jax_benchmarks.cli.rounds import duration_text, run_steps
 
     results = replace(results, lock_timeout_s=lock_timeout_s)  # the check, every round's writes, the report's read
     chosen = [parse_step(text) for text in steps]
@@ -148,18 +149,15 @@ def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="'--results'") from None
     run_id = calibration_run_id()
-    # `measure` runs a scale's steps; the name is only its label (this one is none of verdict's scales).
-    plan = Scale("quick", rounds, tuple(Step(group, command, extra, 0.0) for group, command in chosen),
-                 "A/A calibration")
-    check_rounds(plan, results, threads, run_id)
-    folder = Path.cwd() if results.kind == "postgres" else results.path.parent
-    log = folder / f"calibrate-{run_id}.log"
+    plan = [Step(group, command, extra) for group, command in chosen]
+    check_rounds(plan, rounds, results, threads, run_id)
+    log = side_folder(results) / f"calibrate-{run_id}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     click.echo(f"calibration run {run_id}: {len(chosen)} group command(s) × {rounds} rounds, unchanged; "
                f"output of the groups in {log}", err=True)
     try:
-        done = measure(plan, results, run_id, log, lambda label, finished, _left: click.echo(
-            f"[{finished + 1}/{rounds * len(chosen)}] {label}", err=True), threads)
+        done = run_steps(plan, rounds, results, run_id, log, lambda label, finished: click.echo(
+            f"[{len(finished) + 1}/{rounds * len(chosen)}] {label}", err=True), threads)
     except KeyboardInterrupt as exc:
         raise interrupted(f"Interrupted: {saved_count(results, run_id)} records of calibration run {run_id} are "
                           f"saved in {results}", interrupt_signal(exc)) from None
@@ -176,7 +174,7 @@ def cli(steps: tuple[str, ...], rounds: int, threshold_pct: float, group_options
         judged = verdict_aa(results, run_id, margin_pct)
     if failed:
         raise CalibrationFailed(f"{len(failed)} round(s) failed: "
-                                f"{', '.join(f'{d.label} (exit {d.code})' for d in failed[:5])}; see {log}")
+                                f"{', '.join(f'{d.label} ({d.ended})' for d in failed[:5])}; see {log}")
     from jax_benchmarks.verdict.aa import called_faster
 
     false = [f"{c.a} against {c.b} called {c.judged}" for c in called_faster(judged)]
