@@ -1,5 +1,6 @@
 """torch.compile as this project runs it: its modes, whether inductor can build code here, what it raises when it
-cannot, and what dynamo counted (graph breaks, compilations of a compiled function).
+cannot, what dynamo counted (graph breaks, compilations of a compiled function), and the code inductor generated
+while a case ran (--profile: `watch_generated_code`).
 
 Imported only where PyTorch runs (it imports torch).
 """
@@ -8,11 +9,13 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import torch
 
 from jax_benchmarks.errors import first_line
+from jax_benchmarks.measure.compiled import GeneratedCode
 
 def execution_mode(compile_mode: str | None) -> str:
     """What a PyTorch record says ran: "eager", or "compile:<mode>"."""
@@ -82,3 +85,35 @@ class CompiledFunction:
         # A bound method's __code__ is its function's.
         compilations = len(_debug_get_cache_entry_list(self.fn.__code__))
         return {"compilations": compilations, "graph_breaks": graph_breaks_so_far() - self.breaks_before}
+
+
+def watch_generated_code() -> Callable[[], GeneratedCode]:
+    """Start watching what inductor generates in this process; the function returned says what it generated since:
+    the source of each Python module inductor loaded (its wrapper, which holds the C++ or Triton kernels it
+    compiled; `PyCodeCache.modules` lists every module it loads, also one read back from its on-disk cache), read
+    from the module's file, and the graph breaks dynamo counted since. Where this torch keeps no such list, or a
+    module's file is gone, it says why instead: never a hash of nothing."""
+    breaks_before = graph_breaks_so_far()
+    try:
+        from torch._inductor.codecache import PyCodeCache
+
+        known = {id(module) for module in PyCodeCache.modules}
+    except (ImportError, AttributeError) as exc:
+        missing = (f"torch {torch.__version__} has no list of inductor's generated modules "
+                   f"(torch._inductor.codecache.PyCodeCache.modules: {type(exc).__name__})")
+        return lambda: GeneratedCode((), graph_breaks_so_far() - breaks_before, missing)
+
+    def generated() -> GeneratedCode:
+        breaks = graph_breaks_so_far() - breaks_before
+        # The list holds every module it loaded, so none of the known ones is freed and its id reused.
+        modules = [module for module in PyCodeCache.modules if id(module) not in known]
+        if not modules:
+            return GeneratedCode((), breaks, "inductor generated no code while the case ran (dynamo ran it eagerly, "
+                                             "or its code was compiled earlier in this process)")
+        try:
+            sources = tuple(Path(str(module.__file__)).read_text(encoding="utf-8") for module in modules)
+        except OSError as exc:
+            return GeneratedCode((), breaks, f"a generated module's file cannot be read ({first_line(exc)})")
+        return GeneratedCode(sources, breaks)
+
+    return generated
