@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -88,32 +87,39 @@ class CompiledFunction:
 
 
 def watch_generated_code() -> Callable[[], GeneratedCode]:
-    """Start watching what inductor generates in this process; the function returned says what it generated since:
-    the source of each Python module inductor loaded (its wrapper, which holds the C++ or Triton kernels it
-    compiled; `PyCodeCache.modules` lists every module it loads, also one read back from its on-disk cache), read
-    from the module's file, and the graph breaks dynamo counted since. Where this torch keeps no such list, or a
-    module's file is gone, it says why instead: never a hash of nothing."""
+    """Start watching what inductor generates in this process; the function returned stops watching and says what it
+    generated since: the source of each Python module inductor compiled or read back from its cache (its wrapper,
+    which holds the C++ or Triton kernels), as inductor hands it to `GraphLowering.save_output_code` (the hook its
+    own `run_and_get_code` uses; called on a fresh compile and on a cache hit, also with its caches disabled), and
+    the graph breaks dynamo counted since. Where this torch has no such hook it says why: never a hash of nothing.
+
+    The hook is set from now until the function is called: inductor calls it only while it compiles, so the case's
+    timed calls that compile nothing run as without it. A hook set before is called too, and comes back."""
     breaks_before = graph_breaks_so_far()
     try:
-        from torch._inductor.codecache import PyCodeCache
+        from torch._inductor.graph import GraphLowering
 
-        known = {id(module) for module in PyCodeCache.modules}
+        previous: Callable[[str], None] | None = GraphLowering.save_output_code
     except (ImportError, AttributeError) as exc:
-        missing = (f"torch {torch.__version__} has no list of inductor's generated modules "
-                   f"(torch._inductor.codecache.PyCodeCache.modules: {type(exc).__name__})")
+        missing = (f"torch {torch.__version__} has no hook for inductor's generated code "
+                   f"(torch._inductor.graph.GraphLowering.save_output_code: {type(exc).__name__})")
         return lambda: GeneratedCode((), graph_breaks_so_far() - breaks_before, missing)
+    sources: list[str] = []
+
+    def save(code: str) -> None:
+        sources.append(code)
+        if previous is not None:
+            previous(code)
+
+    GraphLowering.save_output_code = save
 
     def generated() -> GeneratedCode:
+        if GraphLowering.save_output_code is save:  # not replaced since: put back what was there
+            GraphLowering.save_output_code = previous
         breaks = graph_breaks_so_far() - breaks_before
-        # The list holds every module it loaded, so none of the known ones is freed and its id reused.
-        modules = [module for module in PyCodeCache.modules if id(module) not in known]
-        if not modules:
+        if not sources:
             return GeneratedCode((), breaks, "inductor generated no code while the case ran (dynamo ran it eagerly, "
-                                             "or its code was compiled earlier in this process)")
-        try:
-            sources = tuple(Path(str(module.__file__)).read_text(encoding="utf-8") for module in modules)
-        except OSError as exc:
-            return GeneratedCode((), breaks, f"a generated module's file cannot be read ({first_line(exc)})")
-        return GeneratedCode(sources, breaks)
+                                             "or its code was compiled before the case started)")
+        return GeneratedCode(tuple(sources), breaks)
 
     return generated
