@@ -495,8 +495,8 @@ TORCH = FrameworkDescriptor(
     backends=("pytorch",), pin_threads=_pin_torch_threads, thread_state=_torch_thread_state, loads_blas=True,
     seed=torch_generator, device=torch_device, sync=torch_sync, device_memory=torch_device_memory,
     arrays=TorchArrays, precision=_torch_precision, loaded_settings=_torch_settings,
-    # Kineto prints a start and a stop line on stderr at every trace unless its log level (read at its first
-    # trace in a process) is above them.
+    # Kineto prints a start and a stop line (its level USDT, 5, its highest) on stderr at every trace unless its
+    # log level, read at its first trace in a process, is above them.
     profiler=Profiler("torch", torch_trace, watch=watch_torch_code, environment={"KINETO_LOG_LEVEL": "6"}),
 )
 
