@@ -77,7 +77,7 @@ def profiled_torch_run(tmp_path: Path, cases: list[Case[Any]]) -> list[Record]:
     profiler = ProfilePass.of(as_location(results), run.run_id,
                               lambda _backend: Profiler("torch", kineto_like, watch=watch_torch_code), run.log)
     run_cases(run, Target("pytorch", "cpu"), cases, repeats=1, memory=False, min_time_s=0.01, profiler=profiler)
-    return read_records(results, pytest.fail)
+    return list(read_records(results, pytest.fail)) if results.exists() else []
 
 
 def test_a_compiled_torch_case_names_its_generated_code_file_and_keeps_its_hash(tmp_path: Path) -> None:
@@ -108,6 +108,19 @@ def test_a_compiled_torch_case_names_its_generated_code_file_and_keeps_its_hash(
     assert compiled.compile_s is not None
     # An eager case compiles nothing and says nothing of a program.
     assert not {"program", "program_status", HASH_KEY} & set(eager.profile)
+
+
+def test_a_compiled_case_that_cannot_run_stops_the_watch(tmp_path: Path) -> None:
+    from torch._inductor.graph import GraphLowering
+
+    hook_before = GraphLowering.save_output_code
+
+    def no_compiler() -> None:
+        raise OSError("no C++ compiler")
+
+    records = profiled_torch_run(tmp_path, [Case("f_10_float32", lambda: Timed(no_compiler), variant="compile",
+                                                 compiled=True, cannot_run=(OSError,))])
+    assert records == [] and GraphLowering.save_output_code is hook_before
 
 
 def test_a_compiled_case_without_generated_code_says_why_and_counts_its_graph_breaks(tmp_path: Path) -> None:

@@ -568,9 +568,9 @@ def run_live(
                 run.log(f"skipped: {escape(label)}: {escape(dead[case.variant])}")
                 progress.advance(case.label)
                 continue
+            # --profile: what torch.compile generates for the case, watched from before its fixtures on.
+            generated = profiler.watch(target.backend) if profiler is not None and case.compiled else None
             try:
-                # --profile: what torch.compile generates for the case, watched from before its fixtures on.
-                generated = profiler.watch(target.backend) if profiler is not None and case.compiled else None
                 for fixture in live.unbuilt(case.uses):  # needs first; each dropped once nothing needs it
                     live.value(fixture)
                     live.keep_only(still_needed(index + 1, case))
@@ -579,6 +579,8 @@ def run_live(
                 result, measurement = measure_case(case.prepare(*values), repeats, probe, sampler, min_time_s, energy,
                                                    profiler, (target.backend, case.label, target.device), generated)
             except case.cannot_run as exc:
+                if generated is not None:
+                    generated()  # stops the watch: nothing of a case that could not run is recorded
                 dead[case.variant] = f"{type(exc).__name__}: {first_line(exc)}"
                 run.log(f"skipped: {escape(label)}: {escape(dead[case.variant])}")
                 progress.advance(case.label)

@@ -195,6 +195,8 @@ class ProfilePass:
         """Profile one more call of the case's step; the record's `profile` figures (or why there are none).
         `generated`: what `watch` returned for this case (its program then: what its compiler generated)."""
         if timed.single_pass:
+            if generated is not None:
+                generated()  # stops the watch
             return {"profile_status": "not profiled: work done once or a fixed number of times is not called again"}
         stem = file_stem(backend, label, device, self.round_index)
         profiler = self.profiler_of(backend)
