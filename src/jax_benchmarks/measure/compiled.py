@@ -51,12 +51,12 @@ MODULE_SEPARATOR = "# ---- generated module {index} of {count} ----"
 
 @dataclass(frozen=True)
 class GeneratedCode:
-    """What torch.compile's inductor generated while a case ran: the source of each Python module it loaded, in
-    order, and the graph breaks dynamo counted meanwhile (None where they could not be read); `missing` says why
-    no code was captured (then `sources` is empty and no hash is made)."""
+    """What torch.compile's inductor generated while a case ran: the source of each Python module it generated or
+    read back from its cache, in order, and the graph breaks dynamo counted meanwhile; `missing` says why no code
+    was captured (then `sources` is empty and no hash is made)."""
 
     sources: tuple[str, ...]
-    graph_breaks: int | None
+    graph_breaks: int
     missing: str | None = None
 
     def text(self) -> str:
@@ -107,12 +107,11 @@ def program_figures(program: Callable[[], object], folder: Path, stem: str, rela
     try:
         compiled = program()
         if isinstance(compiled, GeneratedCode):
-            breaks = {} if compiled.graph_breaks is None else {"graph_breaks": compiled.graph_breaks}
             if compiled.missing is not None or not compiled.sources:
                 return {"program_status": f"not captured: {compiled.missing or 'inductor generated no code'}",
-                        **breaks}
+                        "graph_breaks": compiled.graph_breaks}
             path, text = folder / f"{stem}.inductor.py", compiled.text()
-            counts: dict[str, Scalar] = {HASH_KEY: generated_hash(text), **breaks,
+            counts: dict[str, Scalar] = {HASH_KEY: generated_hash(text), "graph_breaks": compiled.graph_breaks,
                                          "generated_modules": len(compiled.sources)}
         else:
             as_text = getattr(compiled, "as_text", None)

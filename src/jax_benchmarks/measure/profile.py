@@ -88,8 +88,8 @@ class Profiler:
     runs the step once under it, the step wrapped in an annotation named `breakdown.STEP`, and returns the Chrome
     trace JSON it wrote (in `scratch`, a folder removed afterwards). `name`: what a record's `profile.profiler`
     says. `watch()`, for a framework whose compiler's code is observed rather than asked for (torch.compile),
-    starts watching before a compiled case and returns what says, after its timed calls, the code generated
-    meanwhile (a `compiled.GeneratedCode`). `environment`: variables its framework reads once, set before it
+    starts watching before a compiled case and returns a function that stops watching and returns the code
+    generated meanwhile (a `compiled.GeneratedCode`), called after the case's untimed pass. `environment`: variables its framework reads once, set before it
     loads (`set_environment`)."""
 
     name: str
