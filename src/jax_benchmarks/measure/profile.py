@@ -89,8 +89,8 @@ class Profiler:
     trace JSON it wrote (in `scratch`, a folder removed afterwards). `name`: what a record's `profile.profiler`
     says. `watch()`, for a framework whose compiler's code is observed rather than asked for (torch.compile),
     starts watching before a compiled case and returns a function that stops watching and returns the code
-    generated meanwhile (a `compiled.GeneratedCode`), called after the case's untimed pass. `environment`: variables its framework reads once, set before it
-    loads (`set_environment`)."""
+    generated meanwhile (a `compiled.GeneratedCode`), called after the case's untimed pass. `environment`:
+    variables its framework reads once, set before it loads (`set_environment`)."""
 
     name: str
     trace: Callable[[Callable[[], None], Path], dict[str, Any]]
