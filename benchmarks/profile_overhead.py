@@ -9,8 +9,8 @@ and the spread between rounds (the range of the round medians, the wider of the 
 difference is within that spread is one --profile did not change beyond the rounds' own variation. It also
 prints each arm's wall time per process: the profiling pass's cost, which is never inside a figure.
 
-`xla all`, not `verdict`: `verdict` does not pass --profile on (not built yet); the profiling pass is the
-measurement core's, the same for every command that runs cases.
+`xla all`, not `verdict` (which passes --profile on to its rounds too): one group's figures, side by side, in
+a few minutes; the profiling pass is the measurement core's, the same for every command that runs cases.
 """
 
 from __future__ import annotations

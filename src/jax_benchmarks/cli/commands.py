@@ -29,7 +29,7 @@ from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied, prepare_jax_g
 from jax_benchmarks.hardware.xla_flags import CpuConv, set_before_jax
 from jax_benchmarks.measure.harness import BackendModule, run_suite
 from jax_benchmarks.measure.memory import DeviceMemory
-from jax_benchmarks.measure.profile import ProfilePass
+from jax_benchmarks.measure.profile import ProfilePass, set_environment as set_profiler_environment
 from jax_benchmarks.settings import BenchSettings, parse_settings, settings_options
 
 
@@ -188,6 +188,10 @@ def execute(
     console = make_console(settings.json_output)
     console.quiet = not show
     policy = gpu_policy_for(settings)
+    if settings.profile:  # before a backend imports its framework, which reads them once
+        from jax_benchmarks.frameworks.descriptors import registered
+
+        set_profiler_environment((descriptor.profiler for descriptor in registered()), os.environ)
     run = Run(group.name, settings.results, log=console.print, run_id=run_id or settings.run_id,
               round_index=settings.round_index, rounds=settings.rounds if settings.is_round else None,
               settings_env={"threads": settings.threads, "min_time_s": settings.min_time, "quick": settings.quick_sizes,

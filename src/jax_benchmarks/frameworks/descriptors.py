@@ -483,12 +483,21 @@ def torch_trace(step: Callable[[], None], scratch: Path) -> dict[str, Any]:
     return loaded
 
 
+def watch_torch_code() -> Callable[[], object]:
+    """What torch.compile's inductor generates for a compiled case (frameworks/torch_compile.py imports torch)."""
+    from jax_benchmarks.frameworks.torch_compile import watch_generated_code
+
+    return watch_generated_code()
+
+
 TORCH = FrameworkDescriptor(
     label="PyTorch", imports=("torch",), distributions=("torch",), needs=(Framework("torch", "PyTorch", "torch"),),
     backends=("pytorch",), pin_threads=_pin_torch_threads, thread_state=_torch_thread_state, loads_blas=True,
     seed=torch_generator, device=torch_device, sync=torch_sync, device_memory=torch_device_memory,
     arrays=TorchArrays, precision=_torch_precision, loaded_settings=_torch_settings,
-    profiler=Profiler("torch", torch_trace),
+    # Kineto prints a start and a stop line (its level USDT, 5, its highest) on stderr at every trace unless its
+    # log level, read at its first trace in a process, is above them.
+    profiler=Profiler("torch", torch_trace, watch=watch_torch_code, environment={"KINETO_LOG_LEVEL": "6"}),
 )
 
 

@@ -1,5 +1,6 @@
 """torch.compile as this project runs it: its modes, whether inductor can build code here, what it raises when it
-cannot, and what dynamo counted (graph breaks, compilations of a compiled function).
+cannot, what dynamo counted (graph breaks, compilations of a compiled function), and the code inductor generated
+while a case ran (--profile: `watch_generated_code`).
 
 Imported only where PyTorch runs (it imports torch).
 """
@@ -13,6 +14,7 @@ from typing import Any
 import torch
 
 from jax_benchmarks.errors import first_line
+from jax_benchmarks.measure.compiled import GeneratedCode
 
 def execution_mode(compile_mode: str | None) -> str:
     """What a PyTorch record says ran: "eager", or "compile:<mode>"."""
@@ -82,3 +84,42 @@ class CompiledFunction:
         # A bound method's __code__ is its function's.
         compilations = len(_debug_get_cache_entry_list(self.fn.__code__))
         return {"compilations": compilations, "graph_breaks": graph_breaks_so_far() - self.breaks_before}
+
+
+def watch_generated_code() -> Callable[[], GeneratedCode]:
+    """Start watching what inductor generates in this process; the function returned stops watching and says what it
+    generated since: the source of each Python module inductor compiled or read back from its cache (its wrapper,
+    which holds the C++ or Triton kernels), as inductor hands it to `GraphLowering.save_output_code` (the hook its
+    own `run_and_get_code` uses; called on a fresh compile and on a cache hit, also with its caches disabled), and
+    the graph breaks dynamo counted since. Where this torch has no such hook it says why: never a hash of nothing.
+
+    The hook is set from now until the function is called: inductor calls it only while it compiles, so the case's
+    timed calls that compile nothing run as without it. A hook set before is called too, and comes back."""
+    breaks_before = graph_breaks_so_far()
+    try:
+        from torch._inductor.graph import GraphLowering
+
+        previous: Callable[[str], None] | None = GraphLowering.save_output_code
+    except (ImportError, AttributeError) as exc:
+        missing = (f"torch {torch.__version__} has no hook for inductor's generated code "
+                   f"(torch._inductor.graph.GraphLowering.save_output_code: {type(exc).__name__})")
+        return lambda: GeneratedCode((), graph_breaks_so_far() - breaks_before, missing)
+    sources: list[str] = []
+
+    def save(code: str) -> None:
+        sources.append(code)
+        if previous is not None:
+            previous(code)
+
+    GraphLowering.save_output_code = save
+
+    def generated() -> GeneratedCode:
+        if GraphLowering.save_output_code is save:  # not replaced since: put back what was there
+            GraphLowering.save_output_code = previous
+        breaks = graph_breaks_so_far() - breaks_before
+        if not sources:
+            return GeneratedCode((), breaks, "inductor generated no code while the case ran (dynamo ran it eagerly, "
+                                             "or its code was compiled before the case started)")
+        return GeneratedCode(tuple(sources), breaks)
+
+    return generated

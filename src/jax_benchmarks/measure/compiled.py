@@ -1,13 +1,22 @@
-"""The compiled program behind a jitted case (--profile): its text in a file, its hash and fusion count in the record.
+"""The compiled program behind a case (--profile): its text in a file, its hash and counts in the record.
 
-The program is the one the case declares for its memory analysis (`Timed.program`, e.g. `memory.jax_program`:
-`jit(f).lower(*args).compile()`), obtained again after the timed samples (JAX's compilation cache makes it cheap).
-Its `as_text()` (XLA's optimized HLO) is written whole; the hash is taken over the program alone: the source
-locations XLA keeps beside it (the FileNames ... StackFrames tables, each instruction's `metadata={...}`) change
-when a line of Python moves and are left out, so that "same code" means the same instructions.
+Two compilers, two ways of getting their program:
 
-`program_changes` is what `report --baseline` says of it: the cases whose hash changed between the two runs
-("the compiler produced different code") and those whose hash did not.
+* a jitted JAX case: the program it declares for its memory analysis (`Timed.program`, e.g. `memory.jax_program`:
+  `jit(f).lower(*args).compile()`), obtained again after the timed samples (JAX's compilation cache makes it cheap).
+  Its `as_text()` (XLA's optimized HLO) is written whole (`NAME.hlo.txt`); the hash is taken over the program
+  alone: the source locations XLA keeps beside it (the FileNames ... StackFrames tables, each instruction's
+  `metadata={...}`) change when a line of Python moves and are left out, so that "same code" means the same
+  instructions. The record also counts its fusions and says the XLA flags in effect.
+* a case compiled by torch.compile: its code cannot be asked for again, so the profiling pass watches what
+  inductor generates while the case runs (a framework profiler's `watch`, frameworks/torch_compile.py) and gets a
+  `GeneratedCode`: the Python modules inductor wrote (its wrapper, with the C++ or Triton kernels in it), written
+  one after the other (`NAME.inductor.py`), and the graph breaks dynamo counted meanwhile. The hash leaves out what
+  changes between two compiles of one program: comment lines (inductor's AOT ID counts the graphs compiled before
+  in the process; kernel paths name its cache folder) and any path in inductor's cache folder.
+
+`program_changes` is what `report --baseline` says of both alike (one `program_sha256` key): the cases whose hash
+changed between the two runs ("the compiler produced different code") and those whose hash did not.
 """
 
 from __future__ import annotations
@@ -15,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,6 +40,30 @@ FUSION_CALL = re.compile(r"\sfusion\(")
 METADATA = re.compile(r",\s*metadata=\{[^{}]*\}")
 # The tables of source locations XLA prints before the computations (names, then indented or numbered rows).
 LOCATION_TABLES = ("FileNames", "FunctionNames", "FileLocations", "StackFrames")
+# A Python comment line of inductor's code ("# AOT ID: ['0_inference']", "# kernel path: /tmp/..."); not a C++
+# preprocessor line of its kernels ("#include", "#pragma omp ..."), which has no space after the '#'.
+COMMENT_LINE = re.compile(r"^\s*#(\s.*)?$")
+# A path in inductor's cache folder (`/tmp/torchinductor_USER/ab/cab...py`): its name is per user and per run.
+CACHE_PATH = re.compile(r"\S*torchinductor_[^\s'\"]*")
+# What separates two generated modules in a `.inductor.py` file (a comment: left out of the hash).
+MODULE_SEPARATOR = "# ---- generated module {index} of {count} ----"
+
+
+@dataclass(frozen=True)
+class GeneratedCode:
+    """What torch.compile's inductor generated while a case ran: the source of each Python module it generated or
+    read back from its cache, in order, and the graph breaks dynamo counted meanwhile; `missing` says why no code
+    was captured (then `sources` is empty and no hash is made)."""
+
+    sources: tuple[str, ...]
+    graph_breaks: int
+    missing: str | None = None
+
+    def text(self) -> str:
+        """The file's text: each module after a comment line that numbers it."""
+        count = len(self.sources)
+        return "\n".join(f"{MODULE_SEPARATOR.format(index=i, count=count)}\n{source}"
+                         for i, source in enumerate(self.sources, 1))
 
 
 def program_text(text: str) -> str:
@@ -51,26 +85,45 @@ def program_hash(text: str) -> str:
     return hashlib.sha256(program_text(text).encode()).hexdigest()
 
 
+def generated_text(text: str) -> str:
+    """Inductor's generated code less its comment lines and its cache paths: what the hash is taken over."""
+    return "\n".join(CACHE_PATH.sub("<inductor cache>", line) for line in text.splitlines()
+                     if not COMMENT_LINE.match(line))
+
+
+def generated_hash(text: str) -> str:
+    return hashlib.sha256(generated_text(text).encode()).hexdigest()
+
+
 def fusion_count(text: str) -> int:
     return len(FUSION_CALL.findall(program_text(text)))
 
 
-def program_figures(program: Callable[[], object], path: Path, relative_to: Path, environ: Mapping[str, str],
-                    write: Callable[[Path, str], None]) -> dict[str, Scalar]:
-    """The compiled program's text written to `path` by `write`; its file (relative to `relative_to`), hash, fusion
-    count and the XLA flags in effect, or why there are none (a program without text: torch.compile's)."""
+def program_figures(program: Callable[[], object], folder: Path, stem: str, relative_to: Path,
+                    environ: Mapping[str, str], write: Callable[[Path, str], None]) -> dict[str, Scalar]:
+    """The compiled program's text written by `write` to `folder/stem` with its suffix (`.hlo.txt`: XLA's HLO;
+    `.inductor.py`: inductor's generated code); its file (relative to `relative_to`), hash and counts: XLA's fusions
+    and the XLA flags in effect, or torch.compile's graph breaks and generated modules; or why there are none."""
     try:
         compiled = program()
-        as_text = getattr(compiled, "as_text", None)
-        if as_text is None:
-            return {"program_status": "unavailable: this compiler gives no program text"}
-        text = str(as_text())
+        if isinstance(compiled, GeneratedCode):
+            if compiled.missing is not None or not compiled.sources:
+                return {"program_status": f"not captured: {compiled.missing or 'inductor generated no code'}",
+                        "graph_breaks": compiled.graph_breaks}
+            path, text = folder / f"{stem}.inductor.py", compiled.text()
+            counts: dict[str, Scalar] = {HASH_KEY: generated_hash(text), "graph_breaks": compiled.graph_breaks,
+                                         "generated_modules": len(compiled.sources)}
+        else:
+            as_text = getattr(compiled, "as_text", None)
+            if as_text is None:
+                return {"program_status": "unavailable: this compiler gives no program text"}
+            path, text = folder / f"{stem}.hlo.txt", str(as_text())
+            counts = {HASH_KEY: program_hash(text), "fusions": fusion_count(text),
+                      "xla_flags": environ.get("XLA_FLAGS", "")}
         write(path, text)
     except Exception as exc:  # a program that cannot be obtained is a missing figure, not a failed case
         return {"program_status": f"unavailable: {type(exc).__name__}: {first_line(exc, 200)}"}
-    return {"program_status": "measured", "program": path.relative_to(relative_to).as_posix(),
-            HASH_KEY: program_hash(text), "fusions": fusion_count(text),
-            "xla_flags": environ.get("XLA_FLAGS", "")}
+    return {"program_status": "measured", "program": path.relative_to(relative_to).as_posix(), **counts}
 
 
 def case_key(record: Record) -> tuple[str, str, str | None, str, str | None]:

@@ -472,14 +472,16 @@ def sampled_case(timed: Timed[R], repeats: int, sampler: Sampler, min_time_s: fl
 def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
                  sampler: Sampler | None = None, min_time_s: float = MIN_TIME_S,
                  energy: EnergyMeter | None = None, profiler: ProfilePass | None = None,
-                 where: tuple[str, str, str] = ("", "", "")) -> tuple[R, Measurement]:
+                 where: tuple[str, str, str] = ("", "", ""),
+                 generated: Callable[[], object] | None = None) -> tuple[R, Measurement]:
     """`time_case`, then the memory figures on the measurement (none without a probe), then --profile's untimed
-    pass (`profiler`; `where` = backend, case label, device: its files' names). Returns the last result: the
-    memory pass's, where there is one (the same call on the same inputs as the timed ones)."""
+    pass (`profiler`; `where` = backend, case label, device: its files' names; `generated`: what its `watch`
+    started before the case returned). Returns the last result: the memory pass's, where there is one (the same
+    call on the same inputs as the timed ones)."""
     result, measurement = measured_with_memory(timed, repeats, probe, sampler, min_time_s, energy)
     if profiler is None:
         return result, measurement
-    return result, replace(measurement, profile=profiler.take(timed, *where))
+    return result, replace(measurement, profile=profiler.take(timed, *where, generated=generated))
 
 
 def measured_with_memory(timed: Timed[R], repeats: int, probe: Probe | None, sampler: Sampler | None,
@@ -566,6 +568,8 @@ def run_live(
                 run.log(f"skipped: {escape(label)}: {escape(dead[case.variant])}")
                 progress.advance(case.label)
                 continue
+            # --profile: what torch.compile generates for the case, watched from before its fixtures on.
+            generated = profiler.watch(target.backend) if profiler is not None and case.compiled else None
             try:
                 for fixture in live.unbuilt(case.uses):  # needs first; each dropped once nothing needs it
                     live.value(fixture)
@@ -573,8 +577,10 @@ def run_live(
                 values = [live.value(fixture) for fixture in case.uses]
                 probe = Probe.of(device_memory, target.backend, target.device) if memory else None
                 result, measurement = measure_case(case.prepare(*values), repeats, probe, sampler, min_time_s, energy,
-                                                   profiler, (target.backend, case.label, target.device))
+                                                   profiler, (target.backend, case.label, target.device), generated)
             except case.cannot_run as exc:
+                if generated is not None:
+                    generated()  # stops the watch: nothing of a case that could not run is recorded
                 dead[case.variant] = f"{type(exc).__name__}: {first_line(exc)}"
                 run.log(f"skipped: {escape(label)}: {escape(dead[case.variant])}")
                 progress.advance(case.label)

@@ -2,8 +2,9 @@
 
 The measurement core runs it (`harness.measure_case`), as it runs the memory pass: after the timed samples and the
 memory pass, never around a timed call, so no figure is measured under a profiler. A group only declares its
-case's step (`Timed.call`, its `sync`, and where a jitted JAX step has one, its `program`); which profiler runs
-is the backend's framework's (its descriptor's `profiler`, frameworks/descriptors.py):
+case's step (`Timed.call`, its `sync`, and where a jitted JAX step has one, its `program`), and whether the case
+is `compiled`; which profiler runs is the backend's framework's (its descriptor's `profiler`,
+frameworks/descriptors.py):
 
 * JAX / Flax: `jax.profiler.trace(..., create_perfetto_trace=True)`; its Perfetto trace JSON (gzip) is read back,
   scrubbed (below) and written as `NAME.trace.json`, which Perfetto (ui.perfetto.dev) and Chrome's
@@ -11,6 +12,14 @@ is the backend's framework's (its descriptor's `profiler`, frameworks/descriptor
 * PyTorch: `torch.profiler.profile` (Kineto), `export_chrome_trace`, scrubbed the same way;
 * NumPy and the project's own engine: Python's `cProfile`, written as `NAME.profile.txt` (pstats, sorted by
   cumulative time).
+
+The compiled program (measure/compiled.py) comes with the trace: a jitted JAX case's from its `Timed.program`; a
+case compiled by torch.compile's from the profiler's `watch`, started before the case's fixtures and its first
+(compiling) call, which says what inductor generated while the case ran.
+
+A profiler's `environment` is what its framework reads when it loads or first profiles (PyTorch's Kineto prints
+a start and a stop line on stderr at every trace unless its log level says otherwise): the CLI sets it before any
+backend is imported, where the user has not set it (`set_environment`).
 
 The step is wrapped in an annotation named `STEP` (jax.profiler.TraceAnnotation, torch's record_function), so
 that the trace says where the step starts and ends (`measure/breakdown.py` reads the shares inside it).
@@ -35,7 +44,7 @@ import os
 import pstats
 import re
 import tempfile
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -78,10 +87,23 @@ class Profiler:
     """A framework's profiler for `--profile`'s untimed pass (a descriptor's `profiler`): `trace(step, scratch)`
     runs the step once under it, the step wrapped in an annotation named `breakdown.STEP`, and returns the Chrome
     trace JSON it wrote (in `scratch`, a folder removed afterwards). `name`: what a record's `profile.profiler`
-    says."""
+    says. `watch()`, for a framework whose compiler's code is observed rather than asked for (torch.compile),
+    starts watching before a compiled case and returns a function that stops watching and returns the code
+    generated meanwhile (a `compiled.GeneratedCode`), called after the case's untimed pass. `environment`:
+    variables its framework reads once, set before it loads (`set_environment`)."""
 
     name: str
     trace: Callable[[Callable[[], None], Path], dict[str, Any]]
+    watch: Callable[[], Callable[[], object]] | None = None
+    environment: Mapping[str, str] = field(default_factory=dict)
+
+
+def set_environment(profilers: Iterable[Profiler | None], environ: MutableMapping[str, str]) -> None:
+    """--profile: the profilers' `environment` into `environ` before their frameworks load; a variable the user
+    set keeps the user's value."""
+    for profiler in profilers:
+        for name, value in ({} if profiler is None else profiler.environment).items():
+            environ.setdefault(name, value)
 
 
 def profiles_root(results: ResultsLocation) -> Path:
@@ -162,9 +184,19 @@ class ProfilePass:
         return cls(profiles_root(results) / run_id, profiler_of, side_folder(results), log, round_index,
                    secrets=results.secrets)
 
-    def take(self, timed: Step, backend: str, label: str, device: str) -> dict[str, Scalar]:
-        """Profile one more call of the case's step; the record's `profile` figures (or why there are none)."""
+    def watch(self, backend: str) -> Callable[[], object] | None:
+        """Start watching the code a compiled case of `backend` generates, where its framework's profiler watches
+        (torch.compile's); None elsewhere. Called before the case's fixtures are made and its first call."""
+        profiler = self.profiler_of(backend)
+        return None if profiler is None or profiler.watch is None else profiler.watch()
+
+    def take(self, timed: Step, backend: str, label: str, device: str,
+             generated: Callable[[], object] | None = None) -> dict[str, Scalar]:
+        """Profile one more call of the case's step; the record's `profile` figures (or why there are none).
+        `generated`: what `watch` returned for this case (its program then: what its compiler generated)."""
         if timed.single_pass:
+            if generated is not None:
+                generated()  # stops the watch
             return {"profile_status": "not profiled: work done once or a fixed number of times is not called again"}
         stem = file_stem(backend, label, device, self.round_index)
         profiler = self.profiler_of(backend)
@@ -177,9 +209,9 @@ class ProfilePass:
             reason = f"{type(exc).__name__}: {first_line(exc, 200)}"
             self.log(f"--profile: {backend} {label} @{device}: no trace ({reason}); its timed figures are recorded")
             figures["profile_status"] = f"unavailable: {reason}"
-        if timed.program is not None:
-            figures.update(program_figures(timed.program, self.folder / f"{stem}.hlo.txt", self.relative_to,
-                                           self.environ, self.write))
+        program = generated if generated is not None else timed.program
+        if program is not None:
+            figures.update(program_figures(program, self.folder, stem, self.relative_to, self.environ, self.write))
         return figures
 
     def _trace(self, step: Callable[[], None], stem: str, profiler: Profiler | None) -> dict[str, Scalar]:
