@@ -11,7 +11,7 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from jax_benchmarks.cli.commands import BackendSpec
+from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, prepared_environment
 from jax_benchmarks.frameworks import descriptors
 from jax_benchmarks.frameworks.arrays import NumpyArrays
 from jax_benchmarks.frameworks.available import Framework, missing_libraries
@@ -46,6 +46,7 @@ class Calls:
     pinned: list[int] = field(default_factory=list)
     synced: int = 0
     precisions: list[str] = field(default_factory=list)
+    prepared: int = 0
 
 
 class StandInPeak(DevicePeak):
@@ -83,11 +84,18 @@ def stand_in(calls: Calls) -> FrameworkDescriptor:
     def device(kind: DeviceKind) -> str:
         return f"cupy:{kind}"
 
+    def prepare(environ: MutableMapping[str, str]) -> str:
+        calls.prepared += 1
+        environ.setdefault("CUPY_STAND_IN_CACHE", "off")
+        return f"cache {environ['CUPY_STAND_IN_CACHE']}"
+
     return FrameworkDescriptor(
         label="CuPy", imports=("cupy",), distributions=("cupy",), needs=(Framework("cupy", "CuPy", "cupy"),),
         backends=("cupy",), counts_as_jax=True,
         thread_environment=thread_environment, threads_fixed_when_loaded="its pools keep their size",
         pin_threads=pin, thread_state=lambda module: {"cupy_threads": 3 if module is not None else None},
+        thread_keys=("cupy_threads",), prepare_environment=prepare, prepared_setting="cupy_cache",
+        prepared_label="CuPy cache", setting_keys=("cupy_cache", "cupy_precision"),
         seed=calls.seeds.append, device=device, sync=lambda _device: StandInArrays(calls).sync,
         device_memory=StandInPeak, arrays=lambda _kind: StandInArrays(calls), precision=precision,
         loaded_settings=lambda module: {"cupy_precision": f"{module.__name__} default"},
@@ -141,6 +149,48 @@ def test_it_is_seeded_and_its_settings_recorded(calls: Calls) -> None:
     RNG_Provider(11)
     assert calls.seeds == [11]
     assert environment.loaded_framework_settings()["cupy_precision"] == "cupy default"
+
+
+def test_its_threads_and_settings_are_compared_between_runs(calls: Calls) -> None:
+    env = {**environment.environment(), "cupy_cache": "cache off"}
+    assert env["cupy_threads"] == 3 and env["cupy_precision"] == "cupy default"
+    changed = {**env, "cupy_threads": 1, "cupy_cache": "cache on", "cupy_precision": "tf32"}
+    assert [line for line in envdiff.differences(changed, env) if line.startswith("cupy_")] == [
+        "cupy_threads: 3 → 1", "cupy_cache: cache off → cache on", "cupy_precision: cupy default → tf32"]
+    # What it was prepared with before its import is a setting a gate does not judge across.
+    assert envdiff.setting_differences(changed, env) == ["cupy_cache: cache off → cache on"]
+
+
+def test_it_prepares_the_environment_before_a_run_that_imports_it(calls: Calls,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    environ: dict[str, str] = {}
+    monkeypatch.setattr(os, "environ", environ)
+    cupy = registered()[-1]
+    group = GroupSpec("xla", "", {"cupy": BackendSpec("cupy_example_backend", "CuPy.", XlaSettings, needs=cupy.needs),
+                                  "numpy": BackendSpec("numpy_example_backend", "NumPy.", XlaSettings)})
+    assert "cupy_cache" not in prepared_environment(group, ["numpy"]) and calls.prepared == 0
+    assert prepared_environment(group, ["numpy", "cupy"])["cupy_cache"] == "cache off" and calls.prepared == 1
+    assert environ["CUPY_STAND_IN_CACHE"] == "off"
+
+
+def test_each_descriptor_declares_the_keys_its_records_carry() -> None:
+    """What `thread_state` and `loaded_settings` record, and what `prepare_environment` said, are the keys the
+    descriptor declares (report/envdiff.py compares those alone)."""
+    import jax  # noqa: F401  (loaded: its settings are read)
+    import torch  # noqa: F401
+
+    for descriptor in registered():
+        module = descriptor.module()
+        if descriptor.thread_state is not None:
+            assert set(descriptor.thread_state(module)) <= set(descriptor.thread_keys), descriptor.label
+        if descriptor.loaded_settings is not None:
+            assert module is not None, descriptor.label
+            assert set(descriptor.loaded_settings(module)) <= set(descriptor.setting_keys), descriptor.label
+        if descriptor.prepare_environment is not None:
+            assert descriptor.prepared_setting in descriptor.setting_keys, descriptor.label
+            assert descriptor.prepared_label, descriptor.label
+    assert {"xla_threads", "torch_threads"} <= set(envdiff.compared_keys())
+    assert {"jax_gpu_memory", "jax_matmul_precision", "torch_matmul_precision"} <= set(envdiff.compared_keys())
 
 
 def test_the_measurement_core_waits_with_its_sync_and_reads_its_memory_probe(calls: Calls) -> None:

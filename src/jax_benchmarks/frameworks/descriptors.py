@@ -19,7 +19,7 @@ import functools
 import gzip
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +68,7 @@ class FrameworkDescriptor:
     threads_fixed_when_loaded: str = ""
     pin_threads: Callable[[Any, int], list[str]] | None = None  # (its loaded module, N) -> notes on what stayed
     thread_state: Callable[[Any], Env] | None = None  # (its module or None) -> thread counts in effect
+    thread_keys: tuple[str, ...] = ()  # the keys `thread_state` records, compared between runs (report/envdiff.py)
     loads_blas: bool = False  # it loads BLAS/OpenMP pools that threadpoolctl sees and limits
     seed: Callable[[int], object] | None = None  # seeds its global RNG (only once it is loaded)
     device: Callable[[DeviceKind], Any] | None = None  # its device object of a kind
@@ -77,6 +78,16 @@ class FrameworkDescriptor:
     # The GPU policy's precision ("float32", "tf32", "bf16"; hardware/gpu_policy.py) applied while a block runs.
     precision: Callable[[str], AbstractContextManager[None]] | None = None
     loaded_settings: Callable[[Any], Env] | None = None  # (its loaded module) -> the settings a record carries
+    # Before it is imported: sets in `environ` what it reads from the environment once, when it loads, and says
+    # what is in effect (None: nothing to record). The CLI calls it for each framework a run will import
+    # (`prepare_environments`); a run's records carry what it said under `prepared_setting`, which the run
+    # header names `prepared_label` on a GPU machine.
+    prepare_environment: Callable[[MutableMapping[str, str]], str | None] | None = None
+    prepared_setting: str = ""
+    prepared_label: str = ""
+    # The keys of the settings a record carries of it (`prepared_setting`, then what `loaded_settings` records),
+    # compared between runs (report/envdiff.py) in this order.
+    setting_keys: tuple[str, ...] = ()
     profiler: Profiler | None = None  # --profile's tracer; None: Python's cProfile (NumPy, the engine)
 
     def module(self) -> Any:
@@ -91,6 +102,35 @@ class FrameworkDescriptor:
 def registered() -> tuple[FrameworkDescriptor, ...]:
     """Every framework, in the order records list their versions."""
     return DESCRIPTORS
+
+
+def thread_keys() -> tuple[str, ...]:
+    """The thread counts the frameworks' records carry (`thread_state`'s keys), in the registry's order."""
+    return tuple(key for descriptor in registered() for key in descriptor.thread_keys)
+
+
+def setting_keys() -> tuple[str, ...]:
+    """The frameworks' settings their records carry (`setting_keys`), in the registry's order."""
+    return tuple(key for descriptor in registered() for key in descriptor.setting_keys)
+
+
+def prepared_settings() -> tuple[str, ...]:
+    """The keys under which a run's records carry what its frameworks were prepared with before their import."""
+    return tuple(descriptor.prepared_setting for descriptor in registered() if descriptor.prepared_setting)
+
+
+def prepare_environments(imports: Iterable[str], environ: MutableMapping[str, str]) -> Env:
+    """Each framework that a run will import (one of `imports` is its import name) prepares `environ` before it
+    loads (its `prepare_environment`); what each said is in effect, under its `prepared_setting`."""
+    will_import = set(imports)
+    prepared: Env = {}
+    for descriptor in registered():
+        if descriptor.prepare_environment is None or not will_import & set(descriptor.imports):
+            continue
+        said = descriptor.prepare_environment(environ)
+        if said is not None and descriptor.prepared_setting:
+            prepared[descriptor.prepared_setting] = said
+    return prepared
 
 
 def version_keys() -> tuple[str, ...]:
@@ -155,6 +195,35 @@ def _xla_thread_environment(threads: int, environ: Mapping[str, str]) -> dict[st
     if flags or "XLA_FLAGS" in environ:
         env["XLA_FLAGS"] = flags
     return env
+
+
+PREALLOCATE_VAR = "XLA_PYTHON_CLIENT_PREALLOCATE"
+
+
+def prepare_jax_gpu_memory(environ: MutableMapping[str, str]) -> str:
+    """Make JAX allocate GPU memory on demand unless the user chose otherwise; describe what is in effect.
+
+    JAX preallocates 75 % of the GPU's memory when its GPU client starts, which leaves PyTorch (in `xla all`,
+    `mnist all`) too little. XLA reads these variables once, when that client starts, so this runs before a
+    backend imports JAX (the CLI does it); setting them later changes nothing.
+    """
+    environ.setdefault(PREALLOCATE_VAR, "false")
+    chosen = {
+        name: environ[name]
+        for name in (PREALLOCATE_VAR, "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR")
+        if name in environ
+    }
+    if chosen == {PREALLOCATE_VAR: "false"}:
+        return "on demand"
+    return ", ".join(f"{name}={value}" for name, value in chosen.items())
+
+
+def _prepare_jax_environment(environ: MutableMapping[str, str]) -> str:
+    """JAX starts its GPU client whenever a GPU is visible, also for `--device cpu`, so its GPU memory is set
+    whenever nvidia-smi lists a GPU."""
+    from jax_benchmarks.hardware.devices import gpu_names
+
+    return prepare_jax_gpu_memory(environ) if gpu_names() else "no GPU"
 
 
 def _xla_thread_state(_jax: Any) -> Env:
@@ -308,7 +377,9 @@ JAX = FrameworkDescriptor(
     backends=("jax",), counts_as_jax=True,
     thread_environment=_xla_thread_environment,
     threads_fixed_when_loaded="its XLA thread pools keep the size they started with",
-    thread_state=_xla_thread_state,
+    thread_state=_xla_thread_state, thread_keys=("xla_threads",),
+    prepare_environment=_prepare_jax_environment, prepared_setting="jax_gpu_memory", prepared_label="JAX GPU memory",
+    setting_keys=("jax_gpu_memory", "jax_matmul_precision"),
     device=jax_device, sync=lambda _device: jax_sync, device_memory=jax_device_memory, arrays=JaxArrays,
     precision=_jax_precision, loaded_settings=_jax_settings, profiler=JAX_PROFILER,
 )
@@ -485,9 +556,11 @@ def torch_trace(step: Callable[[], None], scratch: Path) -> dict[str, Any]:
 
 TORCH = FrameworkDescriptor(
     label="PyTorch", imports=("torch",), distributions=("torch",), needs=(Framework("torch", "PyTorch", "torch"),),
-    backends=("pytorch",), pin_threads=_pin_torch_threads, thread_state=_torch_thread_state, loads_blas=True,
+    backends=("pytorch",), pin_threads=_pin_torch_threads, thread_state=_torch_thread_state,
+    thread_keys=("torch_threads", "torch_interop_threads"), loads_blas=True,
     seed=torch_generator, device=torch_device, sync=torch_sync, device_memory=torch_device_memory,
     arrays=TorchArrays, precision=_torch_precision, loaded_settings=_torch_settings,
+    setting_keys=("torch_matmul_precision", "torch_conv_precision", "torch_cuda", "cudnn"),
     profiler=Profiler("torch", torch_trace),
 )
 
