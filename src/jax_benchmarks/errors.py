@@ -104,11 +104,11 @@ class OutOfMemory(click.UsageError):
 
 
 def is_out_of_memory(exc: BaseException) -> bool:
-    """PyTorch's OutOfMemoryError (CUDA allocator) or XLA's RESOURCE_EXHAUSTED, recognised without importing
-    either framework."""
-    return type(exc).__name__ == "OutOfMemoryError" or (
-        type(exc).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and "RESOURCE_EXHAUSTED" in str(exc)
-    )
+    """A framework's device out-of-memory error, as its descriptor recognises it (without importing it)."""
+    # Imported here: the descriptors load the measurement core, which this module's importers need not.
+    from jax_benchmarks.frameworks.descriptors import registered
+
+    return any(d.out_of_memory is not None and d.out_of_memory(exc) for d in registered())
 
 
 class ResultsWriteError(Failed):

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, prepared_environment
+from jax_benchmarks.errors import is_out_of_memory
 from jax_benchmarks.frameworks import descriptors
 from jax_benchmarks.frameworks.arrays import NumpyArrays
 from jax_benchmarks.frameworks.available import Framework, missing_libraries
@@ -99,6 +100,7 @@ def stand_in(calls: Calls) -> FrameworkDescriptor:
         seed=calls.seeds.append, device=device, sync=lambda _device: StandInArrays(calls).sync,
         device_memory=StandInPeak, arrays=lambda _kind: StandInArrays(calls), precision=precision,
         loaded_settings=lambda module: {"cupy_precision": f"{module.__name__} default"},
+        out_of_memory=lambda exc: isinstance(exc, MemoryError) and "cupy" in str(exc),
     )
 
 
@@ -204,6 +206,11 @@ def test_the_measurement_core_waits_with_its_sync_and_reads_its_memory_probe(cal
     probe = Probe.of(spec.device_memory, "cupy", "gpu")
     assert isinstance(probe.device, StandInPeak)
     assert probe.device.stop()["device_peak_bytes"] == 123
+
+
+def test_its_out_of_memory_error_ends_a_run_in_one_line(calls: Calls) -> None:
+    assert is_out_of_memory(MemoryError("cupy: out of memory allocating 8 GiB"))
+    assert not is_out_of_memory(MemoryError("the host"))
 
 
 def test_the_gpu_policy_and_the_verdicts_jax_side_read_it(calls: Calls) -> None:

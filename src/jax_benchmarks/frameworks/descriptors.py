@@ -89,6 +89,8 @@ class FrameworkDescriptor:
     # compared between runs (report/envdiff.py) in this order.
     setting_keys: tuple[str, ...] = ()
     profiler: Profiler | None = None  # --profile's tracer; None: Python's cProfile (NumPy, the engine)
+    # Whether an exception is its device running out of memory (recognised by name: it need not be imported).
+    out_of_memory: Callable[[BaseException], bool] | None = None
 
     def module(self) -> Any:
         """Its first import that is loaded in this process, or None. A name hidden with
@@ -372,6 +374,12 @@ def jax_trace(step: Callable[[], None], scratch: Path) -> dict[str, Any]:
 JAX_PROFILER = Profiler("jax", jax_trace)
 
 
+def jax_out_of_memory(exc: BaseException) -> bool:
+    """XLA's RESOURCE_EXHAUSTED, in jaxlib's runtime error (jax.errors.JaxRuntimeError in jax 0.10; XlaRuntimeError
+    in older releases)."""
+    return type(exc).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and "RESOURCE_EXHAUSTED" in str(exc)
+
+
 JAX = FrameworkDescriptor(
     label="JAX", imports=("jax", "jaxlib"), distributions=("jax", "jaxlib"), needs=(Framework("jax", "JAX", "jax"),),
     backends=("jax",), counts_as_jax=True,
@@ -381,7 +389,7 @@ JAX = FrameworkDescriptor(
     prepare_environment=_prepare_jax_environment, prepared_setting="jax_gpu_memory", prepared_label="JAX GPU memory",
     setting_keys=("jax_gpu_memory", "jax_matmul_precision"),
     device=jax_device, sync=lambda _device: jax_sync, device_memory=jax_device_memory, arrays=JaxArrays,
-    precision=_jax_precision, loaded_settings=_jax_settings, profiler=JAX_PROFILER,
+    precision=_jax_precision, loaded_settings=_jax_settings, profiler=JAX_PROFILER, out_of_memory=jax_out_of_memory,
 )
 
 # Flax runs on JAX (its devices, sync, threads and policy are JAX's), trained with optax; mnist's saves its
@@ -392,7 +400,7 @@ FLAX_STACK = (*JAX.needs, FLAX_LIBRARY, OPTAX_LIBRARY, Framework("orbax.checkpoi
 FLAX = FrameworkDescriptor(
     label="Flax", imports=("flax",), distributions=("flax", "optax"), needs=FLAX_STACK, backends=("flax",),
     counts_as_jax=True, device=jax_device, sync=lambda _device: jax_sync, device_memory=jax_device_memory,
-    arrays=JaxArrays, profiler=JAX_PROFILER,
+    arrays=JaxArrays, profiler=JAX_PROFILER, out_of_memory=jax_out_of_memory,
 )
 
 
@@ -562,6 +570,8 @@ TORCH = FrameworkDescriptor(
     arrays=TorchArrays, precision=_torch_precision, loaded_settings=_torch_settings,
     setting_keys=("torch_matmul_precision", "torch_conv_precision", "torch_cuda", "cudnn"),
     profiler=Profiler("torch", torch_trace),
+    # torch.OutOfMemoryError (its CUDA caching allocator)
+    out_of_memory=lambda exc: type(exc).__name__ == "OutOfMemoryError",
 )
 
 
