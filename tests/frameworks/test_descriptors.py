@@ -95,7 +95,8 @@ def stand_in(calls: Calls) -> FrameworkDescriptor:
         backends=("cupy",), counts_as_jax=True,
         thread_environment=thread_environment, threads_fixed_when_loaded="its pools keep their size",
         pin_threads=pin, thread_state=lambda module: {"cupy_threads": 3 if module is not None else None},
-        thread_keys=("cupy_threads",), prepare_environment=prepare, prepared_setting="cupy_cache",
+        thread_keys=("cupy_threads",), recorded_variables=(("cupy_flags", "CUPY_STAND_IN_FLAGS"),),
+        prepare_environment=prepare, prepared_setting="cupy_cache",
         prepared_label="CuPy cache", setting_keys=("cupy_cache", "cupy_precision"),
         seed=calls.seeds.append, device=device, sync=lambda _device: StandInArrays(calls).sync,
         device_memory=StandInPeak, arrays=lambda _kind: StandInArrays(calls), precision=precision,
@@ -153,12 +154,16 @@ def test_it_is_seeded_and_its_settings_recorded(calls: Calls) -> None:
     assert environment.loaded_framework_settings()["cupy_precision"] == "cupy default"
 
 
-def test_its_threads_and_settings_are_compared_between_runs(calls: Calls) -> None:
+def test_its_threads_variables_and_settings_are_recorded_and_compared(calls: Calls,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUPY_STAND_IN_FLAGS", "--fast")
     env = {**environment.environment(), "cupy_cache": "cache off"}
-    assert env["cupy_threads"] == 3 and env["cupy_precision"] == "cupy default"
-    changed = {**env, "cupy_threads": 1, "cupy_cache": "cache on", "cupy_precision": "tf32"}
+    assert env["cupy_threads"] == 3 and env["cupy_precision"] == "cupy default" and env["cupy_flags"] == "--fast"
+    changed = {**env, "cupy_threads": 1, "cupy_flags": None, "cupy_cache": "cache on", "cupy_precision": "tf32"}
     assert [line for line in envdiff.differences(changed, env) if line.startswith("cupy_")] == [
-        "cupy_threads: 3 → 1", "cupy_cache: cache off → cache on", "cupy_precision: cupy default → tf32"]
+        "cupy_threads: 3 → 1", "cupy_flags: --fast → default", "cupy_cache: cache off → cache on",
+        "cupy_precision: cupy default → tf32"]
+    assert "cupy_flags" in history.version_keys()  # a change of its flags labels a run
     # What it was prepared with before its import is a setting a gate does not judge across.
     assert envdiff.setting_differences(changed, env) == ["cupy_cache: cache off → cache on"]
 

@@ -69,6 +69,10 @@ class FrameworkDescriptor:
     pin_threads: Callable[[Any, int], list[str]] | None = None  # (its loaded module, N) -> notes on what stayed
     thread_state: Callable[[Any], Env] | None = None  # (its module or None) -> thread counts in effect
     thread_keys: tuple[str, ...] = ()  # the keys `thread_state` records, compared between runs (report/envdiff.py)
+    # The environment variables it reads when it loads that every record carries as they are (read for each
+    # record: a command may set them before it loads), as (record key, variable); compared between runs, and a
+    # change labels a run in `report --history`.
+    recorded_variables: tuple[tuple[str, str], ...] = ()
     loads_blas: bool = False  # it loads BLAS/OpenMP pools that threadpoolctl sees and limits
     seed: Callable[[int], object] | None = None  # seeds its global RNG (only once it is loaded)
     device: Callable[[DeviceKind], Any] | None = None  # its device object of a kind
@@ -109,6 +113,16 @@ def registered() -> tuple[FrameworkDescriptor, ...]:
 def thread_keys() -> tuple[str, ...]:
     """The thread counts the frameworks' records carry (`thread_state`'s keys), in the registry's order."""
     return tuple(key for descriptor in registered() for key in descriptor.thread_keys)
+
+
+def variable_keys() -> tuple[str, ...]:
+    """The record keys of the environment variables the frameworks' records carry (`recorded_variables`)."""
+    return tuple(key for descriptor in registered() for key, _ in descriptor.recorded_variables)
+
+
+def variables_in(environ: Mapping[str, str]) -> Env:
+    """The variables the frameworks' records carry (`recorded_variables`), as `environ` has them (None: unset)."""
+    return {key: environ.get(variable) for descriptor in registered() for key, variable in descriptor.recorded_variables}
 
 
 def setting_keys() -> tuple[str, ...]:
@@ -385,7 +399,7 @@ JAX = FrameworkDescriptor(
     backends=("jax",), counts_as_jax=True,
     thread_environment=_xla_thread_environment,
     threads_fixed_when_loaded="its XLA thread pools keep the size they started with",
-    thread_state=_xla_thread_state, thread_keys=("xla_threads",),
+    thread_state=_xla_thread_state, thread_keys=("xla_threads",), recorded_variables=(("xla_flags", "XLA_FLAGS"),),
     prepare_environment=_prepare_jax_environment, prepared_setting="jax_gpu_memory", prepared_label="JAX GPU memory",
     setting_keys=("jax_gpu_memory", "jax_matmul_precision"),
     device=jax_device, sync=lambda _device: jax_sync, device_memory=jax_device_memory, arrays=JaxArrays,

@@ -16,18 +16,18 @@ def compared_keys() -> tuple[str, ...]:
     descriptors' distributions), the settings in effect (the frameworks' own from their descriptors). cpu_mhz is
     left out: /proc/cpuinfo reports the clock of the moment, which differs on every read."""
     # Imported here: the descriptors load the measurement core (rich among it), which `--help` must not.
-    from jax_benchmarks.frameworks.descriptors import setting_keys, thread_keys, version_keys
+    from jax_benchmarks.frameworks.descriptors import setting_keys, thread_keys, variable_keys, version_keys
 
-    return (*MACHINE_KEYS, "ram_gib", "platform", "python", *version_keys(),
-            *THREADS_IN_EFFECT, *thread_keys(), *POLICY_IN_EFFECT, *setting_keys(), *BUILD)
+    return (*MACHINE_KEYS, "ram_gib", "platform", "python", *version_keys(), *THREADS_IN_EFFECT, *thread_keys(),
+            *variable_keys(), *POLICY_IN_EFFECT, *setting_keys(), *BUILD)
 
 
-# What the environment records of the threads, flags and precision in effect (hardware/environment.py), beside what
-# each framework's descriptor says its records carry: the threads (blas from threadpoolctl, threads from
-# --threads), the XLA_FLAGS and the GPU policy (src/jax_benchmarks/hardware/gpu_policy.py), the GPU's driver and
-# the code's commit.
+# What the environment records of the threads and precision in effect (hardware/environment.py), beside what each
+# framework's descriptor says its records carry (its threads, the variables it reads when it loads, its settings):
+# the threads (blas from threadpoolctl, threads from --threads), the GPU policy
+# (src/jax_benchmarks/hardware/gpu_policy.py), the GPU's driver and the code's commit.
 THREADS_IN_EFFECT = ("blas", "threads", "blas_threads", "openmp_threads")
-POLICY_IN_EFFECT = ("xla_flags", "precision", "conv_autotune")
+POLICY_IN_EFFECT = ("precision", "conv_autotune")
 BUILD = ("gpu_driver", "cuda_driver_api", "git_commit")
 
 
