@@ -15,6 +15,7 @@ from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -178,6 +179,23 @@ def test_it_prepares_the_environment_before_a_run_that_imports_it(calls: Calls,
     assert "cupy_cache" not in prepared_environment(group, ["numpy"]) and calls.prepared == 0
     assert prepared_environment(group, ["numpy", "cupy"])["cupy_cache"] == "cache off" and calls.prepared == 1
     assert environ["CUPY_STAND_IN_CACHE"] == "off"
+
+
+def test_the_run_header_on_a_gpu_names_it_and_what_it_was_prepared_with(calls: Calls,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.console import Console
+
+    from jax_benchmarks.cli.console import print_run_header
+
+    on_a_gpu = {**environment.environment(), "gpu": "NVIDIA H100"}
+    monkeypatch.setattr(environment, "environment", lambda: on_a_gpu)
+    run = SimpleNamespace(run_id="r1", settings_env={"precision": "tf32", "conv_autotune": True,
+                                                      "jax_gpu_memory": "on demand", "cupy_cache": "cache off"})
+    console = Console(record=True, width=400)
+    print_run_header(console, run, XlaSettings())  # type: ignore[arg-type]  # a stand-in Run
+    policy = console.export_text().splitlines()[-1]
+    assert policy == ("GPU policy (JAX, PyTorch and CuPy alike): float32 products and convolutions in tf32 · "
+                      "convolution autotuning on · JAX GPU memory on demand · CuPy cache cache off")
 
 
 def test_each_descriptor_declares_the_keys_its_records_carry() -> None:
