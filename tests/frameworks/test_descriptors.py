@@ -167,6 +167,10 @@ def test_its_threads_variables_and_settings_are_recorded_and_compared(calls: Cal
     assert "cupy_flags" in history.version_keys()  # a change of its flags labels a run
     # What it was prepared with before its import is a setting a gate does not judge across.
     assert envdiff.setting_differences(changed, env) == ["cupy_cache: cache off → cache on"]
+    # A run that did not import it was not prepared for it: nothing to compare, no 'not recorded'.
+    without = {key: value for key, value in env.items() if key != "cupy_cache"}
+    assert not [line for line in envdiff.differences(without, env) + envdiff.differences(env, without)
+                if line.startswith("cupy_cache")]
 
 
 def test_it_prepares_the_environment_before_a_run_that_imports_it(calls: Calls,

@@ -73,10 +73,16 @@ def machine_text(env: Mapping[str, Scalar]) -> str:
 
 
 def differences(current: Mapping[str, Scalar], baseline: Mapping[str, Scalar]) -> list[str]:
-    """'key: baseline → current' for every compared key that differs (not recorded: 'not recorded')."""
+    """'key: baseline → current' for every compared key that differs (not recorded: 'not recorded'). What a
+    framework was prepared with is compared only where both runs imported it (a run that did not has no such key)."""
+    from jax_benchmarks.frameworks.descriptors import prepared_settings
+
+    prepared = set(prepared_settings())
     lines = []
     for key in compared_keys():
         if key not in current and key not in baseline:
+            continue
+        if key in prepared and (key not in current or key not in baseline):
             continue
         now, before = current.get(key), baseline.get(key)
         if now != before:
