@@ -3,8 +3,10 @@
 A descriptor says how a framework is imported and installed, which distributions a record names with their
 versions, how it is told its thread count and reports it, how it is seeded, where its devices are and how its
 results are waited for, how its allocator's peak is read on a GPU, how NumPy arrays go to its device and back,
-the GPU precision policy it is given, and whether the verdict's plain answer counts it as "JAX". The shared
-modules (hardware/, measure/, report/, verdict/, the run header) read `registered()` and name no framework;
+the GPU precision policy it is given, how the environment is prepared before it is imported, the keys of what
+its records carry (threads, variables, settings), how its device's out-of-memory error looks, and whether the
+verdict's plain answer counts it as "JAX". The shared modules (hardware/, measure/, report/, verdict/, the run
+header, the CLI's steps before an import, errors.py) read `registered()` and name no framework;
 a framework's own code (its backend modules, its `cli.py` entries, the helpers under frameworks/ that only its
 backends import) is the only other place that does (tests/frameworks/test_descriptors.py greps src/ for it).
 
@@ -122,7 +124,8 @@ def variable_keys() -> tuple[str, ...]:
 
 def variables_in(environ: Mapping[str, str]) -> Env:
     """The variables the frameworks' records carry (`recorded_variables`), as `environ` has them (None: unset)."""
-    return {key: environ.get(variable) for descriptor in registered() for key, variable in descriptor.recorded_variables}
+    return {key: environ.get(variable)
+            for descriptor in registered() for key, variable in descriptor.recorded_variables}
 
 
 def setting_keys() -> tuple[str, ...]:
