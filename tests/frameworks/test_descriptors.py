@@ -205,7 +205,8 @@ def test_the_run_header_on_a_gpu_names_it_and_what_it_was_prepared_with(calls: C
 def test_each_descriptor_declares_the_keys_its_records_carry() -> None:
     """What `thread_state` and `loaded_settings` record, and what `prepare_environment` said, are the keys the
     descriptor declares (report/envdiff.py compares those alone)."""
-    import jax  # noqa: F401  (loaded: its settings are read)
+    # Loaded, so that their settings are read (the suite's earlier groups have loaded both already).
+    import jax  # noqa: F401
     import torch  # noqa: F401
 
     for descriptor in registered():
@@ -351,8 +352,68 @@ def test_every_allowed_module_still_names_a_framework() -> None:
     assert stale == []
 
 
+# What a framework's records carry is named by its descriptor (thread counts, the variables it reads, its settings);
+# a shared module that spells one of those keys (or the variable) by hand names the framework too. These still do:
+KEYS_ALLOWED = {
+    # XLA's own flags (allowed above): it sets XLA_FLAGS itself
+    "hardware/xla_flags.py",
+    # --profile's compiled program records the XLA_FLAGS it was compiled under (the profile2 helper's module)
+    "measure/compiled.py",
+    # the threads a figure ran with: the largest pool of blas, torch, xla and openmp threads; the descriptors'
+    # thread keys would add torch_interop_threads, which that figure has never counted
+    "measure/oversubscription.py",
+    # the verdict page's precision line names JAX's and PyTorch's precision keys with a label each (verdict/ is
+    # the declared helper's now)
+    "verdict/page.py",
+}
+
+
+def docstrings(tree: ast.Module) -> set[int]:
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+
+
+def record_keys(descriptor: FrameworkDescriptor) -> set[str]:
+    """The keys its records carry, and the variables they are read from."""
+    variables = {name for pair in descriptor.recorded_variables for name in pair}
+    return {*descriptor.thread_keys, *descriptor.setting_keys, *variables}
+
+
+def named_keys(tree: ast.Module, keys: set[str]) -> list[str]:
+    """'xla_threads (33)': a string constant (not a docstring) that is one of `keys`."""
+    skip = docstrings(tree)
+    return [f"{node.value} ({node.lineno})" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in keys and id(node) not in skip]
+
+
+def test_src_spells_a_frameworks_record_keys_only_in_its_own_code() -> None:
+    keys = {key for descriptor in registered() for key in record_keys(descriptor)}
+    assert {"xla_threads", "XLA_FLAGS", "jax_gpu_memory", "torch_matmul_precision", "cudnn"} <= keys
+    named = {}
+    for path in sorted(SRC.rglob("*.py")):
+        relative = path.relative_to(SRC)
+        if any(relative.match(pattern) for pattern in OWN) or relative.as_posix() in KEYS_ALLOWED:
+            continue
+        text = path.read_text()
+        if any(key in text for key in keys) and (found := named_keys(parsed(path), keys)):
+            named[relative.as_posix()] = found
+    assert named == {}
+    stale = [p for p in sorted(KEYS_ALLOWED) if not named_keys(parsed(SRC / p), keys)]
+    assert stale == []
+
+
+def test_the_key_checker_finds_a_key_but_not_a_docstring() -> None:
+    source = '"""xla_threads, in a docstring"""\nKEYS = ("blas_threads", "xla_threads")\ndef f():\n    "cudnn"\n'
+    assert named_keys(ast.parse(source), {"xla_threads", "cudnn"}) == ["xla_threads (2)"]
+
+
 def test_a_stand_in_is_named_only_by_its_descriptor(calls: Calls) -> None:
     """The goal's test: the stand-in's import name is nowhere in src/ (its descriptor is the test's)."""
     assert "cupy" in import_names()
     hits = [p for p in SRC.rglob("*.py") if may_name(p, {"cupy"}) and named_frameworks(parsed(p), {"cupy"})]
     assert hits == []
+    keys = record_keys(registered()[-1])
+    assert keys == {"cupy_threads", "cupy_flags", "CUPY_STAND_IN_FLAGS", "cupy_cache", "cupy_precision"}
+    spelled = [p for p in SRC.rglob("*.py") if any(key in p.read_text() for key in keys) and named_keys(parsed(p), keys)]
+    assert spelled == []
