@@ -415,5 +415,6 @@ def test_a_stand_in_is_named_only_by_its_descriptor(calls: Calls) -> None:
     assert hits == []
     keys = record_keys(registered()[-1])
     assert keys == {"cupy_threads", "cupy_flags", "CUPY_STAND_IN_FLAGS", "cupy_cache", "cupy_precision"}
-    spelled = [p for p in SRC.rglob("*.py") if any(key in p.read_text() for key in keys) and named_keys(parsed(p), keys)]
+    spelled = [p for p in SRC.rglob("*.py")
+               if any(key in p.read_text() for key in keys) and named_keys(parsed(p), keys)]
     assert spelled == []
