@@ -103,14 +103,6 @@ class OutOfMemory(click.UsageError):
         )
 
 
-def is_out_of_memory(exc: BaseException) -> bool:
-    """A framework's device out-of-memory error, as its descriptor recognises it (without importing it)."""
-    # Imported here: the descriptors load the measurement core, which this module's importers need not.
-    from jax_benchmarks.frameworks.descriptors import registered
-
-    return any(d.out_of_memory is not None and d.out_of_memory(exc) for d in registered())
-
-
 class ResultsWriteError(Failed):
     """A record could not be written (full disk, I/O error): exit 1; no part of it stays in the file."""
 

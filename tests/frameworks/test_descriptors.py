@@ -22,11 +22,10 @@ import numpy as np
 import pytest
 
 from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, prepared_environment
-from jax_benchmarks.errors import is_out_of_memory
 from jax_benchmarks.frameworks import descriptors
 from jax_benchmarks.frameworks.arrays import NumpyArrays
 from jax_benchmarks.frameworks.available import Framework, missing_libraries
-from jax_benchmarks.frameworks.descriptors import FrameworkDescriptor, registered
+from jax_benchmarks.frameworks.descriptors import FrameworkDescriptor, is_out_of_memory, registered
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.hardware import environment, gpu_policy, threads
 from jax_benchmarks.hardware.devices import DeviceKind

@@ -12,7 +12,8 @@ import pytest
 
 from jax_benchmarks.frameworks import descriptors
 from jax_benchmarks.hardware import devices, gpu_policy
-from jax_benchmarks.errors import OutOfMemory, is_out_of_memory
+from jax_benchmarks.errors import OutOfMemory
+from jax_benchmarks.frameworks.descriptors import is_out_of_memory
 from tests.conftest import invoke, read_jsonl
 
 

@@ -24,7 +24,7 @@ from jax_benchmarks.frameworks.available import (
     Framework, FrameworkMissing, install_command, missing_libraries, unavailable_reason,
 )
 from jax_benchmarks.hardware.devices import devices_to_time
-from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted, is_out_of_memory
+from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted
 from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied
 from jax_benchmarks.hardware.xla_flags import CpuConv, set_before_jax
 from jax_benchmarks.measure.harness import BackendModule, run_suite
@@ -145,6 +145,8 @@ def run_backend(module: BackendModule, spec: CommandSpec, settings: BenchSetting
                 run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns, memory=settings.memory,
                           device_memory=spec.device_memory, min_time_s=settings.min_time, profiler=profiler)
     except Exception as exc:
+        from jax_benchmarks.frameworks.descriptors import is_out_of_memory
+
         if is_out_of_memory(exc):
             raise OutOfMemory(exc) from None
         raise

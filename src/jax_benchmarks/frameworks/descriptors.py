@@ -152,6 +152,11 @@ def prepare_environments(imports: Iterable[str], environ: MutableMapping[str, st
     return prepared
 
 
+def is_out_of_memory(exc: BaseException) -> bool:
+    """A framework's device out-of-memory error, as its descriptor recognises it (without importing it)."""
+    return any(d.out_of_memory is not None and d.out_of_memory(exc) for d in registered())
+
+
 def version_keys() -> tuple[str, ...]:
     """The distributions whose versions every record carries (env keys; None: not installed)."""
     return tuple(dist for descriptor in registered() for dist in descriptor.distributions)
