@@ -103,14 +103,6 @@ class OutOfMemory(click.UsageError):
         )
 
 
-def is_out_of_memory(exc: BaseException) -> bool:
-    """PyTorch's OutOfMemoryError (CUDA allocator) or XLA's RESOURCE_EXHAUSTED, recognised without importing
-    either framework."""
-    return type(exc).__name__ == "OutOfMemoryError" or (
-        type(exc).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and "RESOURCE_EXHAUSTED" in str(exc)
-    )
-
-
 class ResultsWriteError(Failed):
     """A record could not be written (full disk, I/O error): exit 1; no part of it stays in the file."""
 

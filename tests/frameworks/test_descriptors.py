@@ -11,20 +11,21 @@ import functools
 import os
 import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
 import pytest
 
-from jax_benchmarks.cli.commands import BackendSpec
+from jax_benchmarks.cli.commands import BackendSpec, GroupSpec, prepared_environment
 from jax_benchmarks.frameworks import descriptors
 from jax_benchmarks.frameworks.arrays import NumpyArrays
 from jax_benchmarks.frameworks.available import Framework, missing_libraries
-from jax_benchmarks.frameworks.descriptors import FrameworkDescriptor, registered
+from jax_benchmarks.frameworks.descriptors import FrameworkDescriptor, is_out_of_memory, registered
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.hardware import environment, gpu_policy, threads
 from jax_benchmarks.hardware.devices import DeviceKind
@@ -46,6 +47,7 @@ class Calls:
     pinned: list[int] = field(default_factory=list)
     synced: int = 0
     precisions: list[str] = field(default_factory=list)
+    prepared: int = 0
 
 
 class StandInPeak(DevicePeak):
@@ -83,14 +85,23 @@ def stand_in(calls: Calls) -> FrameworkDescriptor:
     def device(kind: DeviceKind) -> str:
         return f"cupy:{kind}"
 
+    def prepare(environ: MutableMapping[str, str]) -> str:
+        calls.prepared += 1
+        environ.setdefault("CUPY_STAND_IN_CACHE", "off")
+        return f"cache {environ['CUPY_STAND_IN_CACHE']}"
+
     return FrameworkDescriptor(
         label="CuPy", imports=("cupy",), distributions=("cupy",), needs=(Framework("cupy", "CuPy", "cupy"),),
         backends=("cupy",), counts_as_jax=True,
         thread_environment=thread_environment, threads_fixed_when_loaded="its pools keep their size",
         pin_threads=pin, thread_state=lambda module: {"cupy_threads": 3 if module is not None else None},
+        thread_keys=("cupy_threads",), recorded_variables=(("cupy_flags", "CUPY_STAND_IN_FLAGS"),),
+        prepare_environment=prepare, prepared_setting="cupy_cache",
+        prepared_label="CuPy cache", setting_keys=("cupy_cache", "cupy_precision"),
         seed=calls.seeds.append, device=device, sync=lambda _device: StandInArrays(calls).sync,
         device_memory=StandInPeak, arrays=lambda _kind: StandInArrays(calls), precision=precision,
         loaded_settings=lambda module: {"cupy_precision": f"{module.__name__} default"},
+        out_of_memory=lambda exc: isinstance(exc, MemoryError) and "cupy" in str(exc),
     )
 
 
@@ -143,6 +154,74 @@ def test_it_is_seeded_and_its_settings_recorded(calls: Calls) -> None:
     assert environment.loaded_framework_settings()["cupy_precision"] == "cupy default"
 
 
+def test_its_threads_variables_and_settings_are_recorded_and_compared(calls: Calls,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CUPY_STAND_IN_FLAGS", "--fast")
+    env = {**environment.environment(), "cupy_cache": "cache off"}
+    assert env["cupy_threads"] == 3 and env["cupy_precision"] == "cupy default" and env["cupy_flags"] == "--fast"
+    changed = {**env, "cupy_threads": 1, "cupy_flags": None, "cupy_cache": "cache on", "cupy_precision": "tf32"}
+    assert [line for line in envdiff.differences(changed, env) if line.startswith("cupy_")] == [
+        "cupy_threads: 3 → 1", "cupy_flags: --fast → default", "cupy_cache: cache off → cache on",
+        "cupy_precision: cupy default → tf32"]
+    assert "cupy_flags" in history.version_keys()  # a change of its flags labels a run
+    # What it was prepared with before its import is a setting a gate does not judge across.
+    assert envdiff.setting_differences(changed, env) == ["cupy_cache: cache off → cache on"]
+    # A run that did not import it was not prepared for it: nothing to compare, no 'not recorded'.
+    without = {key: value for key, value in env.items() if key != "cupy_cache"}
+    assert not [line for line in envdiff.differences(without, env) + envdiff.differences(env, without)
+                if line.startswith("cupy_cache")]
+
+
+def test_it_prepares_the_environment_before_a_run_that_imports_it(calls: Calls,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    environ: dict[str, str] = {}
+    monkeypatch.setattr(os, "environ", environ)
+    cupy = registered()[-1]
+    group = GroupSpec("xla", "", {"cupy": BackendSpec("cupy_example_backend", "CuPy.", XlaSettings, needs=cupy.needs),
+                                  "numpy": BackendSpec("numpy_example_backend", "NumPy.", XlaSettings)})
+    assert "cupy_cache" not in prepared_environment(group, ["numpy"]) and calls.prepared == 0
+    assert prepared_environment(group, ["numpy", "cupy"])["cupy_cache"] == "cache off" and calls.prepared == 1
+    assert environ["CUPY_STAND_IN_CACHE"] == "off"
+
+
+def test_the_run_header_on_a_gpu_names_it_and_what_it_was_prepared_with(calls: Calls,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from rich.console import Console
+
+    from jax_benchmarks.cli.console import print_run_header
+
+    on_a_gpu = {**environment.environment(), "gpu": "NVIDIA H100"}
+    monkeypatch.setattr(environment, "environment", lambda: on_a_gpu)
+    run = SimpleNamespace(run_id="r1", settings_env={"precision": "tf32", "conv_autotune": True,
+                                                      "jax_gpu_memory": "on demand", "cupy_cache": "cache off"})
+    console = Console(record=True, width=400)
+    print_run_header(console, run, XlaSettings())  # type: ignore[arg-type]  # a stand-in Run
+    policy = console.export_text().splitlines()[-1]
+    assert policy == ("GPU policy (JAX, PyTorch and CuPy alike): float32 products and convolutions in tf32 · "
+                      "convolution autotuning on · JAX GPU memory on demand · CuPy cache cache off")
+
+
+def test_each_descriptor_declares_the_keys_its_records_carry() -> None:
+    """What `thread_state` and `loaded_settings` record, and what `prepare_environment` said, are the keys the
+    descriptor declares (report/envdiff.py compares those alone)."""
+    # Loaded, so that their settings are read (the suite's earlier groups have loaded both already).
+    import jax  # noqa: F401
+    import torch  # noqa: F401
+
+    for descriptor in registered():
+        module = descriptor.module()
+        if descriptor.thread_state is not None:
+            assert set(descriptor.thread_state(module)) <= set(descriptor.thread_keys), descriptor.label
+        if descriptor.loaded_settings is not None:
+            assert module is not None, descriptor.label
+            assert set(descriptor.loaded_settings(module)) <= set(descriptor.setting_keys), descriptor.label
+        if descriptor.prepare_environment is not None:
+            assert descriptor.prepared_setting in descriptor.setting_keys, descriptor.label
+            assert descriptor.prepared_label, descriptor.label
+    assert {"xla_threads", "torch_threads"} <= set(envdiff.compared_keys())
+    assert {"jax_gpu_memory", "jax_matmul_precision", "torch_matmul_precision"} <= set(envdiff.compared_keys())
+
+
 def test_the_measurement_core_waits_with_its_sync_and_reads_its_memory_probe(calls: Calls) -> None:
     cupy = registered()[-1]
     spec = BackendSpec("cupy_example_backend", "CuPy.", XlaSettings, needs=cupy.needs, device_memory=cupy.device_memory)
@@ -154,6 +233,11 @@ def test_the_measurement_core_waits_with_its_sync_and_reads_its_memory_probe(cal
     probe = Probe.of(spec.device_memory, "cupy", "gpu")
     assert isinstance(probe.device, StandInPeak)
     assert probe.device.stop()["device_peak_bytes"] == 123
+
+
+def test_its_out_of_memory_error_ends_a_run_in_one_line(calls: Calls) -> None:
+    assert is_out_of_memory(MemoryError("cupy: out of memory allocating 8 GiB"))
+    assert not is_out_of_memory(MemoryError("the host"))
 
 
 def test_the_gpu_policy_and_the_verdicts_jax_side_read_it(calls: Calls) -> None:
@@ -267,8 +351,69 @@ def test_every_allowed_module_still_names_a_framework() -> None:
     assert stale == []
 
 
+# What a framework's records carry is named by its descriptor (thread counts, the variables it reads, its settings);
+# a shared module that spells one of those keys (or the variable) by hand names the framework too. These still do:
+KEYS_ALLOWED = {
+    # XLA's own flags (allowed above): it sets XLA_FLAGS itself
+    "hardware/xla_flags.py",
+    # --profile's compiled program records the XLA_FLAGS it was compiled under (the profile2 helper's module)
+    "measure/compiled.py",
+    # the threads a figure ran with: the largest pool of blas, torch, xla and openmp threads; the descriptors'
+    # thread keys would add torch_interop_threads, which that figure has never counted
+    "measure/oversubscription.py",
+    # the verdict page's precision line names JAX's and PyTorch's precision keys with a label each (verdict/ is
+    # the declared helper's now)
+    "verdict/page.py",
+}
+
+
+def docstrings(tree: ast.Module) -> set[int]:
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+
+
+def record_keys(descriptor: FrameworkDescriptor) -> set[str]:
+    """The keys its records carry, and the variables they are read from."""
+    variables = {name for pair in descriptor.recorded_variables for name in pair}
+    return {*descriptor.thread_keys, *descriptor.setting_keys, *variables}
+
+
+def named_keys(tree: ast.Module, keys: set[str]) -> list[str]:
+    """'xla_threads (33)': a string constant (not a docstring) that is one of `keys`."""
+    skip = docstrings(tree)
+    return [f"{node.value} ({node.lineno})" for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and node.value in keys and id(node) not in skip]
+
+
+def test_src_spells_a_frameworks_record_keys_only_in_its_own_code() -> None:
+    keys = {key for descriptor in registered() for key in record_keys(descriptor)}
+    assert {"xla_threads", "XLA_FLAGS", "jax_gpu_memory", "torch_matmul_precision", "cudnn"} <= keys
+    named = {}
+    for path in sorted(SRC.rglob("*.py")):
+        relative = path.relative_to(SRC)
+        if any(relative.match(pattern) for pattern in OWN) or relative.as_posix() in KEYS_ALLOWED:
+            continue
+        text = path.read_text()
+        if any(key in text for key in keys) and (found := named_keys(parsed(path), keys)):
+            named[relative.as_posix()] = found
+    assert named == {}
+    stale = [p for p in sorted(KEYS_ALLOWED) if not named_keys(parsed(SRC / p), keys)]
+    assert stale == []
+
+
+def test_the_key_checker_finds_a_key_but_not_a_docstring() -> None:
+    source = '"""xla_threads, in a docstring"""\nKEYS = ("blas_threads", "xla_threads")\ndef f():\n    "cudnn"\n'
+    assert named_keys(ast.parse(source), {"xla_threads", "cudnn"}) == ["xla_threads (2)"]
+
+
 def test_a_stand_in_is_named_only_by_its_descriptor(calls: Calls) -> None:
     """The goal's test: the stand-in's import name is nowhere in src/ (its descriptor is the test's)."""
     assert "cupy" in import_names()
     hits = [p for p in SRC.rglob("*.py") if may_name(p, {"cupy"}) and named_frameworks(parsed(p), {"cupy"})]
     assert hits == []
+    keys = record_keys(registered()[-1])
+    assert keys == {"cupy_threads", "cupy_flags", "CUPY_STAND_IN_FLAGS", "cupy_cache", "cupy_precision"}
+    spelled = [p for p in SRC.rglob("*.py")
+               if any(key in p.read_text() for key in keys) and named_keys(parsed(p), keys)]
+    assert spelled == []

@@ -10,20 +10,35 @@ from pathlib import Path
 
 import pytest
 
-from jax_benchmarks.hardware import gpu_policy
-from jax_benchmarks.errors import OutOfMemory, is_out_of_memory
+from jax_benchmarks.frameworks import descriptors
+from jax_benchmarks.hardware import devices, gpu_policy
+from jax_benchmarks.errors import OutOfMemory
+from jax_benchmarks.frameworks.descriptors import is_out_of_memory
 from tests.conftest import invoke, read_jsonl
 
 
 def test_jax_memory_on_demand_unless_the_user_chose() -> None:
     environ: dict[str, str] = {}
-    assert gpu_policy.prepare_jax_gpu_memory(environ) == "on demand"
+    assert descriptors.prepare_jax_gpu_memory(environ) == "on demand"
     assert environ == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 
     chosen = {"XLA_PYTHON_CLIENT_PREALLOCATE": "true", "XLA_PYTHON_CLIENT_MEM_FRACTION": ".5"}
-    described = gpu_policy.prepare_jax_gpu_memory(chosen)
+    described = descriptors.prepare_jax_gpu_memory(chosen)
     assert chosen["XLA_PYTHON_CLIENT_PREALLOCATE"] == "true"  # the user's choice is kept
     assert described == "XLA_PYTHON_CLIENT_PREALLOCATE=true, XLA_PYTHON_CLIENT_MEM_FRACTION=.5"
+
+
+def test_jax_is_prepared_only_where_a_gpu_is_visible(monkeypatch: pytest.MonkeyPatch) -> None:
+    """JAX's descriptor hook, which the CLI calls before a run that imports JAX: no GPU, nothing set."""
+    assert descriptors.JAX.prepare_environment is not None
+    environ: dict[str, str] = {}
+    monkeypatch.setattr(devices, "gpu_names", lambda: ())
+    assert descriptors.JAX.prepare_environment(environ) == "no GPU" and environ == {}
+    monkeypatch.setattr(devices, "gpu_names", lambda: ("NVIDIA H100",))
+    assert descriptors.prepare_environments(["numpy"], environ) == {} and environ == {}
+    flax_backend_imports = [library.module for library in descriptors.FLAX.needs]  # JAX among them
+    assert descriptors.prepare_environments(flax_backend_imports, environ) == {"jax_gpu_memory": "on demand"}
+    assert environ == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
 
 
 @pytest.mark.parametrize(("precision", "torch_value", "hlo_precision"),

@@ -23,9 +23,9 @@ from jax_benchmarks.cli.choice import ProgramCommand, NamedSubcommands
 from jax_benchmarks.frameworks.available import (
     Framework, FrameworkMissing, install_command, missing_libraries, unavailable_reason,
 )
-from jax_benchmarks.hardware.devices import devices_to_time, gpu_names
-from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted, is_out_of_memory
-from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied, prepare_jax_gpu_memory
+from jax_benchmarks.hardware.devices import devices_to_time
+from jax_benchmarks.errors import OutOfMemory, handling, interrupt_signal, interrupted
+from jax_benchmarks.hardware.gpu_policy import GpuPolicy, applied
 from jax_benchmarks.hardware.xla_flags import CpuConv, set_before_jax
 from jax_benchmarks.measure.harness import BackendModule, run_suite
 from jax_benchmarks.measure.memory import DeviceMemory
@@ -95,14 +95,14 @@ def load_backend(spec: CommandSpec) -> BackendModule:
     return module
 
 
-def gpu_policy_for(settings: BenchSettings) -> GpuPolicy:
-    """The run's GPU policy; on a GPU machine JAX is told, before it loads, to allocate on demand.
+def prepared_environment(group: GroupSpec, names: Sequence[str]) -> dict[str, str | int | float | bool | None]:
+    """Before any backend is imported: each framework the selected commands need prepares this process's
+    environment (its descriptor's `prepare_environment`, e.g. JAX's GPU memory); what each says is in effect,
+    as the run's records carry it."""
+    from jax_benchmarks.frameworks.descriptors import prepare_environments
 
-    JAX starts its GPU client whenever a GPU is visible, also for `--device cpu`,
-    so the memory setting is made whenever nvidia-smi lists a GPU.
-    """
-    memory = prepare_jax_gpu_memory(os.environ) if gpu_names() else "no GPU"
-    return GpuPolicy(precision=settings.precision, jax_gpu_memory=memory)
+    will_import = [framework.module for name in names for framework in group.spec(name).needs]
+    return prepare_environments(will_import, os.environ)
 
 
 def set_xla_cpu_flags(conv: CpuConv, devices: int, *, err: bool) -> CpuConv:
@@ -145,6 +145,8 @@ def run_backend(module: BackendModule, spec: CommandSpec, settings: BenchSetting
                 run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns, memory=settings.memory,
                           device_memory=spec.device_memory, min_time_s=settings.min_time, profiler=profiler)
     except Exception as exc:
+        from jax_benchmarks.frameworks.descriptors import is_out_of_memory
+
         if is_out_of_memory(exc):
             raise OutOfMemory(exc) from None
         raise
@@ -187,7 +189,8 @@ def execute(
 
     console = make_console(settings.json_output)
     console.quiet = not show
-    policy = gpu_policy_for(settings)
+    policy = GpuPolicy(precision=settings.precision)
+    prepared = prepared_environment(group, names)
     if settings.profile:  # before a backend imports its framework, which reads them once
         from jax_benchmarks.frameworks.descriptors import registered
 
@@ -195,7 +198,7 @@ def execute(
     run = Run(group.name, settings.results, log=console.print, run_id=run_id or settings.run_id,
               round_index=settings.round_index, rounds=settings.rounds if settings.is_round else None,
               settings_env={"threads": settings.threads, "min_time_s": settings.min_time, "quick": settings.quick_sizes,
-                            **policy.record()},
+                            **policy.record(), **prepared},
               # Bars only on a terminal: rich draws nothing useful into a pipe or file, only blank lines.
               progress=RichProgress(console) if show and console.is_terminal else None)
     print_run_header(console, run, settings)

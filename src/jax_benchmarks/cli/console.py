@@ -170,7 +170,8 @@ def visible_warnings() -> None:
 
 
 def print_run_header(console: Console, run: Run, settings: BenchSettings) -> None:
-    from jax_benchmarks.frameworks.descriptors import header_versions
+    from jax_benchmarks.frameworks.available import listed
+    from jax_benchmarks.frameworks.descriptors import header_versions, registered
     from jax_benchmarks.hardware.devices import device_text
     from jax_benchmarks.hardware.environment import environment
 
@@ -182,10 +183,15 @@ def print_run_header(console: Console, run: Run, settings: BenchSettings) -> Non
                      if env[name] is not None)  # a framework not installed is not named
     )
     if env["gpu"]:
+        # The frameworks the policy is applied to, and what those the run imports were prepared with.
+        applied_to = listed([descriptor.label for descriptor in registered() if descriptor.precision is not None])
+        prepared = [f" · {descriptor.prepared_label} {run.settings_env[descriptor.prepared_setting]}"
+                    for descriptor in registered() if descriptor.prepared_setting in run.settings_env]
         console.print(
-            f"GPU policy (JAX and PyTorch alike): float32 products and convolutions in {run.settings_env.get('precision')}"
+            f"GPU policy ({applied_to} alike): float32 products and convolutions in "
+            f"{run.settings_env.get('precision')}"
             f" · convolution autotuning {'on' if run.settings_env.get('conv_autotune') else 'off'}"
-            f" · JAX GPU memory {run.settings_env.get('jax_gpu_memory')}"
+            + "".join(prepared)
         )
 
 

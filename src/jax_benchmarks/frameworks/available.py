@@ -13,7 +13,7 @@ only the core dependencies.
 from __future__ import annotations
 
 import importlib.util
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import click
@@ -57,10 +57,13 @@ def install_command(missing: Iterable[Framework]) -> str:
 
 def unavailable_reason(missing: tuple[Framework, ...]) -> str:
     """e.g. "JAX is not installed (pip install 'jax-benchmarks[jax]')"."""
-    labels = [framework.label for framework in missing]
-    names = labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
-    verb = "is" if len(labels) == 1 else "are"
-    return f"{names} {verb} not installed ({install_command(missing)})"
+    verb = "is" if len(missing) == 1 else "are"
+    return f"{listed([framework.label for framework in missing])} {verb} not installed ({install_command(missing)})"
+
+
+def listed(labels: Sequence[str]) -> str:
+    """'JAX', 'JAX and PyTorch', 'JAX, PyTorch and CuPy'."""
+    return labels[0] if len(labels) == 1 else ", ".join(labels[:-1]) + " and " + labels[-1]
 
 
 class FrameworkMissing(click.UsageError):

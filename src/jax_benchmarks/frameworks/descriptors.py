@@ -3,8 +3,10 @@
 A descriptor says how a framework is imported and installed, which distributions a record names with their
 versions, how it is told its thread count and reports it, how it is seeded, where its devices are and how its
 results are waited for, how its allocator's peak is read on a GPU, how NumPy arrays go to its device and back,
-the GPU precision policy it is given, and whether the verdict's plain answer counts it as "JAX". The shared
-modules (hardware/, measure/, report/, verdict/, the run header) read `registered()` and name no framework;
+the GPU precision policy it is given, how the environment is prepared before it is imported, the keys of what
+its records carry (threads, variables, settings), how its device's out-of-memory error looks, and whether the
+verdict's plain answer counts it as "JAX". The shared modules (hardware/, measure/, report/, verdict/, the run
+header, the CLI's steps before an import, errors.py) read `registered()` and name no framework;
 a framework's own code (its backend modules, its `cli.py` entries, the helpers under frameworks/ that only its
 backends import) is the only other place that does (tests/frameworks/test_descriptors.py greps src/ for it).
 
@@ -19,7 +21,7 @@ import functools
 import gzip
 import json
 import sys
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, MutableMapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -68,6 +70,11 @@ class FrameworkDescriptor:
     threads_fixed_when_loaded: str = ""
     pin_threads: Callable[[Any, int], list[str]] | None = None  # (its loaded module, N) -> notes on what stayed
     thread_state: Callable[[Any], Env] | None = None  # (its module or None) -> thread counts in effect
+    thread_keys: tuple[str, ...] = ()  # the keys `thread_state` records, compared between runs (report/envdiff.py)
+    # The environment variables it reads when it loads that every record carries as they are (read for each
+    # record: a command may set them before it loads), as (record key, variable); compared between runs, and a
+    # change labels a run in `report --history`.
+    recorded_variables: tuple[tuple[str, str], ...] = ()
     loads_blas: bool = False  # it loads BLAS/OpenMP pools that threadpoolctl sees and limits
     seed: Callable[[int], object] | None = None  # seeds its global RNG (only once it is loaded)
     device: Callable[[DeviceKind], Any] | None = None  # its device object of a kind
@@ -77,7 +84,19 @@ class FrameworkDescriptor:
     # The GPU policy's precision ("float32", "tf32", "bf16"; hardware/gpu_policy.py) applied while a block runs.
     precision: Callable[[str], AbstractContextManager[None]] | None = None
     loaded_settings: Callable[[Any], Env] | None = None  # (its loaded module) -> the settings a record carries
+    # Before it is imported: sets in `environ` what it reads from the environment once, when it loads, and says
+    # what is in effect (None: nothing to record). The CLI calls it for each framework a run will import
+    # (`prepare_environments`); a run's records carry what it said under `prepared_setting`, which the run
+    # header names `prepared_label` on a GPU machine.
+    prepare_environment: Callable[[MutableMapping[str, str]], str | None] | None = None
+    prepared_setting: str = ""
+    prepared_label: str = ""
+    # The keys of the settings a record carries of it (`prepared_setting`, then what `loaded_settings` records),
+    # compared between runs (report/envdiff.py) in this order.
+    setting_keys: tuple[str, ...] = ()
     profiler: Profiler | None = None  # --profile's tracer; None: Python's cProfile (NumPy, the engine)
+    # Whether an exception is its device running out of memory (recognised by name: it need not be imported).
+    out_of_memory: Callable[[BaseException], bool] | None = None
 
     def module(self) -> Any:
         """Its first import that is loaded in this process, or None. A name hidden with
@@ -91,6 +110,51 @@ class FrameworkDescriptor:
 def registered() -> tuple[FrameworkDescriptor, ...]:
     """Every framework, in the order records list their versions."""
     return DESCRIPTORS
+
+
+def thread_keys() -> tuple[str, ...]:
+    """The thread counts the frameworks' records carry (`thread_state`'s keys), in the registry's order."""
+    return tuple(key for descriptor in registered() for key in descriptor.thread_keys)
+
+
+def variable_keys() -> tuple[str, ...]:
+    """The record keys of the environment variables the frameworks' records carry (`recorded_variables`)."""
+    return tuple(key for descriptor in registered() for key, _ in descriptor.recorded_variables)
+
+
+def variables_in(environ: Mapping[str, str]) -> Env:
+    """The variables the frameworks' records carry (`recorded_variables`), as `environ` has them (None: unset)."""
+    return {key: environ.get(variable)
+            for descriptor in registered() for key, variable in descriptor.recorded_variables}
+
+
+def setting_keys() -> tuple[str, ...]:
+    """The frameworks' settings their records carry (`setting_keys`), in the registry's order."""
+    return tuple(key for descriptor in registered() for key in descriptor.setting_keys)
+
+
+def prepared_settings() -> tuple[str, ...]:
+    """The keys under which a run's records carry what its frameworks were prepared with before their import."""
+    return tuple(descriptor.prepared_setting for descriptor in registered() if descriptor.prepared_setting)
+
+
+def prepare_environments(imports: Iterable[str], environ: MutableMapping[str, str]) -> Env:
+    """Each framework that a run will import (one of `imports` is its import name) prepares `environ` before it
+    loads (its `prepare_environment`); what each said is in effect, under its `prepared_setting`."""
+    will_import = set(imports)
+    prepared: Env = {}
+    for descriptor in registered():
+        if descriptor.prepare_environment is None or not will_import & set(descriptor.imports):
+            continue
+        said = descriptor.prepare_environment(environ)
+        if said is not None and descriptor.prepared_setting:
+            prepared[descriptor.prepared_setting] = said
+    return prepared
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """A framework's device out-of-memory error, as its descriptor recognises it (without importing it)."""
+    return any(d.out_of_memory is not None and d.out_of_memory(exc) for d in registered())
 
 
 def version_keys() -> tuple[str, ...]:
@@ -155,6 +219,35 @@ def _xla_thread_environment(threads: int, environ: Mapping[str, str]) -> dict[st
     if flags or "XLA_FLAGS" in environ:
         env["XLA_FLAGS"] = flags
     return env
+
+
+PREALLOCATE_VAR = "XLA_PYTHON_CLIENT_PREALLOCATE"
+
+
+def prepare_jax_gpu_memory(environ: MutableMapping[str, str]) -> str:
+    """Make JAX allocate GPU memory on demand unless the user chose otherwise; describe what is in effect.
+
+    JAX preallocates 75 % of the GPU's memory when its GPU client starts, which leaves PyTorch (in `xla all`,
+    `mnist all`) too little. XLA reads these variables once, when that client starts, so this runs before a
+    backend imports JAX (the CLI does it); setting them later changes nothing.
+    """
+    environ.setdefault(PREALLOCATE_VAR, "false")
+    chosen = {
+        name: environ[name]
+        for name in (PREALLOCATE_VAR, "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR")
+        if name in environ
+    }
+    if chosen == {PREALLOCATE_VAR: "false"}:
+        return "on demand"
+    return ", ".join(f"{name}={value}" for name, value in chosen.items())
+
+
+def _prepare_jax_environment(environ: MutableMapping[str, str]) -> str:
+    """JAX starts its GPU client whenever a GPU is visible, also for `--device cpu`, so its GPU memory is set
+    whenever nvidia-smi lists a GPU."""
+    from jax_benchmarks.hardware.devices import gpu_names
+
+    return prepare_jax_gpu_memory(environ) if gpu_names() else "no GPU"
 
 
 def _xla_thread_state(_jax: Any) -> Env:
@@ -303,14 +396,22 @@ def jax_trace(step: Callable[[], None], scratch: Path) -> dict[str, Any]:
 JAX_PROFILER = Profiler("jax", jax_trace)
 
 
+def jax_out_of_memory(exc: BaseException) -> bool:
+    """XLA's RESOURCE_EXHAUSTED, in jaxlib's runtime error (jax.errors.JaxRuntimeError in jax 0.10; XlaRuntimeError
+    in older releases)."""
+    return type(exc).__name__ in ("XlaRuntimeError", "JaxRuntimeError") and "RESOURCE_EXHAUSTED" in str(exc)
+
+
 JAX = FrameworkDescriptor(
     label="JAX", imports=("jax", "jaxlib"), distributions=("jax", "jaxlib"), needs=(Framework("jax", "JAX", "jax"),),
     backends=("jax",), counts_as_jax=True,
     thread_environment=_xla_thread_environment,
     threads_fixed_when_loaded="its XLA thread pools keep the size they started with",
-    thread_state=_xla_thread_state,
+    thread_state=_xla_thread_state, thread_keys=("xla_threads",), recorded_variables=(("xla_flags", "XLA_FLAGS"),),
+    prepare_environment=_prepare_jax_environment, prepared_setting="jax_gpu_memory", prepared_label="JAX GPU memory",
+    setting_keys=("jax_gpu_memory", "jax_matmul_precision"),
     device=jax_device, sync=lambda _device: jax_sync, device_memory=jax_device_memory, arrays=JaxArrays,
-    precision=_jax_precision, loaded_settings=_jax_settings, profiler=JAX_PROFILER,
+    precision=_jax_precision, loaded_settings=_jax_settings, profiler=JAX_PROFILER, out_of_memory=jax_out_of_memory,
 )
 
 # Flax runs on JAX (its devices, sync, threads and policy are JAX's), trained with optax; mnist's saves its
@@ -321,7 +422,7 @@ FLAX_STACK = (*JAX.needs, FLAX_LIBRARY, OPTAX_LIBRARY, Framework("orbax.checkpoi
 FLAX = FrameworkDescriptor(
     label="Flax", imports=("flax",), distributions=("flax", "optax"), needs=FLAX_STACK, backends=("flax",),
     counts_as_jax=True, device=jax_device, sync=lambda _device: jax_sync, device_memory=jax_device_memory,
-    arrays=JaxArrays, profiler=JAX_PROFILER,
+    arrays=JaxArrays, profiler=JAX_PROFILER, out_of_memory=jax_out_of_memory,
 )
 
 
@@ -492,12 +593,16 @@ def watch_torch_code() -> Callable[[], object]:
 
 TORCH = FrameworkDescriptor(
     label="PyTorch", imports=("torch",), distributions=("torch",), needs=(Framework("torch", "PyTorch", "torch"),),
-    backends=("pytorch",), pin_threads=_pin_torch_threads, thread_state=_torch_thread_state, loads_blas=True,
+    backends=("pytorch",), pin_threads=_pin_torch_threads, thread_state=_torch_thread_state,
+    thread_keys=("torch_threads", "torch_interop_threads"), loads_blas=True,
     seed=torch_generator, device=torch_device, sync=torch_sync, device_memory=torch_device_memory,
     arrays=TorchArrays, precision=_torch_precision, loaded_settings=_torch_settings,
+    setting_keys=("torch_matmul_precision", "torch_conv_precision", "torch_cuda", "cudnn"),
     # Kineto prints a start and a stop line (its level USDT, 5, its highest) on stderr at every trace unless its
     # log level, read at its first trace in a process, is above them.
     profiler=Profiler("torch", torch_trace, watch=watch_torch_code, environment={"KINETO_LOG_LEVEL": "6"}),
+    # torch.OutOfMemoryError (its CUDA caching allocator)
+    out_of_memory=lambda exc: type(exc).__name__ == "OutOfMemoryError",
 )
 
 

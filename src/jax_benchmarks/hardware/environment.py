@@ -1,8 +1,9 @@
 """What a run measured on: hardware, library versions and thread settings, without importing frameworks.
 
 Fixed facts (versions, CPU, RAM, host, GPU driver) are read once per process;
-what a command may change while it runs (XLA_FLAGS, thread counts, the
-matmul precision of a framework already loaded) is read for every record.
+what a command may change while it runs (the variables a framework reads when it
+loads, e.g. XLA_FLAGS; thread counts; the matmul precision of a framework already
+loaded) is read for every record.
 A framework is asked only when it is already imported: `environment()` never
 loads torch or jax by itself.
 """
@@ -17,7 +18,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from jax_benchmarks.frameworks.descriptors import registered, version_keys
+from jax_benchmarks.frameworks.descriptors import registered, variables_in, version_keys
 from jax_benchmarks.hardware.devices import cpu_count, gpu_name, gpu_names, query_gpus
 from jax_benchmarks.hardware.threads import thread_state
 
@@ -117,13 +118,14 @@ def loaded_framework_settings() -> Env:
 
 
 def environment() -> Env:
-    """Versions, hardware, git commit, XLA_FLAGS and thread counts, recorded with every figure.
+    """Versions, hardware, git commit, the variables the frameworks read when they load (XLA_FLAGS) and thread
+    counts, recorded with every figure.
 
-    XLA_FLAGS and the thread settings are read each time: a CLI command may set
-    them (before JAX starts) after another record was written."""
+    The variables and the thread settings are read each time: a CLI command may set
+    them (before a framework loads) after another record was written."""
     return {
         **_fixed_environment(),
-        "xla_flags": os.environ.get("XLA_FLAGS"),
+        **variables_in(os.environ),
         **thread_state(),
         **loaded_framework_settings(),
     }

@@ -10,15 +10,18 @@ Left alone, the two frameworks do not compute the same thing on a GPU:
   does so only with `torch.backends.cudnn.benchmark`; both autotune here.
 * memory: JAX preallocates 75 % of the GPU's memory when it starts, which leaves
   PyTorch (in `xla all`, `mnist all`) too little; JAX allocates on demand here
-  (XLA_PYTHON_CLIENT_PREALLOCATE=false), unless the user set that variable.
+  (XLA_PYTHON_CLIENT_PREALLOCATE=false), unless the user set that variable: its
+  descriptor's `prepare_environment`, which the CLI calls before JAX is imported
+  (jax_benchmarks.frameworks.descriptors.prepare_environments).
 
 CPUs compute float32 in IEEE arithmetic whatever the policy says. Every record
-carries the policy in effect (`GpuPolicy.record`).
+carries the policy in effect (`GpuPolicy.record`), and a run's records what each framework it imports
+was prepared with (JAX's GPU memory).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, MutableMapping
+from collections.abc import Collection, Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Literal
@@ -34,40 +37,16 @@ MatmulPrecision = Literal["float32", "tf32", "bf16"]
 # A command that offers bf16 says so in its settings' CHOICES; every other takes these.
 FLOAT32_POLICIES: tuple[MatmulPrecision, ...] = ("float32", "tf32")
 
-PREALLOCATE_VAR = "XLA_PYTHON_CLIENT_PREALLOCATE"
-
 
 @dataclass(frozen=True)
 class GpuPolicy:
     """What decides GPU speed and was set alike for both frameworks, as recorded with every figure."""
 
     precision: MatmulPrecision
-    jax_gpu_memory: str  # how JAX takes GPU memory: "on demand" or what the user's variables say
     conv_autotune: bool = True
 
     def record(self) -> dict[str, str | int | float | bool | None]:
-        return {
-            "precision": self.precision,
-            "jax_gpu_memory": self.jax_gpu_memory,
-            "conv_autotune": self.conv_autotune,
-        }
-
-
-def prepare_jax_gpu_memory(environ: MutableMapping[str, str]) -> str:
-    """Make JAX allocate GPU memory on demand unless the user chose otherwise; describe what is in effect.
-
-    XLA reads these variables once, when its GPU client starts, so this runs before
-    a backend imports JAX (the CLI does it); setting them later changes nothing.
-    """
-    environ.setdefault(PREALLOCATE_VAR, "false")
-    chosen = {
-        name: environ[name]
-        for name in (PREALLOCATE_VAR, "XLA_PYTHON_CLIENT_MEM_FRACTION", "XLA_PYTHON_CLIENT_ALLOCATOR")
-        if name in environ
-    }
-    if chosen == {PREALLOCATE_VAR: "false"}:
-        return "on demand"
-    return ", ".join(f"{name}={value}" for name, value in chosen.items())
+        return {"precision": self.precision, "conv_autotune": self.conv_autotune}
 
 
 @contextmanager

@@ -13,34 +13,39 @@ MACHINE_KEYS = ("host", "cpu", "cpu_cores", "gpu")
 
 def compared_keys() -> tuple[str, ...]:
     """What decides speed, in the order it is listed: the machine, the versions of the numerical libraries (their
-    descriptors' distributions), the settings in effect. cpu_mhz is left out: /proc/cpuinfo reports the clock of
-    the moment, which differs on every read."""
+    descriptors' distributions), the settings in effect (the frameworks' own from their descriptors). cpu_mhz is
+    left out: /proc/cpuinfo reports the clock of the moment, which differs on every read."""
     # Imported here: the descriptors load the measurement core (rich among it), which `--help` must not.
-    from jax_benchmarks.frameworks.descriptors import version_keys
+    from jax_benchmarks.frameworks.descriptors import setting_keys, thread_keys, variable_keys, version_keys
 
-    return (*MACHINE_KEYS, "ram_gib", "platform", "python", *version_keys(), *SETTINGS_IN_EFFECT)
+    return (*MACHINE_KEYS, "ram_gib", "platform", "python", *version_keys(), *THREADS_IN_EFFECT, *thread_keys(),
+            *variable_keys(), *POLICY_IN_EFFECT, *setting_keys(), *BUILD)
 
 
-# What the environment records of the threads, flags and precision in effect (hardware/environment.py).
-SETTINGS_IN_EFFECT = (
-    "blas", "threads", "blas_threads", "openmp_threads", "xla_threads", "torch_threads", "torch_interop_threads",
-    "xla_flags", "precision", "conv_autotune", "jax_gpu_memory",  # the GPU policy (src/jax_benchmarks/hardware/gpu_policy.py)
-    "jax_matmul_precision", "torch_matmul_precision", "torch_conv_precision",
-    "gpu_driver", "cuda_driver_api", "torch_cuda", "cudnn", "git_commit",
-)
+# What the environment records of the threads and precision in effect (hardware/environment.py), beside what each
+# framework's descriptor says its records carry (its threads, the variables it reads when it loads, its settings):
+# the threads (blas from threadpoolctl, threads from --threads), the GPU policy
+# (src/jax_benchmarks/hardware/gpu_policy.py), the GPU's driver and the code's commit.
+THREADS_IN_EFFECT = ("blas", "threads", "blas_threads", "openmp_threads")
+POLICY_IN_EFFECT = ("precision", "conv_autotune")
+BUILD = ("gpu_driver", "cuda_driver_api", "git_commit")
 
 
 # What a run was asked to measure with (the settings a command records in its env, cli/commands.py), beyond its
 # case names (sizes, dtypes and device are in each figure's key): two runs that differ in one of them do not
-# measure the same thing, so a regression gate judges neither against the other.
-SETTING_KEYS = ("threads", "min_time_s", "quick", "precision", "conv_autotune", "jax_gpu_memory")
+# measure the same thing, so a regression gate judges neither against the other. The frameworks' own (what each
+# was prepared with before it was imported, e.g. JAX's GPU memory) follow from their descriptors.
+SETTING_KEYS = ("threads", "min_time_s", "quick", "precision", "conv_autotune")
 
 
 def setting_differences(current: Mapping[str, Scalar], baseline: Mapping[str, Scalar]) -> list[str]:
     """'threads: 1 → default' for each setting recorded in both runs with another value (a setting missing on
     either side, in a record from before it was recorded, is not held against it)."""
+    from jax_benchmarks.frameworks.descriptors import prepared_settings
+
     return [f"{key}: {_text(baseline[key], True)} → {_text(current[key], True)}"
-            for key in SETTING_KEYS if key in current and key in baseline and current[key] != baseline[key]]
+            for key in (*SETTING_KEYS, *prepared_settings())
+            if key in current and key in baseline and current[key] != baseline[key]]
 
 
 def same_machine(env: Mapping[str, Scalar], other: Mapping[str, Scalar]) -> bool:
@@ -68,10 +73,16 @@ def machine_text(env: Mapping[str, Scalar]) -> str:
 
 
 def differences(current: Mapping[str, Scalar], baseline: Mapping[str, Scalar]) -> list[str]:
-    """'key: baseline → current' for every compared key that differs (not recorded: 'not recorded')."""
+    """'key: baseline → current' for every compared key that differs (not recorded: 'not recorded'). What a
+    framework was prepared with is compared only where both runs imported it (a run that did not has no such key)."""
+    from jax_benchmarks.frameworks.descriptors import prepared_settings
+
+    prepared = set(prepared_settings())
     lines = []
     for key in compared_keys():
         if key not in current and key not in baseline:
+            continue
+        if key in prepared and (key not in current or key not in baseline):
             continue
         now, before = current.get(key), baseline.get(key)
         if now != before:

@@ -20,11 +20,12 @@ from jax_benchmarks.store.views import by_group, by_run, run_key
 
 def version_keys() -> tuple[str, ...]:
     """Environment fields that label a run when they change between runs (in this order): the commit, Python,
-    every framework's distributions (their descriptors, jax_benchmarks.frameworks.descriptors), XLA_FLAGS."""
+    every framework's distributions and the variables it reads when it loads (XLA_FLAGS), from their descriptors
+    (jax_benchmarks.frameworks.descriptors)."""
     # Imported here: the descriptors load the measurement core (rich among it), which `--help` must not.
-    from jax_benchmarks.frameworks.descriptors import version_keys as framework_version_keys
+    from jax_benchmarks.frameworks.descriptors import variable_keys, version_keys as framework_version_keys
 
-    return ("git_commit", "python", *framework_version_keys(), "xla_flags")
+    return ("git_commit", "python", *framework_version_keys(), *variable_keys())
 
 SHORT_COMMIT = 7
 

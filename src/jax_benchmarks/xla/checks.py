@@ -16,9 +16,10 @@ a silently truncated dtype) misses by far more than either.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from jax_benchmarks.measure.harness import Judgement
 from jax_benchmarks.measure.memory import format_bytes
 from jax_benchmarks.measure.relative import relative_error
 from jax_benchmarks.store.record import Scalar
@@ -90,15 +91,19 @@ def product_mean(n: int, value: float) -> Check:
     return Check("mean_c", value, n / 4, tolerance(product_mean_sigma_rel(n)))
 
 
-def checks_fields(checks: list[Check]) -> dict[str, Scalar]:
+def judged(backend: str, checked: list[Check], *, verbose: bool, extra_checks: Mapping[str, Scalar] | None = None,
+           metrics: Mapping[str, Scalar] | None = None, problems: Sequence[str] = ()) -> Judgement:
+    """The checks' record fields (then `extra_checks`), and with `verbose` a log line each; a broken check, or a
+    problem, is a failure (its line is the error's)."""
     fields: dict[str, Scalar] = {}
-    for check in checks:
+    for check in checked:
         fields.update(check.fields())
-    return fields
-
-
-def failures(checks: list[Check]) -> list[str]:
-    return [check.describe() for check in checks if not check.ok]
+    return Judgement(
+        checks={**fields, **(extra_checks or {})},
+        metrics=dict(metrics or {}),
+        failures=[*(check.describe() for check in checked if not check.ok), *problems],
+        notes=[f"  {backend} {check.describe()}" for check in checked] if verbose else [],
+    )
 
 
 def dtype_failure(requested: str, computed: str) -> str | None:

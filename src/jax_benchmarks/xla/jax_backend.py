@@ -31,8 +31,6 @@ class JaxOps(LinalgOps[jax.Array, jax.Array]):
 
     def __init__(self, settings: XlaSettings) -> None:
         super().__init__(settings)
-        self.seed = settings.seed
-        self.device_kind = settings.device_kind
         # Wrapping in jax.jit traces and compiles nothing: that happens on the first (timed) call.
         n, dtype = self.n, jnp.dtype(settings.dtype)
 

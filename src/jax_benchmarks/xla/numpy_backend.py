@@ -23,7 +23,6 @@ class NumpyOps(LinalgOps[Matrix, Number]):
 
     def __init__(self, settings: XlaSettings) -> None:
         super().__init__(settings)
-        self.seed = settings.seed
         self.np_dtype = np.dtype(settings.dtype)
 
     @property

@@ -21,8 +21,6 @@ class TorchOps(LinalgOps[torch.Tensor, torch.Tensor]):
 
     def __init__(self, settings: XlaSettings) -> None:
         super().__init__(settings)
-        self.seed = settings.seed
-        self.device_kind = settings.device_kind
         self.torch_dtype = DTYPES[settings.dtype]
         # Float32 products follow the run's --precision, as JAX's do (src/jax_benchmarks/hardware/gpu_policy.py).
 

@@ -41,8 +41,11 @@ class LinalgOps(ABC, Generic[ArrayT, ScalarT]):
     compiles: bool = False  # first call includes tracing/compilation (reported as compile_s)
 
     def __init__(self, settings: XlaSettings) -> None:
+        # What every framework's steps need of the settings, read once (the suite reads them here too).
         self.n = settings.matrix_size
         self.dtype = settings.dtype
+        self.seed = settings.seed  # the matrices' generator is seeded from it
+        self.device_kind = settings.device_kind
 
     @property
     @abstractmethod
@@ -128,19 +131,6 @@ def peak_figures(gflops: float, settings: XlaSettings) -> tuple[dict[str, Scalar
     return {"peak_gflops": peak.gflops, "peak_share": share}, []
 
 
-def judged(ops: LinalgOps[Any, Any], checked: list[checks.Check], *, verbose: bool,
-           extra_checks: Mapping[str, Scalar] | None = None, metrics: Mapping[str, Scalar] | None = None,
-           problems: Sequence[str] = ()) -> Judgement:
-    """The checks' record fields, and with `verbose` a log line each; a broken check, or a problem, is a
-    failure (its line is the error's)."""
-    return Judgement(
-        checks={**checks.checks_fields(checked), **(extra_checks or {})},
-        metrics=metrics or {},
-        failures=[*checks.failures(checked), *problems],
-        notes=[f"  {ops.name} {check.describe()}" for check in checked] if verbose else [],
-    )
-
-
 CHECKS_PASSED = ("  {backend}: the sanity checks passed (values against the expected ones, memory above the "
                  "matrices' bytes; -v shows each)")
 
@@ -152,8 +142,8 @@ def workload_suite(
 ) -> Suite:
     """Generate, reduce, multiply, invert and check on the settings' device: one case per step, sharing
     the matrices as fixtures (a timed step provides its result to the steps after it)."""
-    n, dtype = settings.matrix_size, settings.dtype
-    params = {"matrix_size": n, "rng": ops.rng, "seed": settings.seed}
+    n, dtype = ops.n, ops.dtype
+    params = {"matrix_size": n, "rng": ops.rng, "seed": ops.seed}
     pair, product, inverse = matrix_fixtures(ops)
 
     def case(op: str, prepare: Callable[..., Timed[Any]], judge: Callable[..., Judgement] = no_judgement, *,
@@ -161,11 +151,11 @@ def workload_suite(
              provides: Fixture[Any] | None = None) -> Case[Any]:
         """`held`: the N×N matrices alive while the case runs (its inputs and outputs), its memory floor."""
         shape = f"{n}x{n}" if matrices_in_shape == 1 else f"{matrices_in_shape}x{n}x{n}"
+        floor = held * n * n * ITEMSIZE[dtype]
 
         def judge_with_floor(result: Any, measurement: Measurement, *values: Any) -> Judgement:
             judgement = judge(result, measurement, *values)
-            floor = held * n * n * ITEMSIZE[dtype]
-            fields, below = checks.memory_floor(measurement.memory, floor, settings.device_kind)
+            fields, below = checks.memory_floor(measurement.memory, floor, ops.device_kind)
             # The product's footprint, logged: what A·B costs above its inputs, against the matrices' bytes.
             footprint = memory_text(measurement.memory) if op == "matmul" else ""
             notes = ([f"  {ops.name} product memory: {footprint} (A, B and C hold {format_bytes(floor)})"]
@@ -182,8 +172,8 @@ def workload_suite(
             return Timed(lambda: step(*ab), ops.sync, program=ops.program(getattr(step, "__name__"), *ab))
 
         def judge(values: tuple[ScalarT, ScalarT], _: Measurement, _ab: object) -> Judgement:
-            return judged(ops, [check(f"{op}_a", n, ops.to_float(values[0])),
-                                check(f"{op}_b", n, ops.to_float(values[1]))], verbose=settings.verbose)
+            return checks.judged(ops.name, [check(f"{op}_a", n, ops.to_float(values[0])),
+                                            check(f"{op}_b", n, ops.to_float(values[1]))], verbose=settings.verbose)
 
         return case(op, prepare, judge, matrices_in_shape=2, uses=(pair,))
 
@@ -196,8 +186,8 @@ def workload_suite(
         gflops = 2 * n**3 / measurement.median_s / 1e9
         peak_metrics, above_peak = peak_figures(gflops, settings)
         mean_c = ops.to_float(ops.mean(c))
-        return judged(
-            ops, [checks.product_mean(n, mean_c)], verbose=settings.verbose,
+        return checks.judged(
+            ops.name, [checks.product_mean(n, mean_c)], verbose=settings.verbose,
             extra_checks={"computed_dtype": computed}, metrics={"gflops": gflops, **peak_metrics},
             problems=([wrong_dtype] if wrong_dtype else []) + above_peak,
         )
@@ -234,5 +224,5 @@ def workload_suite(
         if after is not None:
             after(run)
 
-    return Suite(Target(ops.name, settings.device_kind), cases, before=before, after=after_checks, context=context,
+    return Suite(Target(ops.name, ops.device_kind), cases, before=before, after=after_checks, context=context,
                  fixtures=[pair, product, inverse])
