@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from jax_benchmarks.hardware.devices import resolve_device
-from jax_benchmarks.mnist.settings import EvaluateSettings, FlaxSettings, MnistSettings
+from jax_benchmarks.mnist.settings import FlaxSettings, MnistSettings
+from jax_benchmarks.training.settings import EvaluateSettings
 from tests.conftest import invoke, read_jsonl
 from tests.mnist.conftest import EPOCH, LOAD, STEP, TINY, VALIDATION, auto_cases_with_peak
 
@@ -18,7 +19,7 @@ def refuse_to_read(settings: object, log: object) -> None:
 
 @pytest.mark.parametrize("backend", ["pytorch", "flax"])
 def test_suites_name_every_case_without_reading_data(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", refuse_to_read)
+    monkeypatch.setattr("jax_benchmarks.training.cases.read_data", refuse_to_read)
     if backend == "flax":
         from jax_benchmarks.mnist.flax_backend import suites
 
@@ -35,7 +36,7 @@ def test_suites_name_every_case_without_reading_data(backend: str, monkeypatch: 
 
 
 def test_evaluate_and_preprocess_suites_read_no_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", refuse_to_read)
+    monkeypatch.setattr("jax_benchmarks.training.cases.read_data", refuse_to_read)
     from jax_benchmarks.mnist.preprocess import suites as data_suites
     from jax_benchmarks.mnist.pytorch_backend import suites
 
@@ -95,7 +96,7 @@ def test_a_run_stopped_mid_training_still_closes_its_experiment(
 ) -> None:
     """Ctrl-C during an epoch: the comet.ml experiment is ended once (an offline archive is completed)."""
     from jax_benchmarks.tracking import Tracker
-    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
+    from jax_benchmarks.training.pytorch_trainer import TorchTrainer
 
     ended: list[str] = []
 
@@ -118,7 +119,7 @@ def test_a_run_stopped_mid_training_still_closes_its_experiment(
 def test_the_step_case_puts_back_what_its_timed_steps_changed(monkeypatch: pytest.MonkeyPatch,
                                                              results_path: Path) -> None:
     """The step case's own fixture undoes its steps when it is torn down, before the first epoch trains."""
-    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
+    from jax_benchmarks.training.pytorch_trainer import TorchTrainer
 
     events: list[str] = []
     real_end, real_epoch = TorchTrainer.end_step, TorchTrainer.train_epoch

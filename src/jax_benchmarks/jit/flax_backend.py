@@ -1,12 +1,12 @@
 """`jit flax`: the mnist group's training, with the train step not jitted and jitted.
 
 One model, one data path, one trainer: the mnist group's CNN, data loader and flax.nnx trainer
-(`jax_benchmarks.mnist.flax_trainer.FlaxTrainer`: forward, loss, gradient and optimizer update in one step
+(`jax_benchmarks.training.flax_trainer.FlaxTrainer`: forward, loss, gradient and optimizer update in one step
 function, the data resident on the device). Each mode trains its own trainer from the same seed (the same
 initial parameters, shuffles and dropout masks) over the same data: "eager" calls the step function directly,
 so every JAX operation is dispatched on its own; "jit" calls it through `jax.jit`.
 
-The cases are mnist's own (`jax_benchmarks.mnist.cases`): once, the data set's load and (CPU) the float32 peak;
+The cases are mnist's own (`jax_benchmarks.training.cases`): once, the data set's load and (CPU) the float32 peak;
 then per mode (eager, then jit) `training_cases`: `train_step_{batch}x28x28_float32` (jax.jit's compile timed
 apart), per epoch `train_epoch_{batch}x28x28_float32` (timed once, `epoch` in params) and
 `validation_{test batch}x28x28_float32`. The jitted mode's step and epochs record their speedup over eager's,
@@ -30,11 +30,10 @@ from jax_benchmarks.jit.plot import epoch_figure
 from jax_benchmarks.jit.settings import JitTrainingSettings
 from jax_benchmarks.measure.harness import RECORDS, Case, Fixture, Judgement, Suite, SuiteRecords, Target
 from jax_benchmarks.measure.relative import relative_error
-from jax_benchmarks.mnist.cases import (CaseNames, Comparison, data_cases, suite_data, trainer_fixture,
-                                        training_cases)
-from jax_benchmarks.mnist.data import MnistData
-from jax_benchmarks.mnist.flax_trainer import FlaxTrainer
-from jax_benchmarks.mnist.trainer import EpochResult
+from jax_benchmarks.training.cases import CaseNames, Comparison, data_cases, suite_data, trainer_fixture, training_cases
+from jax_benchmarks.training.data import MnistData
+from jax_benchmarks.training.flax_trainer import FlaxTrainer
+from jax_benchmarks.training.trainer import EpochResult
 from jax_benchmarks.run import Run
 from jax_benchmarks.store.record import Record, Scalar
 

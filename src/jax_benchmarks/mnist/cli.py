@@ -20,12 +20,13 @@ from jax_benchmarks.cli.commands import (
     suite_command, unavailable_command,
 )
 from jax_benchmarks.frameworks.descriptors import FLAX, TORCH
-from jax_benchmarks.settings import BenchSettings, command_line, parse_settings, settings_options
+from jax_benchmarks.settings import command_line, parse_settings, settings_options
 from jax_benchmarks.cli.relaunch import self_command
 from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.errors import interrupt_signal, interrupted
 from jax_benchmarks.mnist import cluster
-from jax_benchmarks.mnist.settings import DataSettings, EvaluateSettings, FlaxSettings, MnistSettings
+from jax_benchmarks.mnist.settings import FlaxSettings, MnistSettings
+from jax_benchmarks.training.settings import DataSettings, EvaluateSettings
 
 # The training figures, then the data set's (the load case; all of `mnist preprocess-images`).
 METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accuracy", "loss",

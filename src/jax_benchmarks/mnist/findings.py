@@ -6,7 +6,7 @@ which checks every mode's and precision's final test accuracy against float32 ea
 records.
 
 The target accuracy (unless `verdict --target-accuracy` gives one): 99 % when the records trained on full MNIST
-(60,000 training images; the CNN reaches 99.0 % after 2 epochs, see mnist/settings.py), else the lowest best test
+(60,000 training images; the CNN reaches 99.0 % after 2 epochs, see training/settings.py), else the lowest best test
 accuracy of any framework and run, rounded down to a whole percent, so that every run reaches it (the standard
 scale trains one short epoch on 4,000 images: 90.5 % and 94.1 % on 2026-11-25; quick, five dry-run epochs of 3
 steps: about 80 %). A derived target no better than chance (10 %) is not set: the finding is undecided, saying why.
@@ -261,7 +261,7 @@ def mode_of(record: Record) -> str:
 
 def data_of(source: object) -> object:
     """The data a `source` param names: a decoded cache's source is that of the data it holds ("cache FOLDER (of
-    SOURCE)", mnist/data/loader.py), so a run that read the cache trained on the same data as the one that filled it."""
+    SOURCE)", training/data/loader.py), so a run that read the cache trained on the same data as the one that filled it."""
     if isinstance(source, str) and (cached := re.fullmatch(r"cache .*? \(of (.*)\)", source)):
         return cached.group(1)
     return source

@@ -1,4 +1,4 @@
-"""The Flax side of mnist: the CNN in flax.nnx and its trainer (one jitted train step, data resident on
+"""The Flax side of the CNN: the model in flax.nnx and its trainer (one jitted train step, data resident on
 the device), used by `mnist flax`, by `jit flax` (jitted and not) and, per process, by multi-process jobs
 (`jax_benchmarks.mnist.flax_processes`).
 
@@ -35,13 +35,10 @@ from jax_benchmarks.frameworks.descriptors import jax_device, jax_sync
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.measure.timing import Sync
 from jax_benchmarks.frameworks.typed import jit_cache_size, typed_jit
-from jax_benchmarks.mnist import model_spec as spec
-from jax_benchmarks.mnist.data import MnistData
-from jax_benchmarks.mnist.settings import TrainingSettings
-from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, mixed_precision_text, parameter_table
-
-# What other packages may use (jit flax trains with this trainer, its step jitted or not).
-__all__ = ["BACKEND", "CNN", "EpochOutput", "EvalOutput", "FlaxTrainer"]
+from jax_benchmarks.training import model_spec as spec
+from jax_benchmarks.training.data import MnistData
+from jax_benchmarks.training.settings import TrainingSettings
+from jax_benchmarks.training.trainer import EpochResult, EvalResult, mixed_precision_text, parameter_table
 
 BACKEND = "flax"
 T = TypeVar("T")
