@@ -140,3 +140,40 @@ def test_evaluate_takes_the_data_and_the_test_batch_only() -> None:
     for option in ("--epochs", "--optimizer", "--learning-rate", "--momentum", "--schedule", "--dry-run", "--comet",
                    "--devices", "--num-processes", "--launch-local", "--rounds", "--train-batch-size"):
         assert option not in result.stdout
+
+
+@pytest.mark.parametrize("precision", ["float32", "bf16"])
+def test_every_trained_case_name_is_read_back_as_the_kind_that_declared_it(precision: str) -> None:
+    """The training cases spell their names through `TrainedCase`; the findings read a stored name back through it:
+    a renamed case is renamed for both, never silently left out of a finding."""
+    from jax_benchmarks.training.cases import CaseNames
+    from jax_benchmarks.training.names import TrainedCase, kind_of
+
+    names = CaseNames(MnistSettings(train_batch_size=64, test_batch_size=500, precision=precision, comet="off"))
+    dtype = "bf16" if precision == "bf16" else "float32"
+    assert TrainedCase.of(names.step) == TrainedCase("step", 64, dtype)
+    assert TrainedCase.of(names.epoch) == TrainedCase("epoch", 64, dtype)
+    assert TrainedCase.of(names.validation) == TrainedCase("validation", 500, dtype)
+    epoch = TrainedCase.of(names.epoch)
+    assert epoch is not None and epoch.sibling("step").name == names.step  # an epoch's own train step
+    assert kind_of(names.load) is None and kind_of(names.peak) is None
+    # Names stored before (docs/headline-cpu.jsonl) and names that only begin like one of them.
+    assert [kind_of(n) for n in ("train_step_128x28x28_float32", "train_epoch_128x28x28_float32",
+                                 "validation_1000x28x28_float32")] == ["step", "epoch", "validation"]
+    assert [kind_of(n) for n in ("train_step_loss", "validation_float32", "train_epoch_", "f_10000_float32")] == [
+        None, None, None, None]
+
+
+@pytest.mark.parametrize("module", ["mnist/findings.py", "mnist/cli.py", "jit/findings.py"])
+def test_findings_select_training_records_by_kind_not_by_a_prefix_of_their_name(module: str) -> None:
+    """No spelled-out prefix of a training case's name outside `training/names.py`: a record's kind is read with
+    `kind_of` / `TrainedCase.of`, defined where the names are."""
+    import ast
+
+    from jax_benchmarks.training.names import TRAINED_OPS
+
+    source = Path(__file__).resolve().parents[2] / "src" / "jax_benchmarks" / module
+    prefixes = tuple(f"{op}_" for op in TRAINED_OPS.values())
+    spelled = [node.lineno for node in ast.walk(ast.parse(source.read_text()))
+               if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in prefixes]
+    assert spelled == [], f"{module} spells a training case's prefix on lines {spelled}"

@@ -506,7 +506,9 @@ def test_importing_the_data_module_stays_light() -> None:
         "heavy = [m for m in ('datasets', 'pyarrow', 'PIL', 'torch', 'jax', 'flax', 'mlxtend') if m in sys.modules]; "
         "print(','.join(heavy))"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    # This checkout's package (the environment may hold another copy installed).
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert result.stdout.strip() == ""
 
 

@@ -24,9 +24,10 @@ from jax_benchmarks.mnist.checkpoints import (checkpoint_path, metadata_path, sa
 from jax_benchmarks.mnist.settings import CHECKPOINTS_DIR, MnistSettings
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.tracking import Tracker, start_tracking
-from jax_benchmarks.training.cases import (AnyTrainer, BuildTrainer, CaseNames, TrainedEpoch, data_cases, data_params,
-                                           data_fixture, eval_metrics, evaluating, load_case, process_params,
-                                           suite_data, tested_text, trainer_fixture, training_cases, training_params)
+from jax_benchmarks.training.cases import (AnyTrainer, BuildTrainer, CaseNames, SuiteData, TrainedEpoch,
+                                           data_fixture, data_params, eval_metrics, evaluating, load_case,
+                                           process_params, suite_data, tested_text, trainer_fixture, training_cases,
+                                           training_params)
 from jax_benchmarks.training.data.arrays import MnistData
 from jax_benchmarks.training.settings import DataSettings, EvaluateSettings
 from jax_benchmarks.training.trainer import EvalResult
@@ -80,14 +81,15 @@ class Experiment:
             self.records.log(f"comet.ml offline archive: {archive}")
 
 
-def experiment_fixture(settings: MnistSettings, backend: str, variant: str | None, data: Fixture[MnistData],
+def experiment_fixture(settings: MnistSettings, backend: str, variant: str | None, shared: SuiteData,
                        trainer: Fixture[AnyTrainer]) -> Fixture[Experiment]:
     """The experiment, started before the first case that trains; ended however the suite ends (Ctrl-C, out of
-    memory, a failed check), so an offline archive is complete."""
+    memory, a failed check), so an offline archive is complete. It follows the records of the suite's cases
+    (`shared.names`)."""
 
     def start(loaded: MnistData, t: AnyTrainer, records: SuiteRecords) -> Experiment:
         parameters = {**training_params(settings), **data_params(loaded, t.plan)}
-        experiment = Experiment(records, CaseNames(settings), variant)
+        experiment = Experiment(records, shared.names, variant)
         # One process of a job tracks for all of them (its figures are the job's: global loss).
         experiment.tracker = start_tracking(settings.comet if settings.lead else "off", name=f"mnist-{backend}",
                                             log=records.log)
@@ -95,7 +97,7 @@ def experiment_fixture(settings: MnistSettings, backend: str, variant: str | Non
         experiment.tracker.log_text(t.summary())
         return experiment
 
-    return Fixture("experiment", start, needs=(data, trainer, RECORDS), teardown=lambda e: e.end())
+    return Fixture("experiment", start, needs=(shared.data, trainer, RECORDS), teardown=lambda e: e.end())
 
 
 def training_suite(settings: MnistSettings, backend: str, variant: str | None, build: BuildTrainer, *,
@@ -103,30 +105,30 @@ def training_suite(settings: MnistSettings, backend: str, variant: str | None, b
                    cannot_run: tuple[type[Exception], ...] = ()) -> Suite:
     """`mnist flax|pytorch`: the training cases; `after` saves the checkpoint and the plot once every epoch is
     trained, then `finish` (e.g. end the worker processes). `data`: the data set another process read."""
-    shared = suite_data(settings, given=data)
+    shared = suite_data(settings, variant, given=data)
     trainer = trainer_fixture(build, shared.data, check=lambda loaded: settings.check_batch_fits(len(loaded.y_train)))
-    experiment = experiment_fixture(settings, backend, variant, shared.data, trainer)
+    experiment = experiment_fixture(settings, backend, variant, shared, trainer)
     trained, own = training_cases(settings, trainer, variant, shared=shared, compiled=compiled, tracked=experiment,
                                   cannot_run=cannot_run)
 
     def after(run: Recorder, t: AnyTrainer, loaded: MnistData, records: SuiteRecords) -> None:
         try:
-            save_outputs(settings, backend, variant, run, t, loaded, records)
+            save_outputs(settings, shared.names, backend, variant, run, t, loaded, records)
         finally:
             if finish is not None:
                 finish()
 
-    return Suite(Target(backend, settings.device_kind), [*data_cases(settings, shared, variant), *trained],
+    return Suite(Target(backend, settings.device_kind), [*shared.cases, *trained],
                  after=after, fixtures=[shared.data, shared.peak, trainer, *own, experiment],
                  after_uses=(trainer, shared.data, RECORDS))
 
 
-def save_outputs(settings: MnistSettings, backend: str, variant: str | None, run: Recorder, trainer: AnyTrainer,
-                 data: MnistData, records: SuiteRecords) -> None:
-    """The checkpoint and its metadata, the prediction plot and the run's last line, once every epoch trained."""
+def save_outputs(settings: MnistSettings, names: CaseNames, backend: str, variant: str | None, run: Recorder,
+                 trainer: AnyTrainer, data: MnistData, records: SuiteRecords) -> None:
+    """The checkpoint and its metadata, the prediction plot and the run's last line, once every epoch trained (the
+    suite's records of its cases `names`)."""
     from jax_benchmarks.mnist.plots import prediction_grid
 
-    names = CaseNames(settings)
     trained = records.count(names.epoch, variant)
     val = records.output(names.validation, variant)
     last = records.last(names.epoch, variant, epoch=settings.num_epochs)

@@ -75,8 +75,9 @@ def print_modes(run: Any, console: Any) -> None:
     busy machine (none is ranked). Nothing for a run that trained nothing (`mnist evaluate`, `preprocess-images`)."""
     from jax_benchmarks.cli.tables import Cell, Fitting, Sheet, contention_notes, pieces_of
     from jax_benchmarks.mnist.findings import modes_table
+    from jax_benchmarks.training.names import kind_of
 
-    trained = [r for r in run.records if r.case.startswith(("train_step_", "train_epoch_"))]
+    trained = [r for r in run.records if kind_of(r.case) in ("step", "epoch")]
     if not trained:
         return
     table = modes_table(run.records)

@@ -39,8 +39,9 @@ from jax_benchmarks.mnist.cluster import describe_exit
 from jax_benchmarks.mnist.distributed import JobFailed, Place, guarded_join, no_core_dumps, torch_group
 from jax_benchmarks.mnist.settings import MnistSettings, trained_settings
 from jax_benchmarks.run import Run
-from jax_benchmarks.training.cases import CaseNames, Log
+from jax_benchmarks.training.cases import Log
 from jax_benchmarks.training.data import MnistData
+from jax_benchmarks.training.names import TrainedCase
 from jax_benchmarks.training.pytorch_trainer import BACKEND, EpochOutput, TorchTrainer, make_optimizer
 from jax_benchmarks.training.settings import EvaluateSettings
 from jax_benchmarks.training.trainer import EpochResult, devices_variant
@@ -158,11 +159,10 @@ def follow(settings: MnistSettings, data: MnistData, rank: int, world: int, sele
     reads the data (it hands it over) and measures the float32 peak, which would otherwise run while rank 0
     times its step."""
     follower = settings.model_copy(update={"process_id": rank, "num_processes": world, "comet": "off"})
-    names = CaseNames(settings)
     (suite,) = mnist_suites(follower, BACKEND, None, build_trainer(follower), compiled=False, data=data)
     run = Run("mnist", follower.results, recording=False)
-    run_suite(run, suite, repeats=settings.repeats, patterns=[n for n in selected if n not in (names.load, names.peak)],
-              memory=False, min_time_s=settings.min_time)
+    trained = [name for name in selected if TrainedCase.of(name) is not None]  # not the load, not the peak
+    run_suite(run, suite, repeats=settings.repeats, patterns=trained, memory=False, min_time_s=settings.min_time)
 
 
 class SpawnedRanks:

@@ -42,14 +42,14 @@ from jax_benchmarks.measure.derived import cpu_rate_errors, loop_overhead, peak_
 from jax_benchmarks.measure.harness import RECORDS, Case, Fixture, Judgement, SuiteRecords, Timed, matches
 from jax_benchmarks.measure.memory import memory_text
 from jax_benchmarks.measure.timing import Measurement
-from jax_benchmarks.store.record import Scalar
+from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.training.data.arrays import MnistData
+from jax_benchmarks.training.names import IMAGE, TrainedCase
 from jax_benchmarks.training.settings import DataSettings, EvaluateSettings, Plan, TrainingSettings
 from jax_benchmarks.training.throughput import PEAK_SIZE, gpu_peak, peak_matmul_flops, share_text, throughput
 from jax_benchmarks.training.trainer import EpochResult, EvalResult, Trainer
 
 Log = Callable[[str], None]
-IMAGE = "28x28"
 AnyTrainer = Trainer[Any, Any]
 BuildTrainer = Callable[[MnistData, Log], AnyTrainer]
 T = TypeVar("T", bound=AnyTrainer)
@@ -64,7 +64,8 @@ def read_data(settings: DataSettings, log: Log) -> MnistData:
 
 
 class CaseNames:
-    """The `{op}_{shape}_{dtype}` names of a run's cases, from its settings."""
+    """The `{op}_{shape}_{dtype}` names of a run's cases, from its settings: built once per suite (`suite_data`,
+    or a suite that declares only the load or a validation), and handed to whatever looks their records up."""
 
     def __init__(self, settings: DataSettings) -> None:
         self.load = f"load_{settings.dataset}_{IMAGE}_uint8"
@@ -72,10 +73,10 @@ class CaseNames:
         # What the training computes in: float32, or bf16 (bfloat16 mixed precision): never one figure with the other.
         self.dtype = "bf16" if isinstance(settings, TrainingSettings) and settings.mixed_bf16 else "float32"
         if isinstance(settings, EvaluateSettings):
-            self.validation = f"validation_{settings.test_batch_size}x{IMAGE}_{self.dtype}"
+            self.validation = TrainedCase("validation", settings.test_batch_size, self.dtype).name
         if isinstance(settings, TrainingSettings):
-            self.step = f"train_step_{settings.train_batch_size}x{IMAGE}_{self.dtype}"
-            self.epoch = f"train_epoch_{settings.train_batch_size}x{IMAGE}_{self.dtype}"
+            self.step = TrainedCase("step", settings.train_batch_size, self.dtype).name
+            self.epoch = TrainedCase("epoch", settings.train_batch_size, self.dtype).name
 
 
 def process_params(settings: DataSettings) -> dict[str, Scalar]:
@@ -236,25 +237,33 @@ def evaluating(trainer: AnyTrainer) -> Timed[Any]:
 
 @dataclass(frozen=True)
 class SuiteData:
-    """What every trainer of one training suite shares: the data set (read once, by the load case or untimed for
-    the first case that needs it) and the float32 peak the training's GFLOP/s are a share of."""
+    """What every trainer of one training suite shares, from the settings once: the data set (read once, by the
+    load case or untimed for the first case that needs it), the float32 peak the training's GFLOP/s are a share
+    of, the suite's case names (whoever looks a record of the suite up, a judge or the suite's `after`, takes them
+    from here) and the cases that time the data and the machine once, whatever the suite trains (`data_cases`)."""
 
     data: Fixture[MnistData]
     peak: Fixture[float | None]
+    names: CaseNames
+    cases: list[Case[Any]]
 
 
-def suite_data(settings: TrainingSettings, *, keep: int | None = None, given: MnistData | None = None) -> SuiteData:
-    """The suite's data and peak fixtures (`keep`, `given`: see `data_fixture`)."""
-    return SuiteData(data_fixture(settings, keep=keep, given=given),
-                     peak_fixture(settings.device_kind, settings.precision))
-
-
-def data_cases(settings: TrainingSettings, shared: SuiteData, variant: str | None) -> list[Case[Any]]:
-    """What a training suite times once, whatever it trains: the load case (it provides the data fixture), then on a
-    CPU the float32 matmul rate this machine attains."""
+def suite_data(settings: TrainingSettings, variant: str | None, *, keep: int | None = None,
+               given: MnistData | None = None) -> SuiteData:
+    """The suite's data and peak fixtures (`keep`, `given`: see `data_fixture`), its case names and its data cases
+    (their column label: `variant`)."""
     names, process = CaseNames(settings), process_params(settings)
-    cases: list[Case[Any]] = [load_case(names.load, {"dataset": settings.dataset, **process}, shared.data, variant)]
-    if settings.device_kind == "cpu":
+    data = data_fixture(settings, keep=keep, given=given)
+    once = data_cases(names, settings.dataset, process, data, variant, on_cpu=settings.device_kind == "cpu")
+    return SuiteData(data, peak_fixture(settings.device_kind, settings.precision), names, once)
+
+
+def data_cases(names: CaseNames, dataset: str, process: Mapping[str, Scalar], data: Fixture[MnistData],
+               variant: str | None, *, on_cpu: bool) -> list[Case[Any]]:
+    """What a training suite times once, whatever it trains: the load case (it provides the data fixture), then on a
+    CPU the float32 matmul rate this machine attains; both record this process's place in its job (`process`)."""
+    cases: list[Case[Any]] = [load_case(names.load, {"dataset": dataset, **process}, data, variant)]
+    if on_cpu:
         cases.append(peak_case(names.peak, process, variant))
     return cases
 
@@ -263,10 +272,11 @@ def data_cases(settings: TrainingSettings, shared: SuiteData, variant: str | Non
 class Comparison(Generic[T]):
     """How one trainer's cases compare with another variant's, trained earlier in the same suite (`jit flax`: jit
     against eager): the step and every epoch record `speedup` over that variant's, and `judge(trainer, epoch's
-    figures, the suite's records)` judges the last epoch, its judgement added to that epoch's own."""
+    figures, that variant's record of the same epoch or None where it did not run)` judges the last epoch, its
+    judgement added to that epoch's own."""
 
     variant: str
-    judge: Callable[[T, EpochResult, SuiteRecords], Judgement]
+    judge: Callable[[T, EpochResult, Record | None], Judgement]
 
 
 def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str | None, *, shared: SuiteData,
@@ -279,7 +289,7 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
     validation (mnist's comet.ml experiment); `cannot_run`: what the compiler raises when it fails (torch.compile),
     which skips the step and the epochs with the reason. Refuses a validation selected without the epochs it
     validates."""
-    names = CaseNames(settings)
+    names = shared.names
     params = {**training_params(settings), **(params or {})}
     data, peak, records = shared.data, shared.peak, RECORDS
     followers = () if tracked is None else (tracked,)
@@ -328,7 +338,7 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
                             notes=[*explained, *([] if validated else [line])])
             if compare is None or n != settings.num_epochs:
                 return own
-            return joined(own, compare.judge(t, result, suite))
+            return joined(own, compare.judge(t, result, suite.last(names.epoch, compare.variant, epoch=n)))
 
         return Case(names.epoch, lambda t, *_: Timed(lambda: t.train_epoch(t.plan.steps, no_step), t.sync, once=True),
                     judge, variant=variant, dtype=names.dtype, params={**params, "epoch": n}, speedup_over=speedup_over,
