@@ -6,9 +6,9 @@ function, the data resident on the device). Each mode trains its own trainer fro
 initial parameters, shuffles and dropout masks) over the same data: "eager" calls the step function directly,
 so every JAX operation is dispatched on its own; "jit" calls it through `jax.jit`.
 
-The cases are mnist's own (`jax_benchmarks.training.cases`): once, the data set's load and (CPU) the float32 peak;
-then per mode (eager, then jit) `training_cases`: `train_step_{batch}x28x28_float32` (jax.jit's compile timed
-apart), per epoch `train_epoch_{batch}x28x28_float32` (timed once, `epoch` in params) and
+The cases are the ones mnist trains with (`jax_benchmarks.training.cases`): once, the data set's load and (CPU) the
+float32 peak (`suite_data`); then per mode (eager, then jit) `training_cases`: `train_step_{batch}x28x28_float32`
+(jax.jit's compile timed apart), per epoch `train_epoch_{batch}x28x28_float32` (timed once, `epoch` in params) and
 `validation_{test batch}x28x28_float32`. The jitted mode's step and epochs record their speedup over eager's,
 and one comparison judge (`against_eager`) judges its last epoch: jax.jit compiled the step exactly once, the
 last epoch's mean loss is within 1 % of eager's when eager ran, and `--show-jaxpr`'s text.

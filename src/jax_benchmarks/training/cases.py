@@ -14,9 +14,11 @@ A training suite is, in order (each a `Case`, so `--case/-k` selects any of them
    `validation_{test batch}x28x28_float32` on every test image (process 0 of a job only).
 
 Names come from the settings alone (building a suite reads no data); the data set's sizes are in params.
-Steps 1-2 are `data_cases`, once per suite; steps 3-4 are `training_cases`, per trainer fixture: `jit flax` runs
-them for two trainers on one data fixture (the step not jitted, then jitted), comparing the second's with the
-first's through a `Comparison`.
+Steps 1-2 are `data_cases`, once per suite (`suite_data` declares them with the suite's data, peak and case names);
+steps 3-4 are `training_cases`, per trainer fixture: `jit flax` runs them for two trainers on one data fixture (the
+step not jitted, then jitted), comparing the second's with the first's through a `Comparison`. Whatever looks a
+record of the suite up later takes the names from `suite_data` (`SuiteData.names`); a stored name's kind is read
+with `training.names.TrainedCase`, where the step, epoch and validation names are spelled.
 
 What the cases share are the suite's fixtures (`jax_benchmarks.measure.harness.Fixture`): the data (provided
 by the load case, which times reading it, or read untimed for the first case that needs it), the trainer, the
@@ -245,7 +247,7 @@ class SuiteData:
     data: Fixture[MnistData]
     peak: Fixture[float | None]
     names: CaseNames
-    cases: list[Case[Any]]
+    cases: tuple[Case[Any], ...]
 
 
 def suite_data(settings: TrainingSettings, variant: str | None, *, keep: int | None = None,
@@ -255,7 +257,7 @@ def suite_data(settings: TrainingSettings, variant: str | None, *, keep: int | N
     names, process = CaseNames(settings), process_params(settings)
     data = data_fixture(settings, keep=keep, given=given)
     once = data_cases(names, settings.dataset, process, data, variant, on_cpu=settings.device_kind == "cpu")
-    return SuiteData(data, peak_fixture(settings.device_kind, settings.precision), names, once)
+    return SuiteData(data, peak_fixture(settings.device_kind, settings.precision), names, tuple(once))
 
 
 def data_cases(names: CaseNames, dataset: str, process: Mapping[str, Scalar], data: Fixture[MnistData],
