@@ -177,3 +177,17 @@ def test_findings_select_training_records_by_kind_not_by_a_prefix_of_their_name(
     spelled = [node.lineno for node in ast.walk(ast.parse(source.read_text()))
                if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in prefixes]
     assert spelled == [], f"{module} spells a training case's prefix on lines {spelled}"
+
+
+def test_case_names_are_built_only_where_the_cases_are_declared() -> None:
+    """`CaseNames(settings)` is built by the code that declares the cases (training/cases.py's `suite_data`,
+    mnist's evaluation and data suites); whoever looks a record up later is handed those names."""
+    import ast
+
+    src = Path(__file__).resolve().parents[2] / "src" / "jax_benchmarks"
+    declaring = {"training/cases.py", "mnist/cases.py"}
+    built = sorted(f"{path.relative_to(src)}:{node.lineno}" for path in src.rglob("*.py")
+                   for node in ast.walk(ast.parse(path.read_text()))
+                   if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "CaseNames"
+                   and str(path.relative_to(src)) not in declaring)
+    assert built == []
