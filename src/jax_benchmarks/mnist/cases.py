@@ -26,8 +26,7 @@ from jax_benchmarks.store.record import Record
 from jax_benchmarks.tracking import Tracker, start_tracking
 from jax_benchmarks.training.cases import (AnyTrainer, BuildTrainer, CaseNames, SuiteData, TrainedEpoch,
                                            data_fixture, data_params, eval_metrics, evaluating, load_case,
-                                           process_params, suite_data, tested_text, trainer_fixture, training_cases,
-                                           training_params)
+                                           process_params, suite_data, tested_text, trainer_fixture, training_cases)
 from jax_benchmarks.training.data.arrays import MnistData
 from jax_benchmarks.training.settings import DataSettings, EvaluateSettings
 from jax_benchmarks.training.trainer import EvalResult
@@ -88,7 +87,7 @@ def experiment_fixture(settings: MnistSettings, backend: str, variant: str | Non
     (`shared.names`)."""
 
     def start(loaded: MnistData, t: AnyTrainer, records: SuiteRecords) -> Experiment:
-        parameters = {**training_params(settings), **data_params(loaded, t.plan)}
+        parameters = {**shared.params, **data_params(loaded, t.plan)}
         experiment = Experiment(records, shared.names, variant)
         # One process of a job tracks for all of them (its figures are the job's: global loss).
         experiment.tracker = start_tracking(settings.comet if settings.lead else "off", name=f"mnist-{backend}",

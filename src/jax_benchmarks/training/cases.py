@@ -242,22 +242,25 @@ class SuiteData:
     """What every trainer of one training suite shares, from the settings once: the data set (read once, by the
     load case or untimed for the first case that needs it), the float32 peak the training's GFLOP/s are a share
     of, the suite's case names (whoever looks a record of the suite up, a judge or the suite's `after`, takes them
-    from here) and the cases that time the data and the machine once, whatever the suite trains (`data_cases`)."""
+    from here), the cases that time the data and the machine once, whatever the suite trains (`data_cases`), and
+    the settings every training case records (`training_params`; mnist's comet.ml experiment logs them too)."""
 
     data: Fixture[MnistData]
     peak: Fixture[float | None]
     names: CaseNames
     cases: tuple[Case[Any], ...]
+    params: Mapping[str, Scalar]
 
 
 def suite_data(settings: TrainingSettings, variant: str | None, *, keep: int | None = None,
                given: MnistData | None = None) -> SuiteData:
     """The suite's data and peak fixtures (`keep`, `given`: see `data_fixture`), its case names and its data cases
     (their column label: `variant`)."""
-    names, process = CaseNames(settings), process_params(settings)
+    names, params = CaseNames(settings), training_params(settings)
     data = data_fixture(settings, keep=keep, given=given)
-    once = data_cases(names, settings.dataset, process, data, variant, on_cpu=settings.device_kind == "cpu")
-    return SuiteData(data, peak_fixture(settings.device_kind, settings.precision), names, tuple(once))
+    once = data_cases(names, settings.dataset, process_params(settings), data, variant,
+                      on_cpu=settings.device_kind == "cpu")
+    return SuiteData(data, peak_fixture(settings.device_kind, settings.precision), names, tuple(once), params)
 
 
 def data_cases(names: CaseNames, dataset: str, process: Mapping[str, Scalar], data: Fixture[MnistData],
@@ -292,7 +295,7 @@ def training_cases(settings: TrainingSettings, trainer: Fixture[T], variant: str
     which skips the step and the epochs with the reason. Refuses a validation selected without the epochs it
     validates."""
     names = shared.names
-    params = {**training_params(settings), **(params or {})}
+    params = {**shared.params, **(params or {})}
     data, peak, records = shared.data, shared.peak, RECORDS
     followers = () if tracked is None else (tracked,)
     speedup_over = None if compare is None else compare.variant
