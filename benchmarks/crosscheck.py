@@ -132,14 +132,14 @@ def mnist_settings(kind: str) -> Any:
 
 
 def mnist_data() -> Any:
-    from jax_benchmarks.mnist.data import load_data
+    from jax_benchmarks.training.data import load_data
 
     return load_data("mnist", "embedded", Path(tempfile.mkdtemp()), log=lambda _: None)
 
 
 def mnist_pytorch(kind: str) -> dict[str, float]:
     from jax_benchmarks.frameworks.rng import RNG_Provider
-    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
+    from jax_benchmarks.training.pytorch_trainer import TorchTrainer
 
     trainer = TorchTrainer(mnist_settings(kind), mnist_data(), RNG_Provider(0))
     trainer.model.train()
@@ -152,7 +152,7 @@ def mnist_flax(kind: str) -> dict[str, float]:
     import jax.numpy as jnp
 
     from jax_benchmarks.frameworks.rng import RNG_Provider
-    from jax_benchmarks.mnist.flax_trainer import FlaxTrainer
+    from jax_benchmarks.training.flax_trainer import FlaxTrainer
 
     trainer = FlaxTrainer(mnist_settings(kind), mnist_data(), RNG_Provider(0))
     order = jax.device_put(jnp.arange(trainer.x_train.shape[0]), trainer.placement)

@@ -61,7 +61,7 @@ GPU_BUDGET_S = 480.0  # 8 minutes of the 10 a command may take: the rest is the 
 CARRY_LIMIT_BYTES = 64 * 1024 * 1024  # what travels to the GPU machine: tracked, untracked-not-ignored, carried
 # gpu_session.sh installs the carried wheels (23, 8.6 MiB, --no-deps) into /tmp/site before the plan: counted in.
 WHEELS_S = 15.0
-EMBEDDED_DATA = "src/jax_benchmarks/mnist/data"
+EMBEDDED_DATA = "src/jax_benchmarks/training/data"
 MNIST = ("--epochs", "2", "--data-source", "embedded", "--comet", "off")
 
 

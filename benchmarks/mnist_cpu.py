@@ -68,7 +68,7 @@ def pool_backward() -> None:
 
     from jax_benchmarks.frameworks.descriptors import jax_sync
     from jax_benchmarks.measure.timing import measure
-    from jax_benchmarks.mnist.flax_trainer import max_pool_2x2
+    from jax_benchmarks.training.flax_trainer import max_pool_2x2
 
     x = jax.random.normal(jax.random.key(0), (128, 24, 24, 64))
     def flax_pool(v: jax.Array) -> jax.Array:

@@ -24,9 +24,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from jax_benchmarks.mnist.data.arrays import RawSplits  # noqa: E402
-from jax_benchmarks.mnist.data.embedded import read_embedded  # noqa: E402
-from jax_benchmarks.mnist.data.idx import write_idx_files  # noqa: E402
+from jax_benchmarks.training.data.arrays import RawSplits  # noqa: E402
+from jax_benchmarks.training.data.embedded import read_embedded  # noqa: E402
+from jax_benchmarks.training.data.idx import write_idx_files  # noqa: E402
 
 FULL_TRAIN, FULL_TEST = 60_000, 10_000
 

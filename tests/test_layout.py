@@ -202,6 +202,39 @@ def test_report_and_the_cli_import_nothing_of_the_verdict() -> None:
     assert any(t.startswith(f"{PACKAGE}.report") for t in graph[f"{PACKAGE}.verdict.findings"])  # the one direction
 
 
+def group_of(module: str, groups: tuple[str, ...]) -> str | None:
+    """The benchmark group whose package holds `module`, or None (the core, the shared rooms, the tools)."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == PACKAGE and parts[1] in groups else None
+
+
+def group_crossings(graph: dict[str, set[str]], groups: tuple[str, ...]) -> list[str]:
+    """Every import, lazy ones included, from one group's package into another's."""
+    return sorted(f"{module} -> {target}" for module, targets in graph.items()
+                  if (own := group_of(module, groups)) is not None
+                  for target in targets if group_of(target, groups) not in (None, own))
+
+
+def test_the_crossing_check_sees_a_group_importing_another() -> None:
+    graph = {f"{PACKAGE}.jit.flax_backend": {f"{PACKAGE}.mnist.cases", f"{PACKAGE}.jit.plot", f"{PACKAGE}.training"},
+             f"{PACKAGE}.training.cases": {f"{PACKAGE}.measure.harness"}}
+    assert group_crossings(graph, ("jit", "mnist")) == [f"{PACKAGE}.jit.flax_backend -> {PACKAGE}.mnist.cases"]
+
+
+def test_groups_stand_side_by_side() -> None:
+    """A group is a room beside the others, standing on the core and the shared rooms (training/: the CNN, its
+    data, trainers and training cases): no group imports another, lazily neither, and the shared rooms import
+    no group."""
+    from jax_benchmarks.groups import BENCHMARK_GROUPS
+
+    graph = import_graph(lazy=True)
+    assert group_crossings(graph, BENCHMARK_GROUPS) == []
+    shared = {module: sorted(t for t in targets if group_of(t, BENCHMARK_GROUPS) is not None)
+              for module, targets in graph.items() if module.startswith(f"{PACKAGE}.training")}
+    assert len(shared) > 5
+    assert {module: targets for module, targets in shared.items() if targets} == {}
+
+
 LAUNCHER = "cli/relaunch.py"
 
 

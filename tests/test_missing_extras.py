@@ -77,7 +77,7 @@ def test_mnist_without_its_extra_names_it_for_each_data_source(source: str, mess
 
 def test_mnist_hub_and_parquet_without_datasets_name_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     from jax_benchmarks.errors import DataError
-    from jax_benchmarks.mnist.data import hub
+    from jax_benchmarks.training.data import hub
 
     hub.require_datasets("hub ylecun/mnist")  # installed here: no error
     monkeypatch.setitem(sys.modules, "datasets", None)  # as if not installed (find_spec finds nothing)

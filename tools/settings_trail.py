@@ -33,11 +33,11 @@ def main() -> None:
     os.chdir(tempfile.mkdtemp())
 
     from jax_benchmarks.measure.harness import run_suite
-    from jax_benchmarks.mnist import cases
     from jax_benchmarks.mnist import flax_backend
     from jax_benchmarks.mnist.settings import FlaxSettings
     from jax_benchmarks.settings import BenchSettings
     from jax_benchmarks.run import Run
+    from jax_benchmarks.training import cases
     from tests.mnist.conftest import synthetic_data
 
     setattr(cases, "read_data", lambda settings, log: synthetic_data())
@@ -86,8 +86,8 @@ def main() -> None:
                 back += 1
                 mark = f"  <- back #{back}"
         print(f"{file}: {', '.join(functions)}{mark}")
-    print(f"comes back to a file it had left: {back} | visits to mnist/cases.py: "
-          f"{sum(file == 'mnist/cases.py' for file, _ in trail)}")
+    print(f"comes back to a file it had left: {back} | visits to training/cases.py: "
+          f"{sum(file == 'training/cases.py' for file, _ in trail)}")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ from threadpoolctl import threadpool_limits  # type: ignore[import-untyped]
 
 from jax_benchmarks.autograd.cnn import CnnShape, CnnTrainer, MnistCNN, MnistSubset, nll_loss
 from jax_benchmarks.measure.harness import Suite
-from jax_benchmarks.mnist import model_spec as spec
+from jax_benchmarks.training import model_spec as spec
 
 TINY = CnnShape(conv1=4, conv2=8, hidden=32)
 

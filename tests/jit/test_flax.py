@@ -18,8 +18,8 @@ from jax_benchmarks.hardware.xla_flags import DOTS_ONLY, YNNPACK_OPS, conv_in_ef
 from jax_benchmarks.jit import flax_backend
 from jax_benchmarks.frameworks.descriptors import jax_sync
 from jax_benchmarks.jit.settings import JitTrainingSettings, SweepSettings
-from jax_benchmarks.mnist.data.arrays import MnistData
-from jax_benchmarks.mnist.flax_trainer import FlaxTrainer
+from jax_benchmarks.training.data.arrays import MnistData
+from jax_benchmarks.training.flax_trainer import FlaxTrainer
 from tests.conftest import invoke, read_jsonl
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -52,7 +52,7 @@ def synthetic_digits(n_train: int = 32, n_test: int = 32) -> MnistData:
 @pytest.fixture(autouse=True)
 def _synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
     """`jit flax` reads its data through the mnist group's one loader: here the synthetic digits."""
-    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", lambda settings, log: synthetic_digits())
+    monkeypatch.setattr("jax_benchmarks.training.cases.read_data", lambda settings, log: synthetic_digits())
 
 
 def refuse(*_: object, **__: object) -> Any:
@@ -69,7 +69,7 @@ def epochs_of(path: Path, case: str, variant: str) -> list[dict[str, Any]]:
 
 
 def test_list_reads_no_data_and_builds_no_model(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", refuse)
+    monkeypatch.setattr("jax_benchmarks.training.cases.read_data", refuse)
     monkeypatch.setattr(flax_backend, "FlaxTrainer", refuse)
     result = invoke("jit", "flax", "--model", "cnn", "--list")
     assert result.exit_code == 0, result.output
@@ -81,7 +81,7 @@ def test_list_reads_no_data_and_builds_no_model(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_suites_name_the_cases_from_the_settings_alone(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", refuse)
+    monkeypatch.setattr("jax_benchmarks.training.cases.read_data", refuse)
     settings = JitTrainingSettings.model_validate(
         {"train_batch_size": 64, "test_batch_size": 500, "num_epochs": 3, "device": "cpu",
          "results": tmp_path / "r.jsonl"})
@@ -107,7 +107,7 @@ def test_suites_name_the_cases_from_the_settings_alone(tmp_path: Path, monkeypat
 
 def test_trains_with_and_without_jit_and_shows_jaxpr_and_plot(results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     reads: list[object] = []
-    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", lambda settings, log: reads.append(1) or synthetic_digits())
+    monkeypatch.setattr("jax_benchmarks.training.cases.read_data", lambda settings, log: reads.append(1) or synthetic_digits())
     result = invoke("jit", "flax", *TINY, "--show-jaxpr", "--plot", "--results", str(results_path))
     assert result.exit_code == 0, result.output
     assert len(reads) == 1  # both modes train on the one data fixture
@@ -160,7 +160,7 @@ def test_one_epoch_is_a_single_figure_and_json_is_alone_on_stdout(results_path: 
 
 def test_train_images_cuts_the_training_set(results_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # 48 images read, cut to the 32 the other tests train on: the jitted programs of a 32-image training set.
-    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", lambda settings, log: synthetic_digits(n_train=48))
+    monkeypatch.setattr("jax_benchmarks.training.cases.read_data", lambda settings, log: synthetic_digits(n_train=48))
     result = invoke("jit", "flax", "--batch-size", "16", "--test-batch-size", "16", "--epochs", "1", *FEW_SAMPLES,
                     "--train-images", "32", "-k", "[jit]", "--results", str(results_path))
     assert result.exit_code == 0, result.output
@@ -216,19 +216,19 @@ def test_the_eager_step_leaves_the_trainer_state_alone() -> None:
     assert trainer.compilations() is None
 
 
-def test_jit_flax_uses_only_mnists_public_names() -> None:
-    """`jit flax` builds on the mnist group's public pieces (its data and trainer fixtures, case names, evaluation),
-    never on a private name or a module attribute looked up at run time."""
+def test_jit_flax_uses_only_public_names_of_the_training_room() -> None:
+    """`jit flax` builds on the shared training room's public pieces (its data and trainer fixtures, the cases'
+    keys, the trainer), never on a private name or a module attribute looked up at run time."""
     import ast
     import inspect
 
     tree = ast.parse(inspect.getsource(flax_backend))
     imported = [(node.module, alias.name) for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                for alias in node.names if (node.module or "").startswith("jax_benchmarks.mnist")]
+                for alias in node.names if (node.module or "").startswith("jax_benchmarks.training")]
     assert imported and all(not name.startswith("_") for _, name in imported)
     modules = [alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names]
-    assert not [m for m in modules if m.startswith("jax_benchmarks.mnist")]  # no `import ... as` module handles
-    assert ("jax_benchmarks.mnist", "cases") not in imported
+    assert not [m for m in modules if m.startswith("jax_benchmarks.training")]  # no `import ... as` module handles
+    assert ("jax_benchmarks.training", "cases") not in imported
 
 
 def test_jit_flax_sets_the_convolution_kernels_before_jax_loads_as_mnist_flax_does(

@@ -62,7 +62,7 @@ def synthetic_data(n_train: int = 96, n_test: int = 40, seed: int = 0) -> FakeDa
 @pytest.fixture(autouse=True)
 def _synthetic(monkeypatch: pytest.MonkeyPatch) -> None:
     """Training runs read the synthetic data (96 train, 40 test images); no comet.ml key is set."""
-    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", lambda settings, log: synthetic_data())
+    monkeypatch.setattr("jax_benchmarks.training.cases.read_data", lambda settings, log: synthetic_data())
     monkeypatch.delenv("COMET_API_KEY", raising=False)
 
 

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import numpy as np
 
-from jax_benchmarks.mnist.data.arrays import I32, IMAGE_SIDE, NUM_CLASSES, U8, RawSplits
-from jax_benchmarks.mnist.data.idx import write_idx_files
+from jax_benchmarks.training.data.arrays import I32, IMAGE_SIDE, NUM_CLASSES, U8, RawSplits
+from jax_benchmarks.training.data.idx import write_idx_files
 
 HUB_SPLIT_FILES = {"train": "train-00000-of-00001.parquet", "test": "test-00000-of-00001.parquet"}
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from jax_benchmarks.hardware.devices import resolve_device
-from jax_benchmarks.mnist.settings import EvaluateSettings, FlaxSettings, MnistSettings
+from jax_benchmarks.mnist.settings import FlaxSettings, MnistSettings
+from jax_benchmarks.training.settings import EvaluateSettings
 from tests.conftest import invoke, read_jsonl
 from tests.mnist.conftest import EPOCH, LOAD, STEP, TINY, VALIDATION, auto_cases_with_peak
 
@@ -18,7 +19,7 @@ def refuse_to_read(settings: object, log: object) -> None:
 
 @pytest.mark.parametrize("backend", ["pytorch", "flax"])
 def test_suites_name_every_case_without_reading_data(backend: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", refuse_to_read)
+    monkeypatch.setattr("jax_benchmarks.training.cases.read_data", refuse_to_read)
     if backend == "flax":
         from jax_benchmarks.mnist.flax_backend import suites
 
@@ -35,7 +36,7 @@ def test_suites_name_every_case_without_reading_data(backend: str, monkeypatch: 
 
 
 def test_evaluate_and_preprocess_suites_read_no_data(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", refuse_to_read)
+    monkeypatch.setattr("jax_benchmarks.training.cases.read_data", refuse_to_read)
     from jax_benchmarks.mnist.preprocess import suites as data_suites
     from jax_benchmarks.mnist.pytorch_backend import suites
 
@@ -95,7 +96,7 @@ def test_a_run_stopped_mid_training_still_closes_its_experiment(
 ) -> None:
     """Ctrl-C during an epoch: the comet.ml experiment is ended once (an offline archive is completed)."""
     from jax_benchmarks.tracking import Tracker
-    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
+    from jax_benchmarks.training.pytorch_trainer import TorchTrainer
 
     ended: list[str] = []
 
@@ -118,7 +119,7 @@ def test_a_run_stopped_mid_training_still_closes_its_experiment(
 def test_the_step_case_puts_back_what_its_timed_steps_changed(monkeypatch: pytest.MonkeyPatch,
                                                              results_path: Path) -> None:
     """The step case's own fixture undoes its steps when it is torn down, before the first epoch trains."""
-    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
+    from jax_benchmarks.training.pytorch_trainer import TorchTrainer
 
     events: list[str] = []
     real_end, real_epoch = TorchTrainer.end_step, TorchTrainer.train_epoch
@@ -139,3 +140,54 @@ def test_evaluate_takes_the_data_and_the_test_batch_only() -> None:
     for option in ("--epochs", "--optimizer", "--learning-rate", "--momentum", "--schedule", "--dry-run", "--comet",
                    "--devices", "--num-processes", "--launch-local", "--rounds", "--train-batch-size"):
         assert option not in result.stdout
+
+
+@pytest.mark.parametrize("precision", ["float32", "bf16"])
+def test_every_trained_case_name_is_read_back_as_the_kind_that_declared_it(precision: str) -> None:
+    """The training cases spell their names through `TrainedCase`; the findings read a stored name back through it:
+    a renamed case is renamed for both, never silently left out of a finding."""
+    from jax_benchmarks.training.cases import CaseNames
+    from jax_benchmarks.training.names import TrainedCase, kind_of
+
+    names = CaseNames(MnistSettings(train_batch_size=64, test_batch_size=500, precision=precision, comet="off"))
+    dtype = "bf16" if precision == "bf16" else "float32"
+    assert TrainedCase.of(names.step) == TrainedCase("step", 64, dtype)
+    assert TrainedCase.of(names.epoch) == TrainedCase("epoch", 64, dtype)
+    assert TrainedCase.of(names.validation) == TrainedCase("validation", 500, dtype)
+    epoch = TrainedCase.of(names.epoch)
+    assert epoch is not None and epoch.sibling("step").name == names.step  # an epoch's own train step
+    assert kind_of(names.load) is None and kind_of(names.peak) is None
+    # Names stored before (docs/headline-cpu.jsonl) and names that only begin like one of them.
+    assert [kind_of(n) for n in ("train_step_128x28x28_float32", "train_epoch_128x28x28_float32",
+                                 "validation_1000x28x28_float32")] == ["step", "epoch", "validation"]
+    assert [kind_of(n) for n in ("train_step_loss", "validation_float32", "train_epoch_", "f_10000_float32")] == [
+        None, None, None, None]
+
+
+@pytest.mark.parametrize("module", ["mnist/findings.py", "mnist/cli.py", "jit/findings.py"])
+def test_findings_select_training_records_by_kind_not_by_a_prefix_of_their_name(module: str) -> None:
+    """No spelled-out prefix of a training case's name outside `training/names.py`: a record's kind is read with
+    `kind_of` / `TrainedCase.of`, defined where the names are."""
+    import ast
+
+    from jax_benchmarks.training.names import TRAINED_OPS
+
+    source = Path(__file__).resolve().parents[2] / "src" / "jax_benchmarks" / module
+    prefixes = tuple(f"{op}_" for op in TRAINED_OPS.values())
+    spelled = [node.lineno for node in ast.walk(ast.parse(source.read_text()))
+               if isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value in prefixes]
+    assert spelled == [], f"{module} spells a training case's prefix on lines {spelled}"
+
+
+def test_case_names_are_built_only_where_the_cases_are_declared() -> None:
+    """`CaseNames(settings)` is built by the code that declares the cases (training/cases.py's `suite_data`,
+    mnist's evaluation and data suites); whoever looks a record up later is handed those names."""
+    import ast
+
+    src = Path(__file__).resolve().parents[2] / "src" / "jax_benchmarks"
+    declaring = {"training/cases.py", "mnist/cases.py"}
+    built = sorted(f"{path.relative_to(src)}:{node.lineno}" for path in src.rglob("*.py")
+                   for node in ast.walk(ast.parse(path.read_text()))
+                   if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "CaseNames"
+                   and str(path.relative_to(src)) not in declaring)
+    assert built == []

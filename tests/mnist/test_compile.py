@@ -36,7 +36,7 @@ def traced_only(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def with_side_effect(monkeypatch: pytest.MonkeyPatch) -> None:
     """The step's forward pass prints: a Python side effect dynamo cannot trace, so it breaks the graph there."""
-    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
+    from jax_benchmarks.training.pytorch_trainer import TorchTrainer
 
     real = TorchTrainer._forward_loss
 
@@ -113,7 +113,7 @@ def test_compile_is_refused_before_any_work_where_inductor_cannot_run(results_pa
                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("jax_benchmarks.mnist.pytorch_backend.inductor_refusal",
                         lambda kind: "inductor generates C++ on the CPU and finds no C++ compiler (g++ not found)")
-    monkeypatch.setattr("jax_benchmarks.mnist.cases.read_data", lambda settings, log: pytest.fail("data was read"))
+    monkeypatch.setattr("jax_benchmarks.training.cases.read_data", lambda settings, log: pytest.fail("data was read"))
     result = invoke("mnist", "pytorch", *TINY, "--compile", "--results", str(results_path))
     assert result.exit_code == 2
     assert result.stderr.strip() == ("Error: Invalid value for '--compile': inductor generates C++ on the CPU and "

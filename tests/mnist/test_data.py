@@ -19,11 +19,11 @@ import numpy as np
 import pytest
 
 from jax_benchmarks.errors import DataError
-from jax_benchmarks.mnist.data import MnistData, load_data
-from jax_benchmarks.mnist.data.arrays import RawSplits, normalize
-from jax_benchmarks.mnist.data.cache import cache_path, files_fingerprint
-from jax_benchmarks.mnist.data.embedded import EMBEDDED_SOURCE, stratified_split
-from jax_benchmarks.mnist.data.idx import find_idx_files
+from jax_benchmarks.training.data import MnistData, load_data
+from jax_benchmarks.training.data.arrays import RawSplits, normalize
+from jax_benchmarks.training.data.cache import cache_path, files_fingerprint
+from jax_benchmarks.training.data.embedded import EMBEDDED_SOURCE, stratified_split
+from jax_benchmarks.training.data.idx import find_idx_files
 from tests.mnist.fixtures import png_bytes, tiny_digits, tiny_raw, write_idx, write_parquet
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -125,8 +125,8 @@ def test_auto_offline_skips_hub_without_trying_it(data_dir: Path, monkeypatch: p
     def no_network(*_args: object, **_kwargs: object) -> None:
         raise AssertionError("the hub was contacted although HF_HUB_OFFLINE is set")
 
-    monkeypatch.setattr("jax_benchmarks.mnist.data.hub.socket.create_connection", no_network)
-    monkeypatch.setattr("jax_benchmarks.mnist.data.hub.load_hub_splits", no_network)
+    monkeypatch.setattr("jax_benchmarks.training.data.hub.socket.create_connection", no_network)
+    monkeypatch.setattr("jax_benchmarks.training.data.hub.load_hub_splits", no_network)
     lines, log = collect_log()
     data = load_data("mnist", "auto", data_dir, log=log)
     assert data.source == EMBEDDED_SOURCE
@@ -141,7 +141,7 @@ def test_unreachable_hub_sets_offline_flags(data_dir: Path, monkeypatch: pytest.
     def refuse(*_args: object, **_kwargs: object) -> None:
         raise OSError("Network is unreachable")
 
-    monkeypatch.setattr("jax_benchmarks.mnist.data.hub.socket.create_connection", refuse)
+    monkeypatch.setattr("jax_benchmarks.training.data.hub.socket.create_connection", refuse)
     lines, log = collect_log()
     data = load_data("mnist", "auto", data_dir, log=log)
     assert data.source == EMBEDDED_SOURCE
@@ -150,13 +150,13 @@ def test_unreachable_hub_sets_offline_flags(data_dir: Path, monkeypatch: pytest.
 
 
 def test_hub_probe_gives_up_after_its_timeout(monkeypatch: pytest.MonkeyPatch) -> None:
-    from jax_benchmarks.mnist.data.hub import probe_hub
+    from jax_benchmarks.training.data.hub import probe_hub
 
     def hang(*_args: object, **_kwargs: object) -> None:
         time.sleep(5)  # a connection attempt that hangs, then times out as a real one would
         raise TimeoutError("timed out")
 
-    monkeypatch.setattr("jax_benchmarks.mnist.data.hub.socket.create_connection", hang)
+    monkeypatch.setattr("jax_benchmarks.training.data.hub.socket.create_connection", hang)
     reason = probe_hub(timeout_s=0.1)  # had it waited for `hang`, the connection would count as made
     assert reason is not None and "no answer within 0.1 s" in reason
 
@@ -179,8 +179,8 @@ def test_hub_path_decodes_and_caches(data_dir: Path, tmp_path: Path, monkeypatch
                  for split in ("train", "test")}
         return datasets.load_dataset("parquet", data_files=files, cache_dir=str(cache_dir))
 
-    monkeypatch.setattr("jax_benchmarks.mnist.data.hub.load_hub_splits", fake_hub)
-    monkeypatch.setattr("jax_benchmarks.mnist.data.loader.hub_unavailable", lambda: None)
+    monkeypatch.setattr("jax_benchmarks.training.data.hub.load_hub_splits", fake_hub)
+    monkeypatch.setattr("jax_benchmarks.training.data.loader.hub_unavailable", lambda: None)
     first = load_data("mnist", "hub", data_dir)
     assert first.source == "hub ylecun/mnist"
     assert_same_data(first, raw)
@@ -274,7 +274,7 @@ def test_unwritable_cache_is_logged_not_fatal(data_dir: Path, monkeypatch: pytes
     def read_only(*_args: object) -> None:
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("jax_benchmarks.mnist.data.loader.write_cache", read_only)
+    monkeypatch.setattr("jax_benchmarks.training.data.loader.write_cache", read_only)
     raw = write_idx(data_dir / "mnist")
     lines, log = collect_log()
     assert_same_data(load_data("mnist", "local", data_dir, log=log), raw)
@@ -453,7 +453,7 @@ def png_with_filters(image: np.ndarray[Any, Any], kinds: list[int], idat_parts: 
 def _decode(pngs: list[bytes]) -> np.ndarray[Any, np.dtype[np.uint8]]:
     import pyarrow as pa  # type: ignore[import-untyped]
 
-    from jax_benchmarks.mnist.data.png import decode_png_array
+    from jax_benchmarks.training.data.png import decode_png_array
 
     return decode_png_array(pa.array(pngs, pa.binary()), "test")
 
@@ -476,7 +476,7 @@ def test_bulk_png_decoding_handles_every_filter_without_pil(monkeypatch: pytest.
     pngs = [png_with_filters(image, rng.integers(0, 5, 28).tolist()) for image in images]
     for png, image in zip(pngs[:5], images):  # our encoder agrees with PIL's decoder
         np.testing.assert_array_equal(_pil_decode(png), image)
-    monkeypatch.setattr("jax_benchmarks.mnist.data.png._decode_with_pil", _no_pil)
+    monkeypatch.setattr("jax_benchmarks.training.data.png._decode_with_pil", _no_pil)
     np.testing.assert_array_equal(_decode(pngs), images)
     np.testing.assert_array_equal(_decode([png_bytes(image) for image in images]), images)  # PIL's own PNGs
 
@@ -502,11 +502,13 @@ def test_wrong_png_size_is_refused() -> None:
 
 def test_importing_the_data_module_stays_light() -> None:
     code = (
-        "import sys; import jax_benchmarks.mnist.data; "
+        "import sys; import jax_benchmarks.training.data; "
         "heavy = [m for m in ('datasets', 'pyarrow', 'PIL', 'torch', 'jax', 'flax', 'mlxtend') if m in sys.modules]; "
         "print(','.join(heavy))"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    # This checkout's package (the environment may hold another copy installed).
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True,
+                            env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
     assert result.stdout.strip() == ""
 
 
@@ -514,7 +516,7 @@ def test_importing_the_data_module_stays_light() -> None:
 def test_benchmark_full_size_idx_load(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """60,000 + 10,000 images: the benchmark prints cold and cached times (goals 0.5 s / 0.05 s, printed, not
     asserted), and what it leaves cached is exactly the IDX files' images and labels."""
-    from jax_benchmarks.mnist.data.bench import FULL_TEST, FULL_TRAIN, benchmark_idx_load, synthetic_digits
+    from jax_benchmarks.training.data.bench import FULL_TEST, FULL_TRAIN, benchmark_idx_load, synthetic_digits
 
     written_train, written_labels = synthetic_digits(FULL_TRAIN, seed=0)
     with capsys.disabled():
@@ -542,7 +544,7 @@ def test_benchmark_full_size_idx_load(tmp_path: Path, capsys: pytest.CaptureFixt
 def test_hostile_idx_header_is_one_line_error_before_any_allocation(
     data_dir: Path, dims: tuple[int, int, int], gz: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from jax_benchmarks.mnist.data import idx
+    from jax_benchmarks.training.data import idx
 
     folder = data_dir / "mnist"
     write_idx(folder, gz=gz)

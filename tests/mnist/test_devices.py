@@ -28,7 +28,7 @@ needs_two_cores = pytest.mark.skipif(cpu_count() < 2, reason="--devices 2 on the
 EQUIVALENCE = """
 import json, sys
 from jax_benchmarks.frameworks.rng import RNG_Provider
-from jax_benchmarks.mnist.flax_trainer import FlaxTrainer
+from jax_benchmarks.training.flax_trainer import FlaxTrainer
 from jax_benchmarks.mnist.settings import MnistSettings
 from tests.mnist.conftest import synthetic_data
 
@@ -96,7 +96,7 @@ def run_flax_fresh(tmp_path: Path, xla_flags: str | None, *args: str) -> tuple[s
     """`mnist flax ARGS` on synthetic data in a fresh interpreter (the CLI sets XLA_FLAGS before JAX starts);
     returns its stdout and its first train_epoch record."""
     script = (
-        "import jax_benchmarks.mnist.cases as cases\n"
+        "import jax_benchmarks.training.cases as cases\n"
         "from tests.mnist.conftest import synthetic_data\n"
         "cases.read_data = lambda settings, log: synthetic_data()\n"
         "from jax_benchmarks.cli.root import main\n"

@@ -18,7 +18,7 @@ import pytest
 
 from jax_benchmarks.errors import DataError
 from jax_benchmarks.mnist.checkpoints import CheckpointNotSaved, save_atomically
-from jax_benchmarks.mnist.data.idx import IMAGES_MAGIC, find_idx_files, memory_problem, read_idx_files
+from jax_benchmarks.training.data.idx import IMAGES_MAGIC, find_idx_files, memory_problem, read_idx_files
 from tests.conftest import read_jsonl
 from tests.mnist.fixtures import tiny_raw, write_idx
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jax_benchmarks.mnist import throughput
+from jax_benchmarks.training import throughput
 
 
 def test_gpu_share_is_of_the_datasheet_peak_not_a_cpu_rate(monkeypatch: pytest.MonkeyPatch) -> None:

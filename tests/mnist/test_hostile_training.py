@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from jax_benchmarks.mnist.checkpoints import save_atomically, write_atomically
-from jax_benchmarks.mnist.trainer import EpochResult
+from jax_benchmarks.training.trainer import EpochResult
 from tests.conftest import invoke, read_jsonl
 from tests.mnist.conftest import EPOCH, TINY, VALIDATION
 
@@ -57,7 +57,7 @@ def test_report_plot_checks_the_plot_folder_first(results_path: Path) -> None:
 
 def test_nan_loss_stops_training_exit_1_and_saves_nothing(results_path: Path,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
+    from jax_benchmarks.training.pytorch_trainer import TorchTrainer
 
     real = TorchTrainer.read_epoch
 

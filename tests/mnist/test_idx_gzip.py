@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jax_benchmarks.errors import DataError
-from jax_benchmarks.mnist.data.idx import _read_role, idx_bytes
+from jax_benchmarks.training.data.idx import _read_role, idx_bytes
 
 
 def test_multi_member_gzip_reads_like_gzip_and_bad_files_are_refused(tmp_path: Path) -> None:

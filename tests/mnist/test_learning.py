@@ -8,26 +8,26 @@ from typing import Any
 import pytest
 
 from jax_benchmarks.frameworks.rng import RNG_Provider
-from jax_benchmarks.mnist.data import MnistData
+from jax_benchmarks.training.data import MnistData
 from jax_benchmarks.mnist.settings import MnistSettings
-from jax_benchmarks.mnist.trainer import Trainer
+from jax_benchmarks.training.trainer import Trainer
 
 TRAIN_IMAGES = 640  # 20 steps of 32: seconds, not minutes, on a shared 2-core machine
 
 
 def make_trainer(backend: str, settings: MnistSettings, data: MnistData) -> Trainer[Any, Any]:
     if backend == "flax":
-        from jax_benchmarks.mnist.flax_trainer import FlaxTrainer
+        from jax_benchmarks.training.flax_trainer import FlaxTrainer
 
         return FlaxTrainer(settings, data, RNG_Provider(0))
-    from jax_benchmarks.mnist.pytorch_backend import TorchTrainer
+    from jax_benchmarks.training.pytorch_trainer import TorchTrainer
 
     return TorchTrainer(settings, data, RNG_Provider(0))
 
 
 @pytest.mark.parametrize("backend", ["flax", "pytorch"])
 def test_one_short_epoch_is_far_above_chance(backend: str, results_path: Path) -> None:
-    from jax_benchmarks.mnist.data import load_data
+    from jax_benchmarks.training.data import load_data
 
     data = load_data("mnist", "embedded", Path("data"), log=lambda _: None)
     data = data._replace(images_train=data.images_train[:TRAIN_IMAGES], y_train=data.y_train[:TRAIN_IMAGES])

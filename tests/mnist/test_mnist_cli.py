@@ -10,7 +10,7 @@ import pytest
 
 from jax_benchmarks.hardware.peaks import cpu_facts, cpu_peak
 from jax_benchmarks.measure.derived import loop_overhead
-from jax_benchmarks.mnist.throughput import gpu_peak
+from jax_benchmarks.training.throughput import gpu_peak
 from tests.conftest import invoke, read_jsonl
 from tests.help_probe import probe
 from tests.mnist.conftest import EPOCH, LOAD, PEAK, STEP, TINY, VALIDATION, auto_cases_with_peak, by_case

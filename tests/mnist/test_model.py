@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from jax_benchmarks.mnist import model_spec
+from jax_benchmarks.training import model_spec
 
 
 def test_parameter_counts_match_across_frameworks() -> None:
@@ -14,10 +14,10 @@ def test_parameter_counts_match_across_frameworks() -> None:
     import torch
     from flax import nnx
 
-    from jax_benchmarks.mnist.flax_trainer import CNN
+    from jax_benchmarks.training.flax_trainer import CNN
     from jax_benchmarks.frameworks.flax_params import parameter_count as flax_count
-    from jax_benchmarks.mnist.pytorch_backend import Net
-    from jax_benchmarks.mnist.pytorch_backend import parameter_count as torch_count
+    from jax_benchmarks.training.pytorch_trainer import Net
+    from jax_benchmarks.training.pytorch_trainer import parameter_count as torch_count
 
     flax_params = flax_count(CNN(rngs=nnx.Rngs(0)))
     torch_params = torch_count(Net())
@@ -32,7 +32,7 @@ def test_analytic_forward_flops_match_xla_cost_analysis() -> None:
     import jax
     from flax import nnx
 
-    from jax_benchmarks.mnist.flax_trainer import CNN
+    from jax_benchmarks.training.flax_trainer import CNN
 
     model = CNN(rngs=nnx.Rngs(0))
     model.eval()  # type: ignore[no-untyped-call]
@@ -55,7 +55,7 @@ def test_max_pool_2x2_matches_flax_and_torch_pooling_and_gradients() -> None:
     import torch
     from flax import nnx
 
-    from jax_benchmarks.mnist.flax_trainer import max_pool_2x2
+    from jax_benchmarks.training.flax_trainer import max_pool_2x2
 
     # Continuous random values: no window has a tie, so every pooling routes the gradient the same way.
     x = jax.random.normal(jax.random.key(0), (3, 24, 24, 5))

@@ -34,7 +34,7 @@ def test_flax_computes_in_bfloat16_from_float32_parameters() -> None:
     import jax.numpy as jnp
     from flax import nnx
 
-    from jax_benchmarks.mnist.flax_trainer import CNN
+    from jax_benchmarks.training.flax_trainer import CNN
 
     model = CNN(rngs=nnx.Rngs(0), dtype=jnp.bfloat16)
     x = jnp.ones((2, 28, 28, 1), jnp.float32)

@@ -23,7 +23,7 @@ from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.settings import command_line
 from jax_benchmarks.mnist import cluster
 from jax_benchmarks.mnist.settings import FlaxSettings
-from jax_benchmarks.mnist.trainer import devices_variant
+from jax_benchmarks.training.trainer import devices_variant
 from tests.conftest import invoke, read_jsonl
 from tests.mnist.fixtures import tiny_raw, write_idx
 
@@ -226,11 +226,12 @@ def test_flax_two_processes_reach_the_one_process_loss_curve(tiny_idx: Path) -> 
 # to compare everything else (the global batches, DDP's gradient average, Adam, the schedule).
 TORCH_PROBE = """
 import json, sys
-from jax_benchmarks.mnist import model_spec
+from jax_benchmarks.training import model_spec
 model_spec.DROPOUT_CONV = model_spec.DROPOUT_DENSE = 0.0
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.mnist.distributed import join_torch, leave
-from jax_benchmarks.mnist.pytorch_backend import DDPTrainer, TorchTrainer
+from jax_benchmarks.mnist.pytorch_backend import DDPTrainer
+from jax_benchmarks.training.pytorch_trainer import TorchTrainer
 from jax_benchmarks.mnist.settings import MnistSettings
 from tests.mnist.conftest import synthetic_data
 

@@ -36,7 +36,7 @@ def test_the_case_says_whose_accuracy_and_loss_a_metric_row_holds() -> None:
 
 
 def test_the_pixel_statistics_label_says_the_units_they_are_recorded_in() -> None:
-    from jax_benchmarks.mnist.data.arrays import pixel_stats
+    from jax_benchmarks.training.data.arrays import pixel_stats
 
     import numpy as np
 

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from jax_benchmarks.errors import CheckFailed
+from jax_benchmarks.measure.memory import parse_meminfo
 from jax_benchmarks.run import Run
 from jax_benchmarks.xla import checks, memory
 from jax_benchmarks.xla.settings import XlaSettings
@@ -141,8 +142,8 @@ def test_memory_guard_checks_the_gpu_when_running_there(monkeypatch: pytest.Monk
 
 
 def test_free_memory_parsers() -> None:
-    assert memory.parse_meminfo("MemTotal: 100 kB\nMemAvailable:   2048 kB\n") == 2048 * 1024
-    assert memory.parse_meminfo("MemTotal: 100 kB\n") is None
+    assert parse_meminfo("MemTotal: 100 kB\nMemAvailable:   2048 kB\n") == 2048 * 1024
+    assert parse_meminfo("MemTotal: 100 kB\n") is None
     assert memory.required_bytes(2000, 8) == 3 * 2000 * 2000 * 8
     free = memory.required_bytes(1234, 4)
     assert memory.largest_size(free, 4) == 1234

@@ -1,6 +1,6 @@
 """The mnist CNN in the project's own engine (src/jax_benchmarks/autodiff), on NumPy arrays.
 
-The architecture is the one `mnist flax` and `mnist pytorch` train (src/jax_benchmarks/mnist/model_spec.py):
+The architecture is the one `mnist flax` and `mnist pytorch` train (src/jax_benchmarks/training/model_spec.py):
 conv 32 (3×3, unpadded) → relu → conv 64 (3×3, unpadded) → relu → max-pool 2×2 → dropout 0.25 → flatten →
 dense 256 → relu → dropout 0.5 → dense 10 → log-softmax, in NCHW like PyTorch's (so the flattened features
 are in PyTorch's (C, H, W) order). The initialisation is PyTorch's default for nn.Conv2d and nn.Linear:
@@ -23,7 +23,7 @@ import numpy.typing as npt
 from jax_benchmarks.autodiff import (
     Adam, FloatArray, Module, Node, Parameter, conv2d, detach, flatten, log_softmax, matmul, max_pool2d, relu, sum,
 )
-from jax_benchmarks.mnist import model_spec as spec
+from jax_benchmarks.training import model_spec as spec
 
 Labels = npt.NDArray[np.integer[Any]]
 
@@ -151,8 +151,8 @@ class MnistSubset:
 
     @classmethod
     def load(cls) -> MnistSubset:
-        from jax_benchmarks.mnist.data.arrays import normalize, pixel_stats
-        from jax_benchmarks.mnist.data.embedded import read_embedded
+        from jax_benchmarks.training.data.arrays import normalize, pixel_stats
+        from jax_benchmarks.training.data.embedded import read_embedded
 
         raw = read_embedded()
         mean, std = pixel_stats(raw.x_train)

@@ -4,7 +4,7 @@ table shows both figures in one row.
 
 A backend hands over a `CnnBench` for its device: `step()` trains on the batch once (forward, backward,
 Adam update: the timed call), `batch_loss()` is the batch's loss without dropout (untimed). The batch is
-the first B images of the embedded MNIST subset (src/jax_benchmarks/mnist/data/embedded.py), normalised
+the first B images of the embedded MNIST subset (src/jax_benchmarks/training/data/embedded.py), normalised
 as the mnist groups normalise them. The judgement reports images/s, and fails unless the timed steps,
 which all train on that one batch, left its loss finite and lower than before them: a step that computes
 nothing (or the wrong gradient) cannot pass.

@@ -36,7 +36,7 @@ class FlaxCnnBench:
         import optax  # type: ignore[import-untyped]
         from flax import nnx
 
-        from jax_benchmarks.mnist.flax_trainer import CNN, nll
+        from jax_benchmarks.training.flax_trainer import CNN, nll
 
         device = jax_device(kind)
         dtype = jnp.dtype(str(batch.images.dtype))

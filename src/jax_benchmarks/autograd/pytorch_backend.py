@@ -64,7 +64,7 @@ class TorchCnnBench:
     1e-3, F.nll_loss, as that group's training step."""
 
     def __init__(self, batch: Batch, arrays: TorchArrays) -> None:
-        from jax_benchmarks.mnist.pytorch_backend import Net
+        from jax_benchmarks.training.pytorch_trainer import Net
 
         torch.manual_seed(0)
         self.net = Net().to(arrays.device, getattr(torch, str(batch.images.dtype)))

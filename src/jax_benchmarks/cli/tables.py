@@ -261,7 +261,7 @@ METRIC_LABELS: Mapping[str, str] = {
     "peak_share": "share of the physical peak (0–1)",
     "loop_overhead": "loop overhead (epoch ÷ steps' time − 1)", "loss": "loss", "train_images": "training images",
     "test_images": "test images", "mean": "training pixel mean (0–1)",
-    "std": "training pixel std (0–1)",  # mnist's: the pixels ÷ 255, the units it normalizes in (mnist/data/arrays.py)
+    "std": "training pixel std (0–1)",  # mnist's: the pixels ÷ 255, the units it normalizes in (training/data/arrays.py)
     "first_call_s": "first call (s)", "recompiles_new_shape": "recompiles on a new shape",
     "max_rel_diff": "largest relative difference", "method": "method",
     energy.PER_CALL: "energy per timed call (J)", energy.PER_IMAGE: "energy per image (J)", energy.STATUS: "energy",

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.report.select import FigureKey
 from jax_benchmarks.store.record import Record
+from jax_benchmarks.training.names import TrainedCase, kind_of
 from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, undecided_text
 from jax_benchmarks.verdict.findings import (Contrast, Finding, Status, case_names, contrasts, figures, is_compiled,
                                              label, plural, run_ids, size_of)
 
 TOPIC = "jit / torch.compile against eager"
-EPOCH_CASE, STEP_CASE = "train_epoch_", "train_step_"  # mnist's training cases, which `jit flax` runs
 
 # What `verdict --scale` runs of this group (jax_benchmarks.verdict.scale): per scale, (command, options, one
 # round's wall time in seconds on the reference machine). `jit flax`'s rounds grew when it became mnist's training
@@ -57,7 +57,7 @@ class JitGain:
     @property
     def call(self) -> str:
         """What the break-even counts: epochs of a training epoch's figure, else calls."""
-        return "epoch" if self.case.startswith(EPOCH_CASE) else "call"
+        return "epoch" if kind_of(self.case) == "epoch" else "call"
 
     @property
     def break_even_calls(self) -> int | None:
@@ -100,10 +100,11 @@ def compile_times_of(timed: dict[FigureKey, list[Record]], key: FigureKey) -> li
     recs = timed[key]
     own = [r.compile_s for r in recs if r.compile_s is not None]
     group, case, backend, variant, device = key
-    if own or not case.startswith(EPOCH_CASE):
+    epoch = TrainedCase.of(case)
+    if own or epoch is None or epoch.kind != "epoch":
         return own
     runs = {r.run_id for r in recs}
-    step = timed.get((group, STEP_CASE + case.removeprefix(EPOCH_CASE), backend, variant, device), [])
+    step = timed.get((group, epoch.sibling("step").name, backend, variant, device), [])
     return [r.compile_s for r in step if r.compile_s is not None and r.run_id in runs]
 
 

@@ -13,7 +13,7 @@ from pydantic import Field, field_validator
 from jax_benchmarks.hardware.devices import MULTI_DEVICE
 from jax_benchmarks.hardware.xla_flags import CpuConv, cpu_conv_field
 from jax_benchmarks.settings import BenchSettings
-from jax_benchmarks.mnist.settings import Schedule, TrainingSettings
+from jax_benchmarks.training.settings import Schedule, TrainingSettings
 
 # The array lengths of the sweep; each is run when --total-items reaches it.
 ARRAY_LENGTHS: tuple[int, ...] = (10_000, 100_000, 1_000_000, 10_000_000)

@@ -38,7 +38,9 @@ PROC_STATUS = Path("/proc/self/status")
 CLEAR_REFS = Path("/proc/self/clear_refs")
 # proc(5): writing 5 to clear_refs resets the peak resident set size (VmHWM) to the current one.
 RESET_PEAK = "5"
-KIB = 1024  # /proc/self/status counts in kB (kibibytes)
+KIB = 1024  # /proc/self/status and /proc/meminfo count in kB (kibibytes)
+GIB = 2**30
+PROC_MEMINFO = Path("/proc/meminfo")
 
 MEASURED = "measured"
 # How the figures were taken: a call of its own after the timed samples, or around the one timed
@@ -246,6 +248,28 @@ class Probe:
 
 
 # ------------------------------------------------------------------ text ---
+
+def parse_meminfo(text: str) -> int | None:
+    """MemAvailable (what can be allocated without swapping) from /proc/meminfo, in bytes."""
+    for line in text.splitlines():
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1]) * KIB  # the file counts in kB
+    return None
+
+
+def host_available_bytes() -> int | None:
+    """Free host memory, or None where /proc/meminfo does not exist (a guard that reads None refuses nothing)."""
+    try:
+        return parse_meminfo(PROC_MEMINFO.read_text())
+    except OSError:
+        return None
+
+
+def format_gib(n_bytes: int) -> str:
+    """A size in GiB, three significant digits (a refusal's "needs 12.5 GiB, 3.2 GiB free")."""
+    gib = n_bytes / GIB
+    return f"{gib:,.0f} GiB" if gib >= 1000 else f"{gib:.3g} GiB"
+
 
 def format_bytes(n_bytes: float) -> str:
     """Three significant digits in binary units: 512 B, 1.5 KiB, 24.4 MiB, 3.00 GiB."""

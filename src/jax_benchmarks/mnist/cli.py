@@ -20,12 +20,13 @@ from jax_benchmarks.cli.commands import (
     suite_command, unavailable_command,
 )
 from jax_benchmarks.frameworks.descriptors import FLAX, TORCH
-from jax_benchmarks.settings import BenchSettings, command_line, parse_settings, settings_options
+from jax_benchmarks.settings import command_line, parse_settings, settings_options
 from jax_benchmarks.cli.relaunch import self_command
 from jax_benchmarks.hardware.network import free_port
 from jax_benchmarks.errors import interrupt_signal, interrupted
 from jax_benchmarks.mnist import cluster
-from jax_benchmarks.mnist.settings import DataSettings, EvaluateSettings, FlaxSettings, MnistSettings
+from jax_benchmarks.mnist.settings import FlaxSettings, MnistSettings
+from jax_benchmarks.training.settings import DataSettings, EvaluateSettings
 
 # The training figures, then the data set's (the load case; all of `mnist preprocess-images`).
 METRIC_ROWS = ("images_per_s", "gflops", "peak_share", "loop_overhead", "accuracy", "loss",
@@ -74,8 +75,9 @@ def print_modes(run: Any, console: Any) -> None:
     busy machine (none is ranked). Nothing for a run that trained nothing (`mnist evaluate`, `preprocess-images`)."""
     from jax_benchmarks.cli.tables import Cell, Fitting, Sheet, contention_notes, pieces_of
     from jax_benchmarks.mnist.findings import modes_table
+    from jax_benchmarks.training.names import kind_of
 
-    trained = [r for r in run.records if r.case.startswith(("train_step_", "train_epoch_"))]
+    trained = [r for r in run.records if kind_of(r.case) in ("step", "epoch")]
     if not trained:
         return
     table = modes_table(run.records)

@@ -6,7 +6,7 @@ which checks every mode's and precision's final test accuracy against float32 ea
 records.
 
 The target accuracy (unless `verdict --target-accuracy` gives one): 99 % when the records trained on full MNIST
-(60,000 training images; the CNN reaches 99.0 % after 2 epochs, see mnist/settings.py), else the lowest best test
+(60,000 training images; the CNN reaches 99.0 % after 2 epochs, see training/settings.py), else the lowest best test
 accuracy of any framework and run, rounded down to a whole percent, so that every run reaches it (the standard
 scale trains one short epoch on 4,000 images: 90.5 % and 94.1 % on 2026-11-25; quick, five dry-run epochs of 3
 steps: about 80 %). A derived target no better than chance (10 %) is not set: the finding is undecided, saying why.
@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from jax_benchmarks.cli.tables import BUSY_WORD, device_peak_cell, format_seconds, host_peak_cell, is_busy
 from jax_benchmarks.store.record import Record
+from jax_benchmarks.training.names import kind_of
 from jax_benchmarks.verdict.answer import JAX_BACKENDS
 from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, Decision
 from jax_benchmarks.verdict.findings import (ROUND_INDEX, Finding, Status, case_names, contrasts, images_per_s, label,
@@ -86,7 +87,7 @@ def final_accuracies(records: Sequence[Record]) -> dict[object, float]:
     last: dict[object, tuple[int, float]] = {}
     for record in records:
         epoch, accuracy, seed = record.params.get("epoch"), record.metrics.get("accuracy"), record.params.get("seed")
-        if record.case.startswith("validation_") and isinstance(epoch, int) and isinstance(accuracy, (int, float)):
+        if kind_of(record.case) == "validation" and isinstance(epoch, int) and isinstance(accuracy, (int, float)):
             if seed not in last or epoch >= last[seed][0]:
                 last[seed] = (epoch, float(accuracy))
     return {seed: accuracy for seed, (_, accuracy) in last.items()}
@@ -98,7 +99,7 @@ def accuracy_check(records: Sequence[Record], chosen: Sequence[Record], target: 
     more than `ACCURACY_TOLERANCE` below it is flagged."""
     key, topic = "accuracy-check", "CNN accuracy by mode and precision"
     same = {settings_of(r, precision=False) for r in chosen}
-    mine = [r for r in records if r.case.startswith(TRAINING_CASES) and settings_of(r, precision=False) in same]
+    mine = [r for r in records if kind_of(r.case) is not None and settings_of(r, precision=False) in same]
     sides = sides_of(mine)
     reference = final_accuracies(sides.get(REFERENCE_SIDE, []))
     if not reference or len(sides) < 2:
@@ -143,7 +144,7 @@ def sides_of(records: Sequence[Record]) -> dict[Side, list[Record]]:
     """The training records per framework × mode × precision, in the order first seen."""
     sides: dict[Side, list[Record]] = {}
     for record in records:
-        if record.case.startswith(TRAINING_CASES):
+        if kind_of(record.case) is not None:
             sides.setdefault((record.backend, mode_of(record), str(precision_policy(record))), []).append(record)
     return sides
 
@@ -192,7 +193,7 @@ def modes_table(records: Sequence[Record], given: float | None = None) -> ModesT
     rows = []
     for side, recs in sides.items():
         name = " ".join(side)
-        steps = [r for r in recs if r.case.startswith("train_step_") and r.median_s]
+        steps = [r for r in recs if kind_of(r.case) == "step" and r.median_s]
         # A figure taken on a busy machine is shown with the reason on its cell, as every table shows it.
         step_busy = f" {BUSY_WORD}" if any(is_busy(r) for r in steps) else ""
         epochs_busy = f" {BUSY_WORD}" if any(is_busy(r) for r in recs if r not in steps) else ""
@@ -243,7 +244,6 @@ def modes_table(records: Sequence[Record], given: float | None = None) -> ModesT
 
 # -------------------------------------------------------------------------------------- like for like ---
 
-TRAINING_CASES = ("train_step_", "train_epoch_", "validation_")
 # What makes two training runs the same work, besides the framework, how its step ran and the seed: the data, the
 # batch (the case names hold it too), the epochs and steps, the optimizer and its schedule, the devices.
 SETTINGS_FIELDS = ("dataset", "source", "train_images", "test_images", "batch", "epochs", "steps_per_epoch",
@@ -261,7 +261,7 @@ def mode_of(record: Record) -> str:
 
 def data_of(source: object) -> object:
     """The data a `source` param names: a decoded cache's source is that of the data it holds ("cache FOLDER (of
-    SOURCE)", mnist/data/loader.py), so a run that read the cache trained on the same data as the one that filled it."""
+    SOURCE)", training/data/loader.py), so a run that read the cache trained on the same data as the one that filled it."""
     if isinstance(source, str) and (cached := re.fullmatch(r"cache .*? \(of (.*)\)", source)):
         return cached.group(1)
     return source
@@ -290,7 +290,7 @@ def one_setting(records: Sequence[Record]) -> tuple[list[Record], str]:
     then the latest run; and a phrase naming it and the runs of other settings left out."""
     groups: dict[tuple[object, ...], list[Record]] = {}
     for record in records:
-        if record.case.startswith(TRAINING_CASES):
+        if kind_of(record.case) is not None:
             groups.setdefault(settings_of(record), []).append(record)
     if not groups:
         return [], ""
@@ -333,7 +333,7 @@ class Pair:
 
     def lacking(self, mine: Sequence[Record]) -> list[str]:
         """The sides that have no train step of this pair's modes."""
-        steps = [r for r in mine if r.case.startswith("train_step_") and r.median_s]
+        steps = [r for r in mine if kind_of(r.case) == "step" and r.median_s]
         out = []
         if not any(r.backend in JAX_BACKENDS for r in steps):
             out.append(f"JAX (flax) has no {self.jax_step}")
@@ -373,7 +373,7 @@ def step_records(records: Sequence[Record]) -> dict[str, list[Record]]:
     largest (the case name holds the batch and the image shape: one name, the same CNN on the same batches)."""
     by_case: dict[str, dict[str, list[Record]]] = {}
     for record in records:
-        if record.case.startswith("train_step_") and record.median_s:
+        if kind_of(record.case) == "step" and record.median_s:
             by_case.setdefault(record.case, {}).setdefault(label(record), []).append(record)
     if not by_case:
         return {}
@@ -426,14 +426,15 @@ def seed_runs(records: Sequence[Record]) -> list[SeedRun]:
     full: dict[tuple[str, int | None], bool] = {}
     for record in records:
         key = (label(record), record.round_index)
-        if record.case.startswith("train_step_"):
+        kind = kind_of(record.case)
+        if kind == "step":
             compile_s[key] = record.compile_s or 0.0
         epoch = record.params.get("epoch")
         if not isinstance(epoch, int) or record.median_s is None:
             continue
         mine = parts.setdefault(key, {"epoch_s": {}, "images": {}, "accuracy": {}})
         accuracy = record.metrics.get("accuracy")
-        if record.case.startswith("train_epoch_"):
+        if kind == "epoch":
             mine["epoch_s"][epoch] = record.median_s
             rate = record.metrics.get("images_per_s")
             mine["images"][epoch] = round(float(rate) * record.median_s) if isinstance(rate, (int, float)) else 0
@@ -441,7 +442,7 @@ def seed_runs(records: Sequence[Record]) -> list[SeedRun]:
             seeds[key] = f"seed {seed}" if seed is not None else f"round {(record.round_index or 0) + 1}"
             full[key] = (record.params.get("dataset") == "mnist" and record.params.get("dry_run") is False
                          and record.params.get("train_images") == FULL_MNIST_TRAIN_IMAGES)
-        elif record.case.startswith("validation_") and isinstance(accuracy, (int, float)):
+        elif kind == "validation" and isinstance(accuracy, (int, float)):
             mine["accuracy"][epoch] = float(accuracy)
     return [SeedRun(key[0], seeds.get(key, "?"), {e: s for e, s in mine["epoch_s"].items()},
                     {e: int(n) for e, n in mine["images"].items()}, dict(mine["accuracy"]), compile_s.get(key, 0.0),
@@ -565,7 +566,7 @@ def accuracy_finding(records: Sequence[Record], given: float | None = None) -> F
     """Time to the target test accuracy per framework, over seeds, compile included; the break-even in epochs."""
     topic = "CNN time to accuracy"
     runs = seed_runs(records)
-    used = [r for r in records if r.case.startswith(("train_step_", "train_epoch_", "validation_"))]
+    used = [r for r in records if kind_of(r.case) is not None]
     target = accuracy_target(runs, given)
     if target is None:
         return Finding("time-to-accuracy", topic, "The mnist records hold no validated epoch: time to accuracy is "

@@ -1,6 +1,6 @@
 """`mnist flax`: the backend adapter: which trainer a run uses (one process, several devices, or one process
 of a multi-process job) and the suite of training cases (`jax_benchmarks.mnist.cases`). The model and its
-trainer are `jax_benchmarks.mnist.flax_trainer`.
+trainer are `jax_benchmarks.training.flax_trainer`.
 """
 
 from __future__ import annotations
@@ -9,12 +9,14 @@ from collections.abc import Callable, Sequence
 
 from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.frameworks.rng import RNG_Provider
-from jax_benchmarks.mnist.cases import Log, mnist_suites
-from jax_benchmarks.mnist.data import MnistData
-from jax_benchmarks.mnist.settings import EvaluateSettings, FlaxSettings, MnistSettings
+from jax_benchmarks.mnist.cases import mnist_suites
+from jax_benchmarks.training.cases import Log
+from jax_benchmarks.training.data import MnistData
+from jax_benchmarks.mnist.settings import FlaxSettings, MnistSettings, trained_settings
+from jax_benchmarks.training.settings import EvaluateSettings
 from jax_benchmarks.mnist.flax_processes import ProcessFlaxTrainer
-from jax_benchmarks.mnist.flax_trainer import BACKEND, FlaxTrainer
-from jax_benchmarks.mnist.trainer import devices_variant
+from jax_benchmarks.training.flax_trainer import BACKEND, FlaxTrainer
+from jax_benchmarks.training.trainer import devices_variant
 
 
 
@@ -50,6 +52,6 @@ def build_trainer(settings: MnistSettings) -> Callable[[MnistData, Log], FlaxTra
 
 def suites(settings: EvaluateSettings) -> Sequence[Suite]:
     """Training (`mnist flax|all`), or `mnist evaluate flax`: the trainer of the training settings' defaults."""
-    trained = settings if isinstance(settings, MnistSettings) else settings.trained()
+    trained = trained_settings(settings)
     variant, build = train_variant(trained), build_trainer(trained)
     return mnist_suites(settings, BACKEND, variant, build, compiled=True)

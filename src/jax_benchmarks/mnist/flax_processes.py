@@ -26,8 +26,8 @@ from jax.sharding import Mesh, PartitionSpec
 
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.frameworks.typed import typed_jit
-from jax_benchmarks.mnist.data import MnistData
-from jax_benchmarks.mnist.flax_trainer import EpochOutput, FlaxTrainer
+from jax_benchmarks.training.data import MnistData
+from jax_benchmarks.training.flax_trainer import EpochOutput, FlaxTrainer
 from jax_benchmarks.mnist.settings import MnistSettings
 
 T = TypeVar("T")

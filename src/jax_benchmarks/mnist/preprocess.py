@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from jax_benchmarks.measure.harness import Suite
 from jax_benchmarks.mnist.cases import data_suite
-from jax_benchmarks.mnist.settings import DataSettings
+from jax_benchmarks.training.settings import DataSettings
 
 
 def suites(settings: DataSettings) -> list[Suite]:

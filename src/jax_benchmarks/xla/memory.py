@@ -8,14 +8,13 @@ swapping the machine or dying halfway with an out-of-memory error.
 from __future__ import annotations
 
 import math
-from pathlib import Path
 
 from jax_benchmarks.hardware.devices import DeviceKind, query_gpus
+from jax_benchmarks.measure.memory import format_gib, host_available_bytes
 
 # A, B and C = A·B are alive together; the backends free A and B before the
 # inverse, so C, C⁻¹ and C·C⁻¹ are again three (plus the solver's workspace).
 MATRICES_HELD = 3
-GIB = 2**30
 
 
 def required_bytes(n: int, itemsize: int) -> int:
@@ -28,22 +27,6 @@ def largest_size(free: int, itemsize: int) -> int:
     return math.isqrt(free // (MATRICES_HELD * itemsize))
 
 
-def parse_meminfo(text: str) -> int | None:
-    """MemAvailable (what can be allocated without swapping) from /proc/meminfo, in bytes."""
-    for line in text.splitlines():
-        if line.startswith("MemAvailable:"):
-            return int(line.split()[1]) * 1024  # the file counts in kB
-    return None
-
-
-def host_available_bytes() -> int | None:
-    """Free host memory, or None where /proc/meminfo does not exist."""
-    try:
-        return parse_meminfo(Path("/proc/meminfo").read_text())
-    except OSError:
-        return None
-
-
 def gpu_free_bytes() -> int | None:
     """Free memory of the first GPU (the one JAX and PyTorch use by default), or None when nvidia-smi
     cannot tell."""
@@ -52,11 +35,6 @@ def gpu_free_bytes() -> int | None:
         return int(float(rows[0][0])) * 2**20 if rows else None
     except ValueError:  # e.g. "[N/A]"
         return None
-
-
-def format_gib(n_bytes: int) -> str:
-    gib = n_bytes / GIB
-    return f"{gib:,.0f} GiB" if gib >= 1000 else f"{gib:.3g} GiB"
 
 
 def memory_shortfall(n: int, dtype: str, itemsize: int, device: DeviceKind) -> str | None:

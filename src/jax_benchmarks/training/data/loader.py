@@ -18,23 +18,14 @@ from collections.abc import Callable
 from pathlib import Path
 
 from jax_benchmarks.errors import DataError
-from jax_benchmarks.mnist.data.arrays import MnistData, RawSplits, pixel_stats, to_mnist_data
-from jax_benchmarks.mnist.data.cache import CacheEntry, cache_path, files_fingerprint, read_cache, write_cache
-from jax_benchmarks.mnist.data.embedded import EMBEDDED_SOURCE, embedded_fingerprint, read_embedded
-from jax_benchmarks.mnist.data.hub import (
-    HUB_REPOS,
-    ParquetFiles,
-    find_parquet_files,
-    hub_cache_present,
-    offline_flag,
-    probe_hub,
-    read_hub,
-    read_parquet,
-    require_datasets,
-    set_offline_flags,
-)
-from jax_benchmarks.mnist.data.idx import IdxFiles, find_idx_files, read_idx_files
-from jax_benchmarks.mnist.names import DATASETS, SOURCES, DataSource, DatasetName
+from jax_benchmarks.training.data.arrays import MnistData, RawSplits, pixel_stats, to_mnist_data
+from jax_benchmarks.training.data.cache import CacheEntry, cache_path, files_fingerprint, read_cache, write_cache
+from jax_benchmarks.training.data.embedded import EMBEDDED_SOURCE, embedded_fingerprint, read_embedded
+from jax_benchmarks.training.data.hub import (HUB_REPOS, ParquetFiles, find_parquet_files, hub_cache_present,
+                                              offline_flag, probe_hub, read_hub, read_parquet, require_datasets,
+                                              set_offline_flags)
+from jax_benchmarks.training.data.idx import IdxFiles, find_idx_files, read_idx_files
+from jax_benchmarks.training.names import DATASETS, SOURCES, DataSource, DatasetName
 
 Log = Callable[[str], None]
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from jax_benchmarks.hardware.devices import gpu_name
 from jax_benchmarks.hardware.peaks import datasheet_peak
 from jax_benchmarks.measure.derived import peak_share
-from jax_benchmarks.mnist.model_spec import train_flops
+from jax_benchmarks.training.model_spec import train_flops
 
 # The CPU peak is NumPy's float32 matmul rate at this size (all cores), measured by a case of the run.
 PEAK_SIZE = 2048

@@ -19,8 +19,8 @@ import numpy as np
 import numpy.typing as npt
 
 from jax_benchmarks.errors import DataError
-from jax_benchmarks.mnist.data.arrays import RawSplits, checked_split
-from jax_benchmarks.xla.memory import format_gib, host_available_bytes
+from jax_benchmarks.training.data.arrays import RawSplits, checked_split
+from jax_benchmarks.measure.memory import format_gib, host_available_bytes
 
 Role = Literal["train-images", "train-labels", "t10k-images", "t10k-labels"]
 ROLES: tuple[Role, ...] = ("train-images", "train-labels", "t10k-images", "t10k-labels")

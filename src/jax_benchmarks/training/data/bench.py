@@ -16,10 +16,10 @@ import numpy as np
 
 from jax_benchmarks.errors import CheckFailed
 from jax_benchmarks.measure.timing import measure, time_call
-from jax_benchmarks.mnist.data.arrays import I32, IMAGE_SIDE, NUM_CLASSES, U8, MnistData, RawSplits
-from jax_benchmarks.mnist.data.cache import cache_path
-from jax_benchmarks.mnist.data.idx import write_idx_files
-from jax_benchmarks.mnist.data.loader import load_data
+from jax_benchmarks.training.data.arrays import I32, IMAGE_SIDE, NUM_CLASSES, U8, MnistData, RawSplits
+from jax_benchmarks.training.data.cache import cache_path
+from jax_benchmarks.training.data.idx import write_idx_files
+from jax_benchmarks.training.data.loader import load_data
 
 FULL_TRAIN = 60_000
 FULL_TEST = 10_000

@@ -1,7 +1,7 @@
 """What a framework provides to be trained and timed: a `Trainer`, and the figures it hands back.
 
 A backend's trainer builds the model, optimizer and compiled step and keeps the data on its device;
-`src/jax_benchmarks/mnist/cases.py` declares the cases that time, check and record it through the core harness.
+`src/jax_benchmarks/training/cases.py` declares the cases that time, check and record it through the core harness.
 This module imports no framework.
 """
 
@@ -15,11 +15,7 @@ from typing import Protocol, TypeVar
 import numpy as np
 
 from jax_benchmarks.measure.timing import Sync
-from jax_benchmarks.mnist.settings import Plan
-
-# The protocol and figures every trainer shares: what other packages may use (jit flax judges an epoch's figures).
-__all__ = ["EpochOutput", "EpochResult", "EvalOutput", "EvalResult", "Trainer", "devices_variant",
-           "mixed_precision_text", "parameter_table"]
+from jax_benchmarks.training.settings import Plan
 
 # A trainer's raw epoch and validation outputs (device arrays, not yet read back to the host).
 EpochOutput = TypeVar("EpochOutput")

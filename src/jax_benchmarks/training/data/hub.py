@@ -19,8 +19,8 @@ import numpy as np
 
 from jax_benchmarks.errors import DataError
 from jax_benchmarks.frameworks.available import HF_DATASETS, PYARROW, missing_libraries, unavailable_reason
-from jax_benchmarks.mnist.data.arrays import RawSplits, checked_split
-from jax_benchmarks.mnist.data.png import decode_png_array
+from jax_benchmarks.training.data.arrays import RawSplits, checked_split
+from jax_benchmarks.training.data.png import decode_png_array
 
 HUB_REPOS = {"mnist": "ylecun/mnist", "fashion_mnist": "zalando-datasets/fashion_mnist"}
 OFFLINE_FLAGS = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE")

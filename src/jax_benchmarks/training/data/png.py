@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 
 from jax_benchmarks.errors import DataError
-from jax_benchmarks.mnist.data.arrays import IMAGE_SIDE, U8
+from jax_benchmarks.training.data.arrays import IMAGE_SIDE, U8
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _IHDR_END = 33  # signature (8) + IHDR chunk (4 length + 4 type + 13 data + 4 CRC)

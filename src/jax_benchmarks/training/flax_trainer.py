@@ -1,4 +1,4 @@
-"""The Flax side of mnist: the CNN in flax.nnx and its trainer (one jitted train step, data resident on
+"""The Flax side of the CNN: the model in flax.nnx and its trainer (one jitted train step, data resident on
 the device), used by `mnist flax`, by `jit flax` (jitted and not) and, per process, by multi-process jobs
 (`jax_benchmarks.mnist.flax_processes`).
 
@@ -35,13 +35,10 @@ from jax_benchmarks.frameworks.descriptors import jax_device, jax_sync
 from jax_benchmarks.frameworks.rng import RNG_Provider
 from jax_benchmarks.measure.timing import Sync
 from jax_benchmarks.frameworks.typed import jit_cache_size, typed_jit
-from jax_benchmarks.mnist import model_spec as spec
-from jax_benchmarks.mnist.data import MnistData
-from jax_benchmarks.mnist.settings import TrainingSettings
-from jax_benchmarks.mnist.trainer import EpochResult, EvalResult, mixed_precision_text, parameter_table
-
-# What other packages may use (jit flax trains with this trainer, its step jitted or not).
-__all__ = ["BACKEND", "CNN", "EpochOutput", "EvalOutput", "FlaxTrainer"]
+from jax_benchmarks.training import model_spec as spec
+from jax_benchmarks.training.data import MnistData
+from jax_benchmarks.training.settings import TrainingSettings
+from jax_benchmarks.training.trainer import EpochResult, EvalResult, mixed_precision_text, parameter_table
 
 BACKEND = "flax"
 T = TypeVar("T")
@@ -142,6 +139,11 @@ class FlaxTrainer:
         self.settings = settings
         self.rng = rng
         self.plan = settings.plan(len(data.y_train), len(data.y_test))
+        tx = make_optimizer(settings, settings.num_epochs * self.plan.steps)
+        # bf16: bfloat16 compute from float32 parameters (`CNN`'s dtype), Flax's mixed precision. The parameters are
+        # drawn on JAX's default device and placed below (`_replicate`), as before the device was looked up.
+        self.model = CNN(rngs=nnx.Rngs(params=rng.get(), dropout=rng.get()),
+                         dtype=jnp.bfloat16 if settings.mixed_bf16 else None)
         self.jax_device = jax_device(settings.device_kind)
         self.device: str = settings.device_kind
         self.sync: Sync = jax_sync
@@ -153,11 +155,7 @@ class FlaxTrainer:
         # Where arrays live: one device, or replicated over the mesh (batches are sharded inside the step).
         self.placement: Any = NamedSharding(self.mesh, spec_of()) if self.mesh is not None else self.jax_device
         self.batch_sharding = NamedSharding(self.mesh, spec_of("data")) if self.mesh is not None else None
-        # bf16: bfloat16 compute from float32 parameters (`CNN`'s dtype), Flax's mixed precision.
-        self.model = CNN(rngs=nnx.Rngs(params=rng.get(), dropout=rng.get()),
-                         dtype=jnp.bfloat16 if settings.mixed_bf16 else None)
         self.precision = mixed_precision_text("compute dtype bfloat16") if settings.mixed_bf16 else settings.precision
-        tx = make_optimizer(settings, settings.num_epochs * self.plan.steps)
         self.optimizer = nnx.Optimizer(self.model, tx, wrt=nnx.Param)
         self.graphdef, state = nnx.split((self.model, self.optimizer))
         self.state = self._replicate(state)

@@ -17,7 +17,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
-from jax_benchmarks.mnist.data.arrays import IMAGE_SIDE, RawSplits
+from jax_benchmarks.training.data.arrays import IMAGE_SIDE, RawSplits
 
 CACHE_FORMAT = 2  # in the folder name and in meta.json
 _ARRAYS = ("x_train", "y_train", "x_test", "y_test")
