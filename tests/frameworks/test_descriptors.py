@@ -253,17 +253,18 @@ def test_the_gpu_policy_and_the_verdicts_jax_side_read_it(calls: Calls) -> None:
 
 # NumPy is the core dependency every module may import; the others are optional frameworks.
 CORE = {"numpy"}
-# A framework's own code, which names it by design: each group's backend modules and cli.py entries, and the
-# descriptor module itself.
-OWN = ("*_backend.py", "*/cli.py", "frameworks/descriptors.py")
+# A framework's own code, which names it by design: each group's backend modules and cli.py entries, the shared
+# training room's trainer per framework (training/flax_trainer.py, training/pytorch_trainer.py: the backend code
+# that mnist, jit and autograd share), and the descriptor module itself.
+OWN = ("*_backend.py", "*/cli.py", "training/*_trainer.py", "frameworks/descriptors.py")
 ALLOWED = {
     # the example function of jit and autograd, one module per framework, imported only by its backends
     "example_function/in_jax.py", "example_function/in_torch.py",
     # helpers of one framework, imported only by its backends: torch.compile's, Flax's parameters, typed jax.jit
     "frameworks/torch_compile.py", "frameworks/flax_params.py", "frameworks/typed.py",
-    # mnist's Flax trainer and its processes, and the multi-process runtimes of JAX and PyTorch: mnist's backend
-    # code in more files than one (issue 51 item 3 moves what jit and autograd share of it below the groups)
-    "mnist/flax_trainer.py", "mnist/flax_processes.py", "mnist/distributed.py",
+    # mnist's Flax processes and the multi-process runtimes of JAX and PyTorch: mnist's backend code in more files
+    # than one
+    "mnist/flax_processes.py", "mnist/distributed.py",
     # XLA's own flags, which only JAX reads: whether JAX is loaded decides whether they can still be set
     "hardware/xla_flags.py",
 }

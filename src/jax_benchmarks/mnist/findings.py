@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 from jax_benchmarks.cli.tables import BUSY_WORD, device_peak_cell, format_seconds, host_peak_cell, is_busy
 from jax_benchmarks.store.record import Record
-from jax_benchmarks.training.names import kind_of
+from jax_benchmarks.training.names import TRAINED_OPS, kind_of
 from jax_benchmarks.verdict.answer import JAX_BACKENDS
 from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, Decision
 from jax_benchmarks.verdict.findings import (ROUND_INDEX, Finding, Status, case_names, contrasts, images_per_s, label,
@@ -643,7 +643,8 @@ def training_findings(records: Sequence[Record], margin_pct: float = DEFAULT_MAR
 
 from jax_benchmarks.verdict.findings import GroupFindings, MemoryCase
 
-# What the verdict reads of this group (its entry in jax_benchmarks.groups names this). Its memory case by the train
-# step's name prefix, for now (its cases' keys: mnist/cases.py).
-DECLARED = GroupFindings(TOPIC, findings, VERDICT_STEPS, memory_case=MemoryCase("train_step_", "the mnist train step", 0),
+# What the verdict reads of this group (its entry in jax_benchmarks.groups names this). Its memory case is the train
+# step's operation, as training/names.py spells it.
+DECLARED = GroupFindings(TOPIC, findings, VERDICT_STEPS,
+                         memory_case=MemoryCase(TRAINED_OPS["step"], "the mnist train step", 0),
                          gpu_round_s={"all": 16.0})

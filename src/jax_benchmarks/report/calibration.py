@@ -1,6 +1,6 @@
 """The gate against this machine's A/A calibration: what `--fail-on-regression` can resolve here.
 
-`calibrate GROUP...` (src/jax_benchmarks/report/calibrate.py) runs rounds of unchanged code and records
+`calibrate GROUP...` (src/jax_benchmarks/verdict/calibrate.py) runs rounds of unchanged code and records
 them in the results store under a run id ending in CALIBRATION_SUFFIX: the store keeps the A/A rounds
 themselves, and their false-alarm rate and detectable change are computed from them, the same way each
 time (`compare.calibrate`, a fixed seed), by `calibrate` when it prints them and by the gate when it

@@ -31,7 +31,7 @@ from jax_benchmarks.report.compare import MIN_ROUNDS, Comparison, compare, round
 from jax_benchmarks.report.plot import COMPILED_VARIANTS
 from jax_benchmarks.report.select import FigureKey, figure_key
 from jax_benchmarks.store.views import by_group, by_run, run_key
-from jax_benchmarks.store.record import Record, Scalar
+from jax_benchmarks.store.record import Record, Scalar, of_operation
 from jax_benchmarks.verdict.decide import (DECISION_CONFIDENCE, DEFAULT_MARGIN_PCT, Decision, Word, decide, percent_text,
                                            refusal, undecided_text)
 
@@ -391,11 +391,11 @@ def memory_of(record: Record) -> Mapping[str, Scalar] | None:
 @dataclass(frozen=True)
 class MemoryCase:
     """The case whose memory peaks a group has compared between frameworks (`GroupFindings.memory_case`): memory is
-    compared per case, never each framework's largest case. `prefix`: its cases' names start with it (the largest
-    of them is compared); `what`: what the case is, in the finding's topic; `order`: the page's order among the
-    groups' memory comparisons (the lowest first)."""
+    compared per case, never each framework's largest case. `operation`: its cases are this operation's
+    (`{operation}_{shape}_{dtype}`: store.record.of_operation; the largest of them is compared); `what`: what the case
+    is, in the finding's topic; `order`: the page's order among the groups' memory comparisons (the lowest first)."""
 
-    prefix: str
+    operation: str
     what: str
     order: int = 0
 
@@ -423,18 +423,18 @@ def memory_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
                         run_ids(every), ())]
     out = []
     for group, declared in memory_cases():
-        prefix, what = declared.prefix, declared.what
+        operation, what = declared.operation, declared.what
         records = chosen.get(group)
         if not records:
             continue  # the group's own line says it has no records
         by_case: dict[str, dict[str, list[Record]]] = {}
         for record in records:
-            if record.case.startswith(prefix) and memory_of(record) is not None:
+            if of_operation(record.case, operation) and memory_of(record) is not None:
                 by_case.setdefault(record.case, {}).setdefault(label(record), []).append(record)
         topic = f"memory: {what}"
         if not by_case:
             out.append(Finding(f"memory-{group}", topic, f"The {group} records hold no memory figure of {what} "
-                               f"({prefix}*): its memory is not compared.", "missing", run_ids(records), ()))
+                               f"({operation}_*): its memory is not compared.", "missing", run_ids(records), ()))
             continue
         case = max(by_case, key=lambda c: (len(by_case[c]), size_of(c)))
         series = by_case[case]

@@ -92,5 +92,5 @@ def linear_algebra(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN
 from jax_benchmarks.verdict.findings import GroupFindings, MemoryCase
 
 # What the verdict reads of this group (its entry in jax_benchmarks.groups names this).
-DECLARED = GroupFindings(TOPIC, findings, VERDICT_STEPS, memory_case=MemoryCase("matmul_", "the xla matrix product", 1),
+DECLARED = GroupFindings(TOPIC, findings, VERDICT_STEPS, memory_case=MemoryCase("matmul", "the xla matrix product", 1),
                          gpu_round_s={"all": 14.0})
