@@ -77,6 +77,22 @@ def make_optimizer(
     return optimizer, scheduler
 
 
+# torch's global generators' states: the CPU's, and each CUDA device's where the model is on a GPU.
+RandomState = tuple[torch.Tensor, list[torch.Tensor] | None]
+
+
+def random_state(device: torch.device) -> RandomState:
+    """The global generators' states as they are now (dropout draws from the generator of the model's device)."""
+    return torch.get_rng_state(), torch.cuda.get_rng_state_all() if device.type == "cuda" else None
+
+
+def restore_random_state(state: RandomState) -> None:
+    cpu, cuda = state
+    torch.set_rng_state(cpu)
+    if cuda is not None:
+        torch.cuda.set_rng_state_all(cuda)
+
+
 def to_nchw(x: np.ndarray, device: torch.device) -> torch.Tensor:
     return torch.from_numpy(np.ascontiguousarray(np.asarray(x, np.float32).transpose(0, 3, 1, 2))).to(device)
 
@@ -107,7 +123,9 @@ class TorchTrainer:
         self.y_train = torch.from_numpy(np.asarray(data.y_train, np.int64)).to(self.torch_device)
         self.x_test = to_nchw(data.x_test, self.torch_device)
         self.y_test = torch.from_numpy(np.asarray(data.y_test, np.int64)).to(self.torch_device)
-        self.saved: tuple[dict[str, torch.Tensor], dict[str, object]] | None = None  # while the step is timed
+        # While the step is timed: the parameters, the optimizer's state and the random number generators' states
+        # (dropout draws from torch's global generators), put back by `end_step`.
+        self.saved: tuple[dict[str, torch.Tensor], dict[str, object], RandomState] | None = None
         # `--compile MODE`: the forward pass and the loss compiled by torch.compile (AOTAutograd compiles their
         # backward too); the optimizer's update stays eager, as `model = torch.compile(model)` leaves it (compiled,
         # the one-cycle schedule's new learning rate each step recompiles it every step).
@@ -152,8 +170,10 @@ class TorchTrainer:
         return parameter_count(self.net)
 
     def prepare_step(self) -> Callable[[], object]:
-        """One step on one batch (this process's rows); `end_step` restores the parameters and optimizer state."""
-        self.saved = copy.deepcopy(self.net.state_dict()), copy.deepcopy(self.optimizer.state_dict())
+        """One step on one batch (this process's rows); `end_step` restores the parameters, the optimizer's state and
+        the random state, so the training after it is the same however many steps were timed."""
+        self.saved = (copy.deepcopy(self.net.state_dict()), copy.deepcopy(self.optimizer.state_dict()),
+                      random_state(self.torch_device))
         self.model.train()
         x, y = self.x_train[: self.local_batch], self.y_train[: self.local_batch]
         return lambda: self._step(x, y)
@@ -162,6 +182,7 @@ class TorchTrainer:
         if self.saved is not None:
             self.net.load_state_dict(self.saved[0])
             self.optimizer.load_state_dict(self.saved[1])
+            restore_random_state(self.saved[2])
             self.saved = None
 
     def warm_up(self) -> None:
