@@ -95,8 +95,8 @@ STEPS: tuple[Step, ...] = (
          25, "8 tests in one process: imports 6 s, CUDA contexts, the precision policy's products (small)"),
     Step("verdict", "b", group("verdict", "--scale", "gpu", "--format", "markdown", "-o", "{out}/verdict.md",
                                "--results", "{out}/verdict.jsonl"),
-         SCALES["gpu"].budget_s + 10, "3 rounds of the gpu scale (verdict/scale.py GPU_ROUND_S: 6 fresh processes a "
-                                      "round, each 6 s of start-up plus its cases at 0.3 s and its compiles), the page"),
+         SCALES["gpu"].budget_s + 10, "3 rounds of the gpu scale (each group's gpu_round_s: 6 fresh processes a round, "
+                                      "each 6 s of start-up plus its cases at 0.3 s and its compiles), the page"),
     Step("verdict-on-gpu", "b", ("{py}", "benchmarks/gpu_plan.py", "--devices-of", "{out}/verdict.jsonl",
                                  "--want", "{device}"), 1, "reads the verdict's records; no framework imported"),
     Step("crosscheck-float32", "c", ("{py}", "benchmarks/crosscheck.py", "--device", "{device}", "--precision",
