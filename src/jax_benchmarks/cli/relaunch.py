@@ -111,6 +111,17 @@ def stop(children: Sequence[Child], signum: int = signal.SIGTERM, grace_s: float
     return running
 
 
+def killed_by(code: int) -> str | None:
+    """The signal that ended a child, named ('SIGKILL', 'signal 64'), where its return code says one did (a
+    negative code: subprocess's way of saying so); None for a child that exited."""
+    if code >= 0:
+        return None
+    try:
+        return signal.Signals(-code).name
+    except ValueError:
+        return f"signal {-code}"
+
+
 def run_fresh(argv: Sequence[str], *, capture: bool = False, stdin: Stream = None, stdout: Stream = None,
               stderr: Stream = None) -> subprocess.CompletedProcess[str]:
     """Run `argv` to its end (`capture`: its stdout is returned as text). On Ctrl-C or SIGTERM here the child

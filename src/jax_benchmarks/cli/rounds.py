@@ -24,7 +24,6 @@ failure (exit 1: a check failed; exit 2: bad input) is not run again: it would f
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import time
 from collections.abc import Callable, Sequence
@@ -34,7 +33,7 @@ from pathlib import Path
 import click
 
 from jax_benchmarks.cli import relaunch
-from jax_benchmarks.cli.relaunch import round_argv
+from jax_benchmarks.cli.relaunch import killed_by, round_argv
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
 from jax_benchmarks.settings import BenchSettings, command_line
 from jax_benchmarks.store.location import ResultsLocation, as_location, for_children, saved_count
@@ -67,12 +66,8 @@ def died(code: int) -> bool:
 
 def exit_text(code: int) -> str:
     """'exit 3', 'killed by SIGKILL'."""
-    if code < 0:
-        try:
-            return f"killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"killed by signal {-code}"
-    return f"exit {code}"
+    signal_name = killed_by(code)
+    return f"exit {code}" if signal_name is None else f"killed by {signal_name}"
 
 
 def duration_text(seconds: float) -> str:

@@ -17,7 +17,6 @@ themselves are joined in `src/jax_benchmarks/mnist/distributed.py`.
 from __future__ import annotations
 
 import re
-import signal
 import socket
 import tempfile
 import time
@@ -25,7 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import IO, Any
 
-from jax_benchmarks.cli.relaunch import Child, start, stop
+from jax_benchmarks.cli.relaunch import Child, killed_by, start, stop
 from jax_benchmarks.store.location import ResultsLocation
 
 POLL_S = 0.2
@@ -94,12 +93,8 @@ class JobResult:
 
 
 def describe_exit(code: int) -> str:
-    if code < 0:
-        try:
-            return f"was killed by {signal.Signals(-code).name}"
-        except ValueError:
-            return f"was killed by signal {-code}"
-    return f"exited with code {code}"
+    signal_name = killed_by(code)
+    return f"exited with code {code}" if signal_name is None else f"was killed by {signal_name}"
 
 
 def last_error_line(log: IO[bytes]) -> str:
