@@ -32,3 +32,17 @@ def test_a_quiet_comparison_is_drawn_judged_with_its_interval() -> None:
     [point] = points(answers(all_findings(latest_runs(gradients()))))
     assert point.judged and point.interval is not None and point.interval[0] < 8.0 < point.interval[1]
     assert "not judged" not in point.label and point.colour != NOT_JUDGED_COLOUR
+
+
+def test_the_decided_line_says_how_many_stayed_open_because_the_machine_was_busy() -> None:
+    """Issue 48's goal with two CPU-bound processes beside a verdict: the page says how many comparisons were left
+    undecided because their figures were taken on a busy machine."""
+    from jax_benchmarks.verdict.build import machine
+    from jax_benchmarks.verdict.page import decided_line
+
+    busy, _ = machine(gradients(contention=BUSY), None, None, draw=False)
+    assert "Decided: 0 of 1 comparisons; 1 stayed undecided" in decided_line(busy)
+    assert "; 1 of them because their figures were taken while other processes held the cores (not judged)" in (
+        decided_line(busy))
+    quiet, _ = machine(gradients(), None, None, draw=False)
+    assert "other processes" not in decided_line(quiet) and "Decided: 1 of 1" in decided_line(quiet)

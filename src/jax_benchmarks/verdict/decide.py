@@ -74,6 +74,9 @@ class Decision:
     # by a–b %"); the same: whether the interval also excludes 1 (a difference inside the margin, named beside it).
     beyond_margin: bool = False
     differs: bool = False
+    # Undecided because a side's figures were taken while other processes held the cores: not judged (a page says
+    # how many comparisons stayed open for that reason).
+    busy: bool = False
 
     @property
     def decided(self) -> bool:
@@ -141,7 +144,7 @@ def decide(comparisons: Sequence[Comparison], margin: float = DEFAULT_MARGIN_PCT
         if i not in q_beyond:
             why = (f"taken on a busy machine ({comparison.busy}), not judged" if comparison.busy is not None
                    else f"too few rounds to judge, {MIN_ROUNDS} needed a side")
-            out.append(Decision("undecided", rounds, margin, None, None, why))
+            out.append(Decision("undecided", rounds, margin, None, None, why, busy=comparison.busy is not None))
             continue
         ratio = _ratio(comparison)
         detectable = detectable_pct(ratio)

@@ -11,7 +11,7 @@ page needs no network. This module only builds text: the charts arrive as PNG by
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from jax_benchmarks.cli.console import markdown_row, markdown_text
@@ -23,7 +23,7 @@ from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.verdict.answer import SCALE_BANNERS, Answer, how_judged, plain_answer
 from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, MAX_ROUNDS
 from jax_benchmarks.verdict.findings import Finding
-from jax_benchmarks.verdict.sequential import counted, decided_count, rounds_to_settle
+from jax_benchmarks.verdict.sequential import counted, decided_count, is_open, rounds_to_settle
 
 PAGE_TITLE = "jax-benchmarks verdict"
 QUESTION = "Is JAX worth it on this machine, for my kind of work?"
@@ -88,11 +88,24 @@ def decided_line(machine: Machine) -> str:
     line = (f"Decided: {decided} of {decided + undecided} comparisons; {undecided} stayed undecided "
             f"(at most {rounds} round{'' if rounds == 1 else 's'} a figure)")
     answer_of = {a.key: a for a in machine.answers}
+    busy = busy_count(machine.findings, answer_of, undecided_keys(machine.answers))
+    if busy:
+        line += (f"; {busy} of them because their figures were taken while other processes held the cores (not "
+                 "judged)")
     beyond = sum(1 for f in machine.findings if counted(f) and rounds_to_settle(f, answer_of.get(f.key)) is None)
     if beyond:
         line += (f"; {beyond} of them would need more than {MAX_ROUNDS} rounds a side here (a ratio within the "
                  "rounds' noise of the margin)")
     return line + "."
+
+
+def busy_count(findings: Sequence[Finding], answer_of: Mapping[str, Answer], undecided: Collection[str]) -> int:
+    """The counted findings left undecided because a comparison they rest on (or their answer) was taken on a busy
+    machine: figures never judged, so no number of quiet rounds elsewhere would have decided them."""
+    def busy(f: Finding) -> bool:
+        answer = answer_of.get(f.key)
+        return any(d.busy for d in f.decisions) or (answer is not None and answer.contrast.decision.busy)
+    return sum(1 for f in findings if counted(f) and (is_open(f) or f.key in undecided) and busy(f))
 
 
 def dates(records: Sequence[Record]) -> str:
