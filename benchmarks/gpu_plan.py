@@ -417,7 +417,8 @@ def main(argv: Sequence[str] | None = None, plan: Sequence[Step] = STEPS) -> int
                         help=f"command time for the whole plan (default: {GPU_BUDGET_S:.0f} on a GPU, none on a CPU)")
     parser.add_argument("--spent", type=float, default=0.0, metavar="SECONDS",
                         help="seconds the call already spent before the plan (gpu_session.sh: installing wheels)")
-    parser.add_argument("--list", action="store_true", help="print the plan with its estimates; run nothing")
+    parser.add_argument("--list", action="store_true",
+                        help="print the plan (with --done/--from: what would run) and its estimates; run nothing")
     parser.add_argument("--carry", nargs="*", default=None, metavar="PATH",
                         help="print what would travel (the tree and these carried paths) against 64 MiB; "
                              "exit 1 if over")
@@ -447,9 +448,6 @@ def main(argv: Sequence[str] | None = None, plan: Sequence[Step] = STEPS) -> int
         line, ok = devices_verdict(devices_of(options.devices_of), options.want)
         print(line if ok else f"{line}: none on {options.want}")
         return 0 if ok else 1
-    if options.list:
-        print("\n".join(plan_lines(plan)))
-        return 0
     budget = options.budget if options.budget is not None else (GPU_BUDGET_S if options.device == "gpu" else math.inf)
     try:
         done = done_steps(options.done.read_text(encoding="utf-8")) if options.done is not None else set()
@@ -457,6 +455,9 @@ def main(argv: Sequence[str] | None = None, plan: Sequence[Step] = STEPS) -> int
     except (OSError, ValueError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
+    if options.list:  # with --done / --from: what a resumed call would run, and where its 8 minutes end
+        print("\n".join(plan_lines(steps, options.budget if options.budget is not None else GPU_BUDGET_S)))
+        return 0
     out: Path = options.out
     out.mkdir(parents=True, exist_ok=True)
     log, table = out / "session.log", out / "steps.tsv"

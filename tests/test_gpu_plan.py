@@ -133,6 +133,18 @@ def test_round_times_of_a_file_that_is_no_verdict_store_is_one_error_line(tmp_pa
     assert err.startswith(f"Error: --round-times: {bad} is not a readable verdict store") and err.count("\n") == 1
 
 
+def test_the_list_with_done_shows_what_a_resumed_call_runs_and_where_its_8_minutes_end(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    done = tmp_path / "done.tsv"
+    done.write_text("# step\tstatus\tseconds\testimate_s\nversions\tok\t11.0\t11\ninstallation\tok\t31.2\t31\n")
+    assert plan.main(["--list", "--done", str(done)]) == 0
+    rows = [line.split()[1] for line in capsys.readouterr().out.splitlines()[1:] if line.startswith("(")]
+    assert rows[:3] == ["wheels", "verdict", "verdict-on-gpu"] and "versions" not in rows
+    verdict = next(step for step in plan.STEPS if step.name == "verdict")
+    assert plan.plan_lines(plan.to_run(plan.STEPS, None, {"versions", "installation"}))[2].split()[4] == (
+        f"{plan.WHEELS_S + verdict.estimate_s:.0f}")
+
+
 def stand_in(name: str, part: str, code: str, estimate: float = 1, **fields: object) -> object:
     return plan.Step(name, part, ("{py}", "-c", code), estimate, "a stand-in", **fields)
 
