@@ -297,13 +297,13 @@ def round_times(text: str) -> list[RoundTime]:
 def round_lines(times: Sequence[RoundTime]) -> list[str]:
     """One line a step (its group and command; its options are standard's): its rounds, their mean, its declared
     round time and whether the gpu scale runs it."""
-    lines = [f"{'step':<14} {'rounds (s)':<16} {'mean':>6}  gpu_round_s  gpu scale"]
+    lines = [f"{'step':<14} {'rounds (s)':<20} {'mean':>6}  gpu_round_s  gpu scale"]
     for t in times:
         rounds = ", ".join(f"{s:.0f}" for s in t.rounds_s) or "—"
         if t.started > len(t.rounds_s):
             rounds += f" (+{t.started - len(t.rounds_s)} untimed)"
         mean = f"{statistics.fmean(t.rounds_s):6.1f}" if t.rounds_s else f"{'—':>6}"
-        lines.append(f"{t.step.group + ' ' + t.step.command:<14} {rounds:<16} {mean}  {t.step.round_s:>9.0f} s  "
+        lines.append(f"{t.step.group + ' ' + t.step.command:<14} {rounds:<20} {mean}  {t.step.round_s:>9.0f} s  "
                      f"{'left out' if t.left_out else 'runs'}")
     return lines
 
