@@ -103,7 +103,7 @@ STEPS: tuple[Step, ...] = (
     Step("verdict", "b", group("verdict", "--scale", "gpu", "--format", "markdown", "-o", "{out}/verdict.md",
                                "--results", "{out}/verdict.jsonl"),
          SCALES["gpu"].budget_s + 10, "3 rounds of the gpu scale (each group's gpu_round_s, from its rounds on an "
-         "H200, 2026-11-28: " + " + ".join(f"{step.group} {step.command} {step.round_s:.0f} s"
+         "H200, 2026-11-28, where they ran: " + " + ".join(f"{step.group} {step.command} {step.round_s:.0f} s"
                                             for step in SCALES["gpu"].steps) + "), the verdict's start and page 10 s"),
     Step("verdict-on-gpu", "b", ("{py}", "benchmarks/gpu_plan.py", "--devices-of", "{out}/verdict.jsonl",
                                  "--want", "{device}"), 1, "reads the verdict's records; no framework imported"),
