@@ -2,17 +2,18 @@
 
     benchmarks/gpu_session.sh [--device gpu|cpu] [--from STEP] [--done STEPS_TSV] [--budget SECONDS] [--list]
     python benchmarks/gpu_plan.py --carry [PATH ...]    what would travel to the GPU machine, against its 64 MiB
+    python benchmarks/gpu_plan.py --round-times VERDICT_JSONL   each verdict round's wall time, beside gpu_round_s
 
 A GPU machine is lent to a session by chance, for 15 minutes of device time in all (its start-up included) and at
-most 10 minutes a command. The plan runs the steps below in order, each a command, each with its estimate on one
-H100 beside it (`Step.estimate_s`; docs/gpu.md#the-plan-sized-from-figures says how each was sized). A step runs
-only while its estimate fits what is left of `--budget` (480 s on a GPU: 8 minutes, the wheels' installation
-counted in); a step after the 8-minute line runs only when the steps before it ran faster than estimated, and is
-the first thing a resumed session runs.
+most 10 minutes a command. The plan runs the steps below in order, each a command, each with its estimate on the
+lent GPU (an H100 or an H200) beside it (`Step.estimate_s`: its time on an H200 on 2026-11-28 where it ran there,
+else sized from those; docs/gpu.md#the-plan-sized-from-figures). A step runs only while its estimate fits what is
+left of `--budget` (480 s on a GPU: 8 minutes, the wheels' installation counted in); a step after the 8-minute line
+runs only when the steps before it ran faster than estimated, and is the first thing a resumed session runs.
 
   (a) the versions, then `pytest -m installation`
-  (b) a verdict whose rounds run on the GPU (`--scale gpu`), which gives the headline's GPU column, and the check
-      that its timed records are the GPU's
+  (b) a verdict whose rounds run on the GPU (`--scale gpu`: the steps of standard's that fit, each group saying why
+      it leaves one out), which gives the headline's GPU column, and the check that its timed records are the GPU's
   (c) the cross-check of the timing core against CUDA events, under both precision policies
   (d) `mnist flax` and `mnist pytorch`, then with `--compile` / `--precision bf16` where those options exist
   (e) every group with `--device auto`, `--devices all`, the refused size, the GPU reader's cost, the default suite
@@ -22,7 +23,7 @@ finishes, so a call cut short still returns what was done:
 
   versions.txt   the GPU, its driver, Python and the frameworks' versions
   steps.tsv      one line a finished step: name, status (ok / failed (exit N) / timed out / skipped: why), seconds,
-                 the estimate
+                 the estimate (`--round-times verdict.jsonl` gives the verdict's rounds apart)
   session.log    every step's command and output
   results.jsonl  the groups' records (mnist, the auto groups, --devices all)
   verdict.jsonl, verdict.md, verdict-<run id>.log   the verdict's records, its page and its rounds' output
@@ -33,7 +34,7 @@ the plan's order. `--from STEP` starts at a step instead.
 
 On a CPU (`--device cpu`, the dry run) every step that a CPU can run runs with `--device cpu` and no budget; the
 steps that need a GPU are skipped with the reason; the summary prints each step's time here beside its estimate
-on an H100.
+on the GPU.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import statistics
 import math
 import os
 import shutil
@@ -50,17 +52,20 @@ import sys
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from jax_benchmarks.verdict.scale import SCALES  # noqa: E402  (framework-free: no JAX or PyTorch imported)
+from jax_benchmarks.verdict.scale import SCALES, Step as ScaleStep, gpu_round_times  # noqa: E402  (framework-free)
 
 GPU_BUDGET_S = 480.0  # 8 minutes of the 10 a command may take: the rest is the margin for estimates that miss
 CARRY_LIMIT_BYTES = 64 * 1024 * 1024  # what travels to the GPU machine: tracked, untracked-not-ignored, carried
 # gpu_session.sh installs the carried wheels (23, 8.6 MiB, --no-deps) into /tmp/site before the plan: counted in.
-WHEELS_S = 15.0
+# Measured on the H200, 2026-11-28: 1 s in both calls (bash's SECONDS, whole seconds).
+WHEELS_S = 2.0
+H200 = "measured on an H200, 2026-11-28"
 EMBEDDED_DATA = "src/jax_benchmarks/training/data"
 MNIST = ("--epochs", "2", "--data-source", "embedded", "--comet", "off")
 
@@ -70,7 +75,7 @@ class Step:
     name: str
     part: str  # (a)-(e) of issue 49's order
     args: tuple[str, ...]  # {py}, {device}, {out} are filled in when it runs
-    estimate_s: float  # command time on one H100, seconds
+    estimate_s: float  # command time on the lent GPU (an H100 or an H200), seconds
     basis: str  # how the estimate was made
     gpu_only: str = ""  # why it runs only on a GPU; empty: it runs on the CPU's dry run too
     needs: tuple[tuple[str, ...], str] | None = None  # (a command, text its --help must show): else skipped
@@ -84,65 +89,72 @@ def group(name: str, *args: str) -> tuple[str, ...]:
     return ("{py}", "main.py", name, *args)
 
 
-# Start-up of a fresh process (imports of NumPy, JAX, Flax, PyTorch and a CUDA context each): 6 s on the GPU
-# machine (the imports took 4 s of CPU here, 10.8 s of wall time on the shared 2-core CPU); a timed case costs at
-# least 0.3 s there (the core's 0.2 s of samples, the first call, a warm-up, the memory pass), its arithmetic
-# next to nothing (an 8192² float32 product: 1.1 TFLOP, 17 ms at H100's 67 TFLOP/s float32; 2.2 ms as TF32).
+# Sized from the first GPU run (an NVIDIA H200, 2026-11-28, benchmarks/gpu_runs/2026-11-28-h200/: steps.tsv, the
+# verdict's records): each step that ran is estimated at its time there, the others from those. An H100 is the same
+# Hopper chip with less and slower memory (80 GB of HBM3 at 3.35 TB/s against 141 GB of HBM3e at 4.8 TB/s); these
+# steps are mostly the start of fresh processes (imports, a CUDA context a framework: the versions step, one process
+# that imports JAX and PyTorch, took 11 s), compiles and the CPU's work, their arithmetic milliseconds (an 8192²
+# float32 product: 1.1 TFLOP, 21.5 ms measured), so they should take about as long there.
 STEPS: tuple[Step, ...] = (
-    Step("versions", "a", ("{py}", "benchmarks/gpu_plan.py", "--versions", "--out", "{out}"), 8,
-         "one process that imports JAX and PyTorch and lists their devices, nvidia-smi once"),
+    Step("versions", "a", ("{py}", "benchmarks/gpu_plan.py", "--versions", "--out", "{out}"), 11.0,
+         f"{H200}: one process that imports JAX and PyTorch and lists their devices, nvidia-smi once"),
     Step("installation", "a", ("{py}", "-m", "pytest", "-p", "no:cacheprovider", "-m", "installation", "-v", "-rs"),
-         25, "8 tests in one process: imports 6 s, CUDA contexts, the precision policy's products (small)"),
+         31.2, f"{H200}: 9 tests in one process (27.6 s by pytest's clock)"),
     Step("verdict", "b", group("verdict", "--scale", "gpu", "--format", "markdown", "-o", "{out}/verdict.md",
                                "--results", "{out}/verdict.jsonl"),
-         SCALES["gpu"].budget_s + 10, "3 rounds of the gpu scale (each group's gpu_round_s: 6 fresh processes a round, "
-                                      "each 6 s of start-up plus its cases at 0.3 s and its compiles), the page"),
+         SCALES["gpu"].budget_s + 10, "3 rounds of the gpu scale (each group's gpu_round_s, from its rounds on an "
+         "H200, 2026-11-28, where they ran: " + " + ".join(f"{step.group} {step.command} {step.round_s:.0f} s"
+                                            for step in SCALES["gpu"].steps) + "), the verdict's start and page 10 s"),
     Step("verdict-on-gpu", "b", ("{py}", "benchmarks/gpu_plan.py", "--devices-of", "{out}/verdict.jsonl",
                                  "--want", "{device}"), 1, "reads the verdict's records; no framework imported"),
     Step("crosscheck-float32", "c", ("{py}", "benchmarks/crosscheck.py", "--device", "{device}", "--precision",
                                      "float32"),
-         50, "4 CLI processes (6 s start-up + 4-6 cases at 0.4 s) and the independent timings in this one (6 s of "
-             "imports, 1-2 s each); xla's 8192² float32 products 17 ms each"),
+         105.0, f"{H200} (to its end: exit 1, 3 figures off): 4 CLI processes and the independent timings"),
     Step("crosscheck-tf32", "c", ("{py}", "benchmarks/crosscheck.py", "--device", "{device}", "--precision", "tf32"),
-         45, "as float32; TF32 products 7× faster (2.2 ms), start-up the same", "TF32 exists only on NVIDIA's tensor cores"),
+         73.9, f"{H200} (to its end: exit 1, 2 figures off), after crosscheck-float32",
+         "TF32 exists only on NVIDIA's tensor cores"),
     Step("mnist-flax", "d", group("mnist", "flax", "--device", "{device}", *MNIST, "--results", "{out}/results.jsonl"),
-         20, "start-up 6 s, jit compile of the step 3 s, 2 epochs of 4,000 images at batch 128 (0.7 GFLOP a step: "
-             "under 1 ms on the GPU, launch-bound), validation"),
+         22.5, f"{H200}: the step's jit compile 8.3 s, 2 epochs of 4,000 images 0.04 s each"),
     Step("mnist-pytorch", "d", group("mnist", "pytorch", "--device", "{device}", *MNIST,
                                      "--results", "{out}/results.jsonl"),
-         18, "start-up 6 s, cuDNN's algorithm search, 2 epochs of 32 eager steps, validation"),
+         12.4, f"{H200}: 2 epochs of 32 eager steps, 0.08-0.13 s each"),
     Step("mnist-pytorch-compile", "d", group("mnist", "pytorch", "--device", "{device}", "--compile", *MNIST,
                                              "--results", "{out}/results.jsonl"),
-         45, "start-up 6 s, torch.compile's Inductor and Triton build of the step (20-40 s cold), 2 epochs",
+         45, "mnist-pytorch's 12.4 s and torch.compile's build of the step, not measured on a GPU (jit's f built in "
+             "3.1 s there; this step took 24-65 s on the 2-core CPU): 30 s",
          needs=(("mnist", "pytorch"), "--compile")),
     Step("mnist-flax-bf16", "d", group("mnist", "flax", "--device", "{device}", "--precision", "bf16", *MNIST,
                                        "--results", "{out}/results.jsonl"),
-         20, "as mnist-flax", "bf16 is for the GPU's tensor cores", needs=(("mnist", "flax"), "bf16")),
+         16.7, f"{H200}: as mnist-flax, bf16 products and convolutions", "bf16 is for the GPU's tensor cores", needs=(("mnist", "flax"), "bf16")),
     Step("mnist-pytorch-bf16", "d", group("mnist", "pytorch", "--device", "{device}", "--precision", "bf16", *MNIST,
                                           "--results", "{out}/results.jsonl"),
-         18, "as mnist-pytorch", "bf16 is for the GPU's tensor cores", needs=(("mnist", "pytorch"), "bf16")),
+         13, "as mnist-pytorch (12.4 s on the H200): bf16 changes milliseconds of arithmetic",
+         "bf16 is for the GPU's tensor cores", needs=(("mnist", "pytorch"), "bf16")),
     Step("auto-xla", "e", group("xla", "all", "--device", "auto", "--quick", "--results", "{out}/results.jsonl"),
-         12, "start-up 6 s, 3 backends' quick cases at 0.3 s"),
+         15.0, f"{H200}: 3 backends' quick cases"),
     Step("auto-jit", "e", group("jit", "all", "--device", "auto", "--quick", "--results", "{out}/results.jsonl"),
-         30, "start-up 6 s, torch.compile's Triton build of f (cached from the verdict's rounds where they ran)"),
+         28, "as a verdict round of jit all on the H200 (26-31 s): start-up and torch.compile's builds, not the sizes"),
     Step("auto-autograd", "e", group("autograd", "all", "--device", "auto", "--quick",
                                      "--results", "{out}/results.jsonl"),
-         15, "start-up 6 s; the engine's CNN step stays on the CPU"),
+         41, "as a verdict round of autograd all on the H200 (39-44 s): start-up, JAX's CNN compile, the engine's "
+             "CPU work"),
     Step("auto-scipy", "e", group("scipy", "all", "--device", "auto", "--quick", "--results", "{out}/results.jsonl"),
-         10, "start-up 6 s, three small BFGS fits"),
+         17, "as a verdict round of scipy all (17 s, estimated from its partial round on the H200)"),
     Step("auto-mnist", "e", group("mnist", "all", "--device", "auto", "--quick", "--results", "{out}/results.jsonl"),
-         20, "start-up 6 s, both frameworks' dry-run epochs"),
+         35, "mnist-flax and mnist-pytorch on the H200 added (22.5 + 12.4 s): dry-run epochs save nothing there"),
     Step("devices-all-flax", "e", group("mnist", "flax", "--device", "{device}", "--devices", "all", "--epochs", "1",
                                         "--data-source", "embedded", "--comet", "off", "--results",
                                         "{out}/results.jsonl"),
-         15, "as mnist-flax, one epoch", "on a CPU --devices counts cores: another question than the GPU's"),
+         23, "as mnist-flax (22.5 s on the H200), one epoch",
+         "on a CPU --devices counts cores: another question than the GPU's"),
     Step("devices-all-pytorch", "e", group("mnist", "pytorch", "--device", "{device}", "--devices", "all", "--epochs",
                                            "1", "--data-source", "embedded", "--comet", "off", "--results",
                                            "{out}/results.jsonl"),
-         15, "as mnist-pytorch, one epoch", "on a CPU --devices counts cores: another question than the GPU's"),
+         13, "as mnist-pytorch (12.4 s on the H200), one epoch",
+         "on a CPU --devices counts cores: another question than the GPU's"),
     Step("refused-size", "e", group("xla", "jax", "--device", "{device}", "--matrix-size", "200000",
                                     "--results", "{out}/results.jsonl"),
-         5, "refused before anything is allocated: start-up only", expect_rc=2),
+         5, "refused before anything is allocated: start-up only (0.8 s on the 2-core CPU)", expect_rc=2),
     Step("gpu-reader-cost", "e", ("{py}", "benchmarks/contention.py", "10"), 15,
          "10 readings of nvidia-smi (tens of ms each) beside the CPU's", "it times the GPU's contention reader"),
     Step("suite", "e", ("{py}", "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", "-x"), 360,
@@ -183,9 +195,9 @@ def to_run(steps: Sequence[Step], start: str | None, done: Iterable[str]) -> lis
 
 def plan_lines(steps: Sequence[Step], budget_s: float = GPU_BUDGET_S) -> list[str]:
     """The plan in order: part, name, estimate, running total, with the line where one call's budget ends."""
-    lines = [f"{'part':<4} {'step':<22} {'H100 est.':>9} {'total':>7}  basis",
+    lines = [f"{'part':<4} {'step':<22} {'GPU est.':>9} {'total':>7}  basis",
              f"(a)  {'wheels':<22} {WHEELS_S:>7.0f} s {WHEELS_S:>5.0f} s  gpu_session.sh: pip install --no-deps of the "
-             "carried wheels into /tmp/site"]
+             "carried wheels into /tmp/site (1 s on the H200)"]
     marked = False
     for step, upto in zip(steps, cumulative(steps)):
         if upto > budget_s and not marked:
@@ -235,6 +247,65 @@ def carry_report(sizes: dict[str, int], limit: int = CARRY_LIMIT_BYTES) -> tuple
     lines.append(f"{total / 2**20:9.2f} MiB  in all, of {limit / 2**20:.0f} MiB: "
                  f"{'fits' if fits else 'DOES NOT FIT'}")
     return lines, fits
+
+
+# ------------------------------------------------------------------------------- the verdict's round times ---
+
+@dataclass(frozen=True)
+class RoundTime:
+    step: ScaleStep  # one of standard's steps, with its declared GPU round time (gpu_round_s)
+    left_out: str  # why the gpu scale leaves it out; "" where it runs it
+    rounds_s: tuple[float, ...]  # each timed round: its first record to the next round's first
+    started: int  # rounds that recorded something, the timed ones included
+
+
+def round_times(text: str) -> list[RoundTime]:
+    """Each round's wall time in a verdict's records (the latest run in a JSON-lines store), for every step of the
+    standard scale (the gpu scale's are among them; none where a step did not run) with its declared GPU round time. A round is a run of
+    consecutive records with one group and round index; its time runs from its first record to the next round's
+    first (the next process's start included, as a round's time in the scale is; records carry whole seconds), so
+    the last round recorded has none. Rounds are matched to steps in the scale's order (each step's rounds in turn:
+    `jit all`'s round 0 before `jit flax`'s); a round the scale did not plan there (one the verdict added) ends it."""
+    records = [json.loads(line) for line in text.splitlines() if line.strip()]
+    latest = records[-1]["run_id"] if records else None
+    runs: list[tuple[str, int, datetime]] = []  # (group, round index, first record's time)
+    for record in records:
+        if record["run_id"] != latest:
+            continue
+        key = (record["group"], int(record["round_index"]))
+        if not runs or runs[-1][:2] != key:
+            runs.append((*key, datetime.fromisoformat(record["timestamp"])))
+    planned = [(step, left_out, index) for step, left_out in gpu_round_times()
+               for index in range(SCALES["standard"].rounds)]
+    timed: dict[int, list[float]] = {}
+    started: dict[int, int] = {}
+    at = 0
+    for number, (group, index, began) in enumerate(runs):
+        match = next((i for i in range(at, len(planned))
+                      if planned[i][0].group == group and planned[i][2] == index), None)
+        if match is None:
+            break
+        at = match + 1
+        step_at = match // SCALES["standard"].rounds
+        started[step_at] = started.get(step_at, 0) + 1
+        if number + 1 < len(runs):
+            timed.setdefault(step_at, []).append((runs[number + 1][2] - began).total_seconds())
+    return [RoundTime(step, left_out, tuple(timed.get(i, ())), started.get(i, 0))
+            for i, (step, left_out) in enumerate(gpu_round_times())]
+
+
+def round_lines(times: Sequence[RoundTime]) -> list[str]:
+    """One line a step (its group and command; its options are standard's): its rounds, their mean, its declared
+    round time and whether the gpu scale runs it."""
+    lines = [f"{'step':<14} {'rounds (s)':<20} {'mean':>6}  gpu_round_s  gpu scale"]
+    for t in times:
+        rounds = ", ".join(f"{s:.0f}" for s in t.rounds_s) or "—"
+        if t.started > len(t.rounds_s):
+            rounds += f" (+{t.started - len(t.rounds_s)} untimed)"
+        mean = f"{statistics.fmean(t.rounds_s):6.1f}" if t.rounds_s else f"{'—':>6}"
+        lines.append(f"{t.step.group + ' ' + t.step.command:<14} {rounds:<20} {mean}  {t.step.round_s:>9.0f} s  "
+                     f"{'left out' if t.left_out else 'runs'}")
+    return lines
 
 
 # ------------------------------------------------------------------------------------------- small steps ---
@@ -346,10 +417,13 @@ def main(argv: Sequence[str] | None = None, plan: Sequence[Step] = STEPS) -> int
                         help=f"command time for the whole plan (default: {GPU_BUDGET_S:.0f} on a GPU, none on a CPU)")
     parser.add_argument("--spent", type=float, default=0.0, metavar="SECONDS",
                         help="seconds the call already spent before the plan (gpu_session.sh: installing wheels)")
-    parser.add_argument("--list", action="store_true", help="print the plan with its estimates; run nothing")
+    parser.add_argument("--list", action="store_true",
+                        help="print the plan (with --done/--from: what would run) and its estimates; run nothing")
     parser.add_argument("--carry", nargs="*", default=None, metavar="PATH",
                         help="print what would travel (the tree and these carried paths) against 64 MiB; "
                              "exit 1 if over")
+    parser.add_argument("--round-times", type=Path, default=None, metavar="VERDICT_JSONL",
+                        help="each round's wall time in a verdict's records, beside the declared gpu_round_s")
     parser.add_argument("--versions", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--devices-of", type=Path, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--want", default="gpu", help=argparse.SUPPRESS)
@@ -359,15 +433,21 @@ def main(argv: Sequence[str] | None = None, plan: Sequence[Step] = STEPS) -> int
         lines, fits = carry_report(carry_sizes(ROOT, options.carry or [".whl"]))
         print("\n".join(lines))
         return 0 if fits else 1
+    if options.round_times is not None:
+        try:
+            times = round_times(options.round_times.read_text(encoding="utf-8"))
+        except (OSError, ValueError, KeyError, TypeError) as exc:  # unreadable, not JSON lines, not records
+            print(f"Error: --round-times: {options.round_times} is not a readable verdict store ({exc!r})",
+                  file=sys.stderr)
+            return 2
+        print("\n".join(round_lines(times)))
+        return 0
     if options.versions:
         return versions(options.out)
     if options.devices_of is not None:
         line, ok = devices_verdict(devices_of(options.devices_of), options.want)
         print(line if ok else f"{line}: none on {options.want}")
         return 0 if ok else 1
-    if options.list:
-        print("\n".join(plan_lines(plan)))
-        return 0
     budget = options.budget if options.budget is not None else (GPU_BUDGET_S if options.device == "gpu" else math.inf)
     try:
         done = done_steps(options.done.read_text(encoding="utf-8")) if options.done is not None else set()
@@ -375,11 +455,14 @@ def main(argv: Sequence[str] | None = None, plan: Sequence[Step] = STEPS) -> int
     except (OSError, ValueError) as exc:
         print(f"Error: {exc}", file=sys.stderr)
         return 2
+    if options.list:  # with --done / --from: what a resumed call would run, and where its 8 minutes end
+        print("\n".join(plan_lines(steps, options.budget if options.budget is not None else GPU_BUDGET_S)))
+        return 0
     out: Path = options.out
     out.mkdir(parents=True, exist_ok=True)
     log, table = out / "session.log", out / "steps.tsv"
     if not table.exists():
-        table.write_text("# step\tstatus\tseconds\testimate_s (one H100)\n", encoding="utf-8")
+        table.write_text("# step\tstatus\tseconds\testimate_s (the GPU)\n", encoding="utf-8")
     py = sys.executable
     started = time.monotonic() - options.spent
     print(f"plan: {len(steps)} step(s) on {options.device}, budget "
@@ -391,13 +474,13 @@ def main(argv: Sequence[str] | None = None, plan: Sequence[Step] = STEPS) -> int
         if step.gpu_only and options.device != "gpu":
             status = f"skipped: needs a GPU ({step.gpu_only})"
         elif step.estimate_s > left:
-            status = f"skipped: needs about {step.estimate_s:.0f} s on an H100, {max(left, 0):.0f} s left"
+            status = f"skipped: needs about {step.estimate_s:.0f} s on the GPU, {max(left, 0):.0f} s left"
         elif step.needs is not None and (why := missing_option(step, help_text(step.needs[0], py))) is not None:
             status = f"skipped: {why}"
         else:
             # A step may overrun its estimate by half a minute and twice itself, never past the budget.
             limit = None if math.isinf(left) else min(left, 2 * step.estimate_s + 30)
-            print(f"=== ({step.part}) {step.name} (about {step.estimate_s:.0f} s on an H100) ...", flush=True)
+            print(f"=== ({step.part}) {step.name} (about {step.estimate_s:.0f} s on the GPU) ...", flush=True)
             status, seconds = run_step(step, step.argv(py, options.device, out), log, limit)
         if status.startswith("skipped"):
             with log.open("a", encoding="utf-8") as text:
@@ -406,7 +489,7 @@ def main(argv: Sequence[str] | None = None, plan: Sequence[Step] = STEPS) -> int
             rows.write(f"{step.name}\t{status}\t{seconds:.1f}\t{step.estimate_s:.0f}\n")
         print(f"    ({step.part}) {step.name}: {status}" + (f" in {seconds:.1f} s" if seconds else ""), flush=True)
         summary.append((step, status, seconds))
-    print(f"\n{'part':<4} {'step':<22} {'here':>8} {'H100 est.':>9}  status")
+    print(f"\n{'part':<4} {'step':<22} {'here':>8} {'GPU est.':>9}  status")
     for step, status, seconds in summary:
         here = f"{seconds:.1f} s" if seconds else "—"
         print(f"({step.part})  {step.name:<22} {here:>8} {step.estimate_s:>7.0f} s  {status}")

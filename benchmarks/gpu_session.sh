@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Everything the README shows from a GPU machine, in one device call of at most 8 minutes of command time, most
-# valuable first (benchmarks/gpu_plan.py holds the steps, their order and each one's estimate on an H100;
-# docs/gpu.md says how they were sized and how a later session resumes):
+# valuable first (benchmarks/gpu_plan.py holds the steps, their order and each one's estimate on the GPU: its time on
+# an H200 where it ran there; docs/gpu.md says how they were sized and how a later session resumes):
 #   benchmarks/gpu_session.sh                            the whole plan on the GPU, within 480 s
 #   benchmarks/gpu_session.sh --done benchmarks/gpu_done.tsv   skip the steps an earlier call's steps.tsv marks ok
 #   benchmarks/gpu_session.sh --from crosscheck-float32  start at a step

@@ -6,6 +6,8 @@ steps.tsv as it finishes, skips said with their reason, resuming) and the carry 
 from __future__ import annotations
 
 import importlib.util
+import json
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -14,6 +16,7 @@ from types import ModuleType
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+H200_RUN = ROOT / "benchmarks" / "gpu_runs" / "2026-11-28-h200"  # the plan's first GPU run: its files, as returned
 
 
 def load_plan() -> ModuleType:
@@ -49,8 +52,66 @@ def test_the_verdict_runs_the_gpu_scale_within_its_estimate() -> None:
     # standard's commands and cases, so the GPU column stands beside the CPU headline's: every group, and each of
     # its steps one of standard's (a standard step without an H100 estimate stays out until it has one)
     standard = [s.label for s in SCALES["standard"].steps]
-    assert {s.group for s in SCALES["gpu"].steps} == {s.group for s in SCALES["standard"].steps}
     assert all(s.label in standard for s in SCALES["gpu"].steps)
+
+
+def test_each_step_that_ran_on_the_h200_is_estimated_at_its_time_there() -> None:
+    """Sized from figures: a step that ran to its end on the H200 (ok, or failed on its own check) is estimated at
+    the time it took (rounded up by at most a second); the verdict, stopped at the budget's end, is sized by its
+    rounds (below)."""
+    rows = [line.split("\t") for line in (H200_RUN / "steps.tsv").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    ran = {row[0]: float(row[2]) for row in rows if row[1] == "ok" or row[1].startswith("failed (exit")}
+    assert set(ran) == {"versions", "installation", "crosscheck-float32", "crosscheck-tf32", "mnist-flax",
+                        "mnist-pytorch", "mnist-flax-bf16", "auto-xla"}
+    estimates = {step.name: step.estimate_s for step in plan.STEPS}
+    for name, seconds in ran.items():
+        assert seconds <= estimates[name] <= seconds + 1, name
+        assert "H200" in next(step.basis for step in plan.STEPS if step.name == name), name
+    wheels = [line for line in (H200_RUN / "session.log").read_text().splitlines() if "wheels installed in" in line]
+    assert wheels and all(float(line.rsplit(" ", 1)[1].rstrip("s")) <= plan.WHEELS_S for line in wheels)
+
+
+def test_the_gpu_scales_round_times_are_the_h200s_and_its_3_rounds_fit_the_8_minute_plan() -> None:
+    """Each group's gpu_round_s is the mean of its rounds on the H200 (the verdict's records, first record to the
+    next round's first), and at those times the gpu scale's 3 rounds, the steps before them and the cross-check and
+    mnist runs after them, (a) to (d), fit the 480 s; each step the gpu scale leaves out would not."""
+    from jax_benchmarks.verdict.scale import SCALES, gpu_round_times
+
+    times = plan.round_times((H200_RUN / "verdict.jsonl").read_text())
+    measured = {t.step.label: statistics.fmean(t.rounds_s) for t in times if len(t.rounds_s) == 3}
+    assert [label.split()[:2] for label in measured] == [["xla", "all"], ["jit", "all"], ["jit", "flax"],
+                                                          ["autograd", "all"]]
+    for t in times:
+        if t.step.label in measured:
+            assert abs(t.step.round_s - measured[t.step.label]) <= 0.5, t.step.label
+    gpu = SCALES["gpu"]
+    at_h200 = gpu.rounds * sum(measured.get(step.label, step.round_s) for step in gpu.steps)
+    verdict = next(step for step in plan.STEPS if step.name == "verdict")
+    assert verdict.estimate_s >= at_h200 + 5  # the verdict's own start (3 s before its first record there) and page
+    names = [step.name for step in plan.STEPS]
+    through_d = plan.cumulative(plan.STEPS)[names.index("mnist-pytorch")]
+    assert through_d <= plan.GPU_BUDGET_S
+    left_out = [(step, why) for step, why in gpu_round_times() if why]
+    assert left_out and all(through_d + gpu.rounds * step.round_s > plan.GPU_BUDGET_S for step, _ in left_out)
+
+
+def test_round_times_follow_the_scales_order_and_stop_at_an_added_round(tmp_path: Path) -> None:
+    def record(run: str, group: str, index: int, second: int) -> str:
+        return json.dumps({"run_id": run, "group": group, "round_index": index,
+                           "timestamp": f"2026-11-28T01:{second // 60:02d}:{second % 60:02d}+00:00"})
+
+    rounds = [("xla", 0, 0), ("xla", 0, 2), ("xla", 1, 10), ("xla", 2, 20), ("jit", 0, 30), ("jit", 1, 45),
+              ("jit", 2, 60), ("jit", 0, 75), ("jit", 1, 100), ("xla", 3, 130), ("jit", 3, 140)]
+    text = "\n".join([record("older", "xla", 0, 0), *(record("latest", g, i, t) for g, i, t in rounds)]) + "\n"
+    times = {t.step.group + " " + t.step.command: t for t in plan.round_times(text)}
+    assert times["xla all"].rounds_s == (10, 10, 10) and times["xla all"].started == 3
+    assert times["jit all"].rounds_s == (15, 15, 15)
+    # jit flax: round 0 to round 1, round 1 to the added round's first record; the added rounds are not matched
+    assert times["jit flax"].rounds_s == (25, 30) and times["jit flax"].started == 2
+    assert times["scipy all"].started == 0 and times["scipy all"].rounds_s == ()
+    lines = plan.round_lines(list(times.values()))
+    assert any(line.startswith("jit flax") and "25, 30" in line and "27.5" in line for line in lines)
 
 
 def test_resume_skips_the_steps_marked_ok_and_starts_where_asked() -> None:
@@ -61,6 +122,27 @@ def test_resume_skips_the_steps_marked_ok_and_starts_where_asked() -> None:
     assert [s.name for s in plan.to_run(plan.STEPS, "suite", ())] == ["suite"]
     with pytest.raises(ValueError, match="--from: no step 'nope'"):
         plan.to_run(plan.STEPS, "nope", ())
+
+
+def test_round_times_of_a_file_that_is_no_verdict_store_is_one_error_line(tmp_path: Path,
+                                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "notes.jsonl"
+    bad.write_text('{"note": 1}\n')
+    assert plan.main(["--round-times", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"Error: --round-times: {bad} is not a readable verdict store") and err.count("\n") == 1
+
+
+def test_the_list_with_done_shows_what_a_resumed_call_runs_and_where_its_8_minutes_end(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    done = tmp_path / "done.tsv"
+    done.write_text("# step\tstatus\tseconds\testimate_s\nversions\tok\t11.0\t11\ninstallation\tok\t31.2\t31\n")
+    assert plan.main(["--list", "--done", str(done)]) == 0
+    rows = [line.split()[1] for line in capsys.readouterr().out.splitlines()[1:] if line.startswith("(")]
+    assert rows[:3] == ["wheels", "verdict", "verdict-on-gpu"] and "versions" not in rows
+    verdict = next(step for step in plan.STEPS if step.name == "verdict")
+    assert plan.plan_lines(plan.to_run(plan.STEPS, None, {"versions", "installation"}))[2].split()[4] == (
+        f"{plan.WHEELS_S + verdict.estimate_s:.0f}")
 
 
 def stand_in(name: str, part: str, code: str, estimate: float = 1, **fields: object) -> object:
@@ -81,7 +163,7 @@ def test_each_step_is_written_as_it_finishes_and_every_skip_says_why(tmp_path: P
     assert [(row[0], row[1]) for row in rows] == [
         ("first", "ok"), ("gpu-only", "skipped: needs a GPU (it needs the GPU)"),
         ("too-long", rows[2][1]), ("refused", "ok"), ("broken", "failed (exit 3, expected 0)")]
-    assert rows[2][1].startswith("skipped: needs about 1000 s on an H100")
+    assert rows[2][1].startswith("skipped: needs about 1000 s on the GPU")
     log = (tmp_path / "session.log").read_text()
     assert "first ran" in log and "=== (b) gpu-only: skipped: needs a GPU" in log and "never" not in log.replace(
         "print('never')", "")
@@ -129,7 +211,7 @@ def test_this_tree_leaves_room_for_the_wheels() -> None:
     assert sum(sizes.values()) <= plan.CARRY_LIMIT_BYTES - 16 * 2**20
 
 
-def test_the_gpu_scales_times_are_said_to_be_one_h100s_estimates(tmp_path: Path) -> None:
+def test_the_gpu_scales_times_are_said_to_be_the_h200s(tmp_path: Path) -> None:
     from tests.conftest import invoke
 
     result = invoke("verdict", "--scale", "gpu", "--budget", "10", "--results", str(tmp_path / "r.jsonl"))
@@ -137,8 +219,8 @@ def test_the_gpu_scales_times_are_said_to_be_one_h100s_estimates(tmp_path: Path)
     from jax_benchmarks.verdict.scale import SCALES
 
     one_round = SCALES["gpu"].one_round_s
-    assert f"too small for even one round of --scale gpu (about {one_round:.0f} s on one H100, estimated)" in (
-        result.stderr)
+    assert (f"too small for even one round of --scale gpu (about {one_round:.0f} s on one H200, as measured on "
+            "2026-11-28)") in result.stderr
 
 
 def gone(pid: int) -> bool:

@@ -110,10 +110,13 @@ def test_every_round_joins_the_one_run_with_its_index() -> None:
                       run_id="20261124T120000Z-aaaaaa")
     assert argv == [*self_command(), "xla", "all", "--quick", "-k", "matmul", "--results", "r.jsonl", "--rounds", "3",
                     "--round-index", "1", "--run-id", "20261124T120000Z-aaaaaa"]
-    # Every scale gives the regression gate the rounds it needs, for every group.
+    # Every scale gives the regression gate the rounds it needs, for every group (gpu: for those whose steps fit a
+    # short GPU lease; each step it leaves out says why: tests/verdict/test_scale_gpu.py).
     for scale in SCALES.values():
         assert scale.rounds >= 3
-        assert {s.group for s in scale.steps} == {"xla", "jit", "autograd", "scipy", "mnist"}
+        groups = {s.group for s in scale.steps}
+        assert groups == {"xla", "jit", "autograd", "scipy", "mnist"} if scale.name != "gpu" else (
+            groups == {"xla", "jit", "scipy"})
 
 
 def test_time_left_follows_the_pace_of_the_finished_rounds() -> None:

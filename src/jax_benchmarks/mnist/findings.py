@@ -643,8 +643,24 @@ def training_findings(records: Sequence[Record], margin_pct: float = DEFAULT_MAR
 
 from jax_benchmarks.verdict.findings import GroupFindings, MemoryCase
 
+# One round of each standard command on a GPU, estimated: no verdict round of mnist has run on one. From the GPU plan's
+# runs on an NVIDIA H200, 2026-11-28 (benchmarks/gpu_runs/2026-11-28-h200/steps.tsv, 2 epochs of 4,000 images, each
+# epoch 0.04-0.13 s, so one epoch saves nothing): `mnist flax` 22.5 s and `mnist pytorch` 12.4 s, added for `all`
+# (one process, its start counted twice: 35 s); `pytorch --compile`: `mnist pytorch`'s 12.4 s and torch.compile's
+# build of the step, not measured on a GPU (jit's f built in 3.1 s cold there, 0.8 s from the cache; this step took
+# 24-65 s on the 2-core CPU): 45 s. An H100 is the same Hopper chip with less and slower memory; these runs are
+# start-up and compiles (a train step 1-3 ms): about as long there.
+GPU_ROUND_S = {"all": 35.0, "pytorch": 45.0}
+GPU_LEFT_OUT = {
+    "all": "CNN training's headline pair (Flax's jitted step against torch.compile's) needs `mnist pytorch --compile` "
+           "beside `mnist all`: about 80 s a round, 240 s for three, more than the 8-minute GPU plan leaves the "
+           "whole verdict (benchmarks/gpu_plan.py); `mnist all` alone pairs no modes (Flax jit, PyTorch eager); the "
+           "plan's (d) runs both frameworks right after the verdict",
+    "pytorch": "with `mnist all` (above)",
+}
+
 # What the verdict reads of this group (its entry in jax_benchmarks.groups names this). Its memory case is the train
 # step's operation, as training/names.py spells it.
 DECLARED = GroupFindings(TOPIC, findings, VERDICT_STEPS,
                          memory_case=MemoryCase(TRAINED_OPS["step"], "the mnist train step", 0),
-                         gpu_round_s={"all": 16.0})
+                         gpu_round_s=GPU_ROUND_S, gpu_left_out=GPU_LEFT_OUT)

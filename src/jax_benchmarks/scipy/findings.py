@@ -26,5 +26,9 @@ def findings(records: Sequence[Record], target: float | None,
 
 from jax_benchmarks.verdict.findings import GroupFindings, optimizer_agreement
 
-# What the verdict reads of this group (its entry in jax_benchmarks.groups names this).
-DECLARED = GroupFindings(TOPIC, findings, VERDICT_STEPS, agreement=optimizer_agreement, gpu_round_s={"all": 9.0})
+# What the verdict reads of this group (its entry in jax_benchmarks.groups names this). One round on a GPU: 17 s,
+# estimated from its one round on an NVIDIA H200, 2026-11-28, which the plan stopped at its 6th record of 8: 11 s from
+# its first record to that one (PyTorch's solve, 3.9 s of it its first call), 1 s for the sub-millisecond case and the
+# agreement left, and the 3-5 s the other groups' rounds took from one's last record to the next's first. An H100 is
+# the same Hopper chip with less and slower memory; the round is start-up, compiles and NumPy's CPU work: as long.
+DECLARED = GroupFindings(TOPIC, findings, VERDICT_STEPS, agreement=optimizer_agreement, gpu_round_s={"all": 17.0})

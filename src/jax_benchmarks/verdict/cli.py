@@ -199,9 +199,11 @@ def warn(message: str) -> None:
 
 @click.command("verdict", cls=ProgramCommand, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option("--scale", type=click.Choice(SCALE_NAMES), default="quick", show_default=True,
-              help="How much to measure: quick (small sizes), standard, gpu (standard's cases, for one GPU), full (the "
-                   "groups' default sizes). Each takes up to its default --budget, the rounds it adds to undecided "
-                   "findings included (gpu: estimated for one H100; the others: on a quiet 2-core CPU): "
+              help="How much to measure: quick (small sizes), standard, gpu (standard's "
+                   + ", ".join(f"{step.group} {step.command}" for step in SCALES["gpu"].steps) + ", for one GPU), "
+                   "full (the groups' default sizes). Each takes up to its default --budget, the rounds it adds to "
+                   f"undecided findings included (gpu: on {SCALES['gpu'].reference}; the others: on "
+                   f"{SCALES['standard'].reference}): "
                    + ", ".join(f"{name} {duration_text(SCALES[name].default_budget_s)}" for name in SCALE_NAMES) + ".")
 @click.option("--from", "from_path", type=LocationParam(), default=None,
               help="Build the page from the records already in this results store (a .jsonl or SQLite file, or a "
@@ -234,7 +236,7 @@ def warn(message: str) -> None:
 @click.option("--budget", "budget_s", type=FiniteFloatRange(0, min_open=True), default=None, metavar="SECONDS",
               help="Wall time a measuring verdict may take in all: after the scale's rounds, it adds rounds to the "
                    "groups whose findings are still undecided while one fits (default: quick 300, standard 480, gpu "
-                   "279, full twice its estimate).")
+                   f"{SCALES['gpu'].default_budget_s:.0f}, full twice its estimate).")
 @click.option("--margin", "margin_pct", type=FiniteFloatRange(0, 100, min_open=True), default=None,
               metavar="PERCENT",
               help="The difference worth switching for: a comparison is faster by more than it, the same within "

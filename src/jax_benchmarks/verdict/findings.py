@@ -607,8 +607,9 @@ class GroupFindings:
     """What a group declares for the verdict (its `GroupEntry.findings` in jax_benchmarks.groups names where): its
     topic, its findings from its records, the commands `verdict --scale` runs of it (jax_benchmarks.verdict.scale)
     and, where it has them, the names its backends go by on the page, the case whose memory is compared between
-    frameworks, its agreement check between frameworks, and one round's seconds on one H100 per command that the
-    `gpu` scale runs (an estimate: docs/gpu.md). The verdict reads these and names no group."""
+    frameworks, its agreement check between frameworks, one round's seconds on one GPU per command of its standard
+    steps (`gpu_round_s`: as measured on an H200, else estimated, saying how: docs/gpu.md) and, per command the `gpu`
+    scale leaves out of standard's, why (`gpu_left_out`). The verdict reads these and names no group."""
 
     topic: str
     findings: FindingsOf
@@ -617,6 +618,7 @@ class GroupFindings:
     memory_case: MemoryCase | None = None
     agreement: Callable[[Sequence[Record]], Finding | None] | None = None
     gpu_round_s: Mapping[str, float] = field(default_factory=dict)
+    gpu_left_out: Mapping[str, str] = field(default_factory=dict)
 
 
 class UndeclaredFindings(LookupError):

@@ -7,10 +7,11 @@ children), so all the records of a verdict share one run id and the regression g
 (it needs `MIN_ROUNDS` rounds a figure). `round_s` is one round's expected wall time on the reference
 machine (AMD EPYC, 2 cores, no GPU) when nothing else runs, a round's wall time, process start included,
 measured again on 2026-11-26 for quick and standard (each group's findings module gives the range); full's
-are estimates from the groups' sizes, not measured. `gpu` runs standard's steps (the same commands and cases, so its
-findings stand beside the CPU headline's: `verdict --from GPU --against CPU`) with each round's wall time on one H100
-(each group's `gpu_round_s`: estimates from the datasheet and the CPU rounds, docs/gpu.md; not measured). The time-left estimate
-scales the remaining rounds' figures by how much slower or faster the finished rounds ran than theirs.
+are estimates from the groups' sizes, not measured. `gpu` runs those of standard's steps that fit its share of a short
+GPU lease (the same commands and cases, so its findings stand beside the CPU headline's: `verdict --from GPU --against
+CPU`), with each round's wall time on one GPU as measured on an H200 (each group's `gpu_round_s`; `gpu_left_out` says
+why a step stays out: docs/gpu.md). The time-left estimate scales the remaining rounds' figures by how much slower or
+faster the finished rounds ran than theirs.
 """
 
 from __future__ import annotations
@@ -64,21 +65,35 @@ def group_steps(scale: ScaleName) -> tuple[Step, ...]:
                  for command, options, round_s in declared.verdict_steps.get(scale, ()))
 
 
-def gpu_steps() -> tuple[Step, ...]:
-    """The standard scale's steps that have a round time on one H100 (`GroupFindings.gpu_round_s`, declared by each
-    group beside its steps), with it. A step added to the standard scale later joins once it has one: its time is
-    what the 8-minute GPU plan is sized by (benchmarks/gpu_plan.py), and a step without an estimate would overrun
-    it unseen.
+def gpu_round_times() -> tuple[tuple[Step, str], ...]:
+    """Each of standard's steps with one round's wall time on one GPU (`GroupFindings.gpu_round_s`, declared by each
+    group beside its steps), and why the gpu scale leaves it out (`GroupFindings.gpu_left_out`; "" where it runs
+    it). A standard step without a GPU round time is left out: its time is what the 8-minute GPU plan is sized by
+    (benchmarks/gpu_plan.py), and a step without one would overrun it unseen (tests/verdict/test_scale_gpu.py
+    requires one of every step).
 
-    The estimates (docs/gpu.md#the-plan-sized-from-figures), not measured: each round is a fresh process; its
-    arithmetic shrinks to milliseconds on the GPU (a 1000² float64 product, 2 GFLOP, takes 30 µs at the H100's 67
-    TFLOP/s), while what does not shrink stays: the start-up (imports and a CUDA context a framework, about 6 s),
-    the core's 0.2 s of samples and the first call, warm-up and memory pass of each case (0.3 s in all), XLA's and
-    Inductor's compiles, and the CPU's own work (the engine's CNN step, NumPy). Cases a round: xla 18, jit all 15,
-    jit flax 12, autograd 9, scipy 7, mnist 10 (`--list`)."""
-    return tuple(replace(step, round_s=gpu_s[step.command]) for step in group_steps("standard")
-                 if (declared := group_findings(step.group)) is not None
-                 and step.command in (gpu_s := declared.gpu_round_s))
+    The round times are those of `verdict --scale gpu` on an NVIDIA H200 on 2026-11-28
+    (benchmarks/gpu_runs/2026-11-28-h200/verdict.jsonl: from a round's first record to the next round's first, the
+    process's start included; `benchmarks/gpu_plan.py --round-times` reads them), estimated from the plan's measured
+    steps where no round ran (each group says how). An H100 is the same Hopper chip with less and slower memory
+    (80 GB of HBM3 at 3.35 TB/s against 141 GB of HBM3e at 4.8 TB/s): a round is mostly the start of a fresh process
+    (imports, a CUDA context a framework), the compiles and the CPU's own work (NumPy, the project's engine), its
+    arithmetic milliseconds, so it should take about as long there."""
+    out = []
+    for step in group_steps("standard"):
+        declared = group_findings(step.group)
+        gpu_s = declared.gpu_round_s if declared is not None else {}
+        left_out = declared.gpu_left_out if declared is not None else {}
+        if step.command in gpu_s:
+            out.append((replace(step, round_s=gpu_s[step.command]), left_out.get(step.command, "")))
+        else:
+            out.append((step, "no round time on a GPU declared (`gpu_round_s`)"))
+    return tuple(out)
+
+
+def gpu_steps() -> tuple[Step, ...]:
+    """The gpu scale's steps: standard's that `gpu_round_times` does not leave out, each with its GPU round time."""
+    return tuple(step for step, left_out in gpu_round_times() if not left_out)
 
 
 SCALES: dict[ScaleName, Scale] = {
@@ -91,11 +106,12 @@ SCALES: dict[ScaleName, Scale] = {
                    "every finding once, on small sizes: is the pipeline sound (not a measurement to publish)", 300.0),
     "standard": Scale("standard", MIN_ROUNDS, group_steps("standard"),
                       "the README's sizes, scaled to about seven minutes on a 2-core CPU", 480.0),
-    # gpu: standard's cases on one GPU; its budget is its three rounds' estimate: no round is added unless the
-    # rounds ran faster than estimated (benchmarks/gpu_session.sh gives the verdict a share of a short GPU lease).
+    # gpu: standard's steps that fit on one GPU; its budget is its three rounds' time: no round is added unless the
+    # rounds ran faster than on the H200 (benchmarks/gpu_session.sh gives the verdict a share of a short GPU lease).
     "gpu": Scale("gpu", MIN_ROUNDS, gpu_steps(),
-                 "the standard scale's cases on a CUDA GPU: the headline's GPU column, within a 5-minute share of a "
-                 "short GPU lease", MIN_ROUNDS * sum(step.round_s for step in gpu_steps()), "one H100, estimated"),
+                 "standard's matmul and inverse, jit and BFGS fit on a CUDA GPU: the headline's GPU column, within its "
+                 "share of a short GPU lease (benchmarks/gpu_plan.py)", MIN_ROUNDS * sum(step.round_s for step in gpu_steps()),
+                 "one H200, as measured on 2026-11-28"),
     "full": Scale("full", 5, group_steps("full"),
                   "the groups' default sizes and full MNIST for three epochs: hours on a CPU, minutes on a GPU",
                   2 * 5 * sum(step.round_s for step in group_steps("full"))),
