@@ -11,6 +11,7 @@ import statistics
 import subprocess
 import sys
 from pathlib import Path
+import time
 from types import ModuleType
 
 import pytest
@@ -223,23 +224,31 @@ def test_the_gpu_scales_times_are_said_to_be_the_h200s(tmp_path: Path) -> None:
             "2026-11-28)") in result.stderr
 
 
-def gone(pid: int) -> bool:
-    """No such process, or a zombie nobody reaped yet (it holds nothing)."""
-    try:
-        return Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] == "Z"
-    except (FileNotFoundError, IndexError):
-        return True
+def gone(pid: int, within_s: float = 5.0) -> bool:
+    """No such process, or a zombie nobody reaped yet (it holds nothing), within `within_s`: a killed process
+    ends when the kernel next schedules it, which on a loaded 2-core machine can be after the plan returned."""
+    deadline = time.monotonic() + within_s
+    while True:
+        try:
+            if Path(f"/proc/{pid}/status").read_text().split("State:")[1].split()[0] == "Z":
+                return True
+        except (FileNotFoundError, IndexError):
+            return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
 
 
 def test_a_step_past_its_limit_is_stopped_with_every_process_it_started(tmp_path: Path) -> None:
     """A verdict's rounds are its children: past the step's limit none of them may keep running into the next step."""
     pid_file = tmp_path / "child.pid"
+    # -S: no site-packages (this environment's .pth files), so both interpreters start in tens of milliseconds.
     code = ("import subprocess, sys, time; "
-            "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']); "
+            "child = subprocess.Popen([sys.executable, '-S', '-c', 'import time; time.sleep(60)']); "
             f"open({str(pid_file)!r}, 'w').write(str(child.pid)); time.sleep(60)")
     # 3 s: a bare Python (no imports beyond subprocess) starts its child and writes its pid in well under a
     # second, even on a loaded 2-core machine; the step is stopped at the budget's end.
-    steps = (stand_in("hangs", "b", code),)
+    steps = (plan.Step("hangs", "b", ("{py}", "-S", "-c", code), 1, "a stand-in"),)
     assert plan.main(["--device", "cpu", "--budget", "3", "--out", str(tmp_path)], steps) == 1
     status = (tmp_path / "steps.tsv").read_text().splitlines()[1].split("\t")[1]
     assert status.startswith("timed out after")
