@@ -14,11 +14,14 @@ Each independent method times the same work the core timed: the same call on the
 is the trainer's own `prepare_step()`, as the step case times it: the same batch, already on the device, the
 same step index array every call; `end_step()` afterwards), under the core's rule: it waits for every call's
 result before the next call starts ("sync per call"). Those lines are judged: a figure passes when cli /
-independent lies within 1 ± 0.15; the script exits 1 otherwise. Lines that time something else are printed,
-labelled, and never judged: "back to back" (a block of calls, one wait at its end: on a GPU the launch queue
-overlaps one call's host work with the previous call's kernels, so the difference from "sync per call" is the
-launch and sync latency a call exposes when it is waited for), and, for Flax, the step with a new index array
-made each call (`jnp.int32(i)`, as `train_epoch` passes it; what this script timed before 2026-11-28).
+independent lies within 1 ± 0.15; it cannot be judged where either side was timed while other processes held
+the machine (the CLI's record's contention, and the same reading here around the independent figures: a busy
+CPU slows each side by tens of per cent at its own time); the script exits 1 unless every judged line passed.
+Lines that time something else are printed, labelled, and never judged: "back to back" (a block of calls, one
+wait at its end: on a GPU the launch queue overlaps one call's host work with the previous call's kernels, so
+the difference from "sync per call" is the launch and sync latency a call exposes when it is waited for), and,
+for Flax, the step with a new index array made each call (`jnp.int32(i)`, as `train_epoch` passes it; what this
+script timed before 2026-11-28).
 The precision policy is set directly with each framework's own API, as the CLI sets it, and each framework
 prepares this process's environment as the CLI prepares its own (JAX's GPU memory on demand); on a CPU, so
 are the XLA flags `mnist flax` sets (convolutions on XLA's own kernels) and PyTorch's thread count.
@@ -39,7 +42,7 @@ import tempfile
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -50,6 +53,7 @@ from jax_benchmarks.hardware.devices import gpu_name, resolve_device  # noqa: E4
 from jax_benchmarks.frameworks.descriptors import JAX_PRECISION, TORCH_PRECISION, prepare_environments  # noqa: E402
 from jax_benchmarks.hardware.peaks import datasheet_peak  # noqa: E402
 from jax_benchmarks.hardware import xla_flags  # noqa: E402
+from jax_benchmarks.measure.contention import Contention, Sampler, contention_between, of_fields  # noqa: E402
 
 TOLERANCE = 0.15
 MNIST_BATCH = 128
@@ -73,8 +77,9 @@ class Figure:
     judged: bool = True
 
 
-def cli_median(args: list[str], case: str, backend: str) -> float:
-    """Run `main.py args --json` in a fresh process; the recorded median of `case` for `backend`."""
+def cli_median(args: list[str], case: str, backend: str) -> tuple[float, Contention | None]:
+    """Run `main.py args --json` in a fresh process; the recorded median of `case` for `backend`, and what the
+    record says other processes took of the machine while it was timed (None: the record says nothing)."""
     with tempfile.TemporaryDirectory() as tmp:
         out = subprocess.run(
             [sys.executable, str(ROOT / "main.py"), *args, "--json", "--results", f"{tmp}/r.jsonl"],
@@ -87,7 +92,16 @@ def cli_median(args: list[str], case: str, backend: str) -> float:
     if len(records) != 1:
         raise SystemExit(f"{' '.join(args)}: expected one {case} record, got {len(records)}")
     median: float = records[0]["median_s"]
-    return median
+    return median, of_fields(records[0].get("contention") or {})
+
+
+def busy_reason(cli: Contention | None, independent: Contention | None) -> str | None:
+    """Why a comparison cannot judge: the CLI's figure or the independent ones taken while other processes
+    held the machine (a busy CPU slows either side by tens of per cent, each at its own time); None: neither."""
+    for side, seen in (("CLI", cli), ("independent", independent)):
+        if seen is not None and seen.busy:
+            return f"{side}: {seen.sentence()}"
+    return None
 
 
 def cpu_xla_flags(existing: str) -> str:
@@ -303,13 +317,28 @@ def mnist_flax(kind: str) -> list[Figure]:
     return [*step_figures(trainer, jax_figures), flax_new_index_each_call(trainer)]
 
 
-def verdict(figure: Figure, ratio: float) -> tuple[str, bool]:
-    """The line's verdict, and whether it fails the cross-check (judged figures only)."""
+def verdict(figure: Figure, ratio: float, busy: str | None = None) -> tuple[str, str]:
+    """The line's verdict text and its kind: "ok", "off" (by more than the tolerance), "cannot judge" (a judged
+    figure taken on a busy machine: `busy` says which side and how busy; never a pass), or "not judged"
+    (another quantity)."""
     if not figure.judged:
-        return "not judged (another quantity)", False
+        return "not judged (another quantity)", "not judged"
+    if busy is not None:
+        return f"CANNOT JUDGE, machine busy ({busy})", "cannot judge"
     if abs(ratio - 1) <= TOLERANCE:
-        return "ok", False
-    return "OFF BY MORE THAN 15 %", True
+        return "ok", "ok"
+    return "OFF BY MORE THAN 15 %", "off"
+
+
+def summary(kinds: list[str]) -> str:
+    """The last line, from the verdicts' kinds: all judged figures within the tolerance only where every judged
+    figure was judged."""
+    off, unjudged = kinds.count("off"), kinds.count("cannot judge")
+    if not off and not unjudged:
+        return "all judged figures within 15 %"
+    parts = ([f"{off} judged figure(s) off by more than 15 %"] if off else []) + (
+        [f"{unjudged} could not be judged (the machine was busy: run again on a quiet one)"] if unjudged else [])
+    return "; ".join(parts)
 
 
 def main() -> int:
@@ -351,23 +380,29 @@ def main() -> int:
         print(f"peak used: {peak.gflops:,.0f} GFLOP/s ({peak.source})")
     print(f"{'figure':<18} {'backend':<8} {'cli':>10} {'independent':>12}  {'method':<22} {'how':<41} {'ratio':>6}"
           "  verdict")
-    failed = 0
+    kinds: list[str] = []
+    sampler = Sampler.of_this_machine(kind)
     for figure, backend, args, case, independent in cases:
         if options.only is not None and not figure.startswith(options.only):
             continue
-        ours = cli_median([*args, *common], case, backend)
-        for theirs in independent():
+        ours, cli_seen = cli_median([*args, *common], case, backend)
+        before = sampler.read()
+        figures = independent()
+        seen = contention_between(before, sampler.read())
+        if sampler.gpu is not None:
+            seen = replace(seen, gpu=sampler.gpu())
+        for theirs in figures:
             ratio = ours / theirs.seconds
-            said, off = verdict(theirs, ratio)
-            failed += off
+            said, verdict_kind = verdict(theirs, ratio, busy_reason(cli_seen, seen))
+            kinds.append(verdict_kind)
             extra = ""
             if figure == "xla matmul" and theirs.judged:
                 gflops = 2 * n**3 / ours / 1e9
                 extra = f"  {gflops:,.0f} GFLOP/s" + (f", {gflops / peak.gflops:.0%} of peak" if peak else "")
             print(f"{figure:<18} {backend:<8} {ours * 1e3:>8.3f}ms {theirs.seconds * 1e3:>10.3f}ms  "
                   f"{theirs.method:<22} {theirs.how:<41} {ratio:>6.2f}  {said}{extra}")
-    print("all judged figures within 15 %" if not failed else f"{failed} judged figure(s) off by more than 15 %")
-    return 1 if failed else 0
+    print(summary(kinds))
+    return 1 if {"off", "cannot judge"} & set(kinds) else 0
 
 
 if __name__ == "__main__":
