@@ -180,8 +180,8 @@ def test_only_figures_under_the_cores_rule_are_judged() -> None:
 
 def test_a_figure_taken_on_a_busy_machine_cannot_pass() -> None:
     """A figure either side took while other processes held the cores says nothing of the core (on this
-    shared 2-core machine one loop read the same Flax step at 152 and 289 ms seconds apart): its line cannot be judged, and
-    the run does not pass, whatever the ratio."""
+    shared 2-core machine one loop read the same Flax step at 152 and 289 ms seconds apart): its line cannot be
+    judged, and the run does not pass, whatever the ratio."""
     from jax_benchmarks.measure.contention import Contention
 
     crosscheck = load_crosscheck()
