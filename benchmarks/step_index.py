@@ -3,17 +3,19 @@ makes a new one each step (`jnp.int32(i)`), and the cross-check once did too (do
 
     python benchmarks/step_index.py [--device auto|cpu|gpu] [--calls N]
 
-The mnist step (batch 128, the CLI's `--dry-run` settings) is called with its index passed four ways, in turn, N
+The mnist step (batch 128, the CLI's `--dry-run` settings) is called with its index passed five ways, in turn, N
 times each way; for each way it prints the median host time until the call returns (the dispatch: what a loop
 that never waits pays per step) and the median time per call waited for (`block_until_ready` after each, the
-core's rule). The ways: the array made once (the step case's), `jnp.int32(0)` made in each call
-(`train_epoch`'s), `np.int32(0)` (a host scalar that jit transfers itself) and `jnp.int32(0)` made and waited for
-before the clock starts (the cost of making it, left out).
+core's rule). The ways: the array made once (the step case's), the same with the garbage collector paused (as
+the core times), `jnp.int32(0)` made in each call (`train_epoch`'s), `np.int32(0)` (a host scalar that jit
+transfers itself) and `jnp.int32(0)` made and waited for before the clock starts (the cost of making it, left
+out). Last, what making `jnp.int32(0)` alone costs.
 """
 
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import statistics
 import sys
@@ -59,9 +61,17 @@ def main() -> int:
         index.block_until_ready()
         return index
 
+    def collector_paused(_: object) -> Any:
+        gc.disable()
+        try:
+            return step(once)
+        finally:
+            gc.enable()
+
     # Each way: what is made before the clock starts, and the call timed with it.
     ways: dict[str, tuple[Callable[[], Any], Callable[[Any], Any]]] = {
         "made once (the step case's)": (lambda: None, lambda _: step(once)),
+        "made once, garbage collector paused": (lambda: None, collector_paused),
         "jnp.int32(0) each call (train_epoch's)": (lambda: None, lambda _: step(jnp.int32(0))),
         "np.int32(0) each call": (lambda: None, lambda _: step(np.int32(0))),
         "jnp.int32(0) made and waited for before the clock": (made_and_waited, step),
@@ -86,6 +96,9 @@ def main() -> int:
     for name in ways:
         print(f"{name:<52} {statistics.median(returned[name]) * 1e6:>10.0f} µs "
               f"{statistics.median(waited[name]) * 1e3:>9.3f} ms")
+    start = time.perf_counter()
+    made = [jnp.int32(0) for _ in range(1000)]
+    print(f"making jnp.int32(0) alone: {(time.perf_counter() - start) / len(made) * 1e6:.0f} µs (mean of {len(made)})")
     return 0
 
 

@@ -2,7 +2,7 @@
 
 The timings themselves are the benchmark's business (it prints them); this checks the conditions under which
 its independent figures are taken, which once differed from the CLI's and made a correct figure look 2× off on
-a CPU, and 19-38 % off for the mnist step on an H200 (docs/gpu.md#what-the-cross-check-compares).
+a CPU, and 15-38 % off for the mnist step on an H200 (docs/gpu.md#what-the-cross-check-compares).
 """
 
 from __future__ import annotations
