@@ -97,8 +97,11 @@ def cli_median(args: list[str], case: str, backend: str) -> tuple[float, Content
 
 def busy_reason(cli: Contention | None, independent: Contention | None) -> str | None:
     """Why a comparison cannot judge: the CLI's figure or the independent ones taken while other processes
-    held the machine (a busy CPU slows either side by tens of per cent, each at its own time); None: neither."""
-    for side, seen in (("CLI", cli), ("independent", independent)):
+    held the machine (a busy CPU slows either side by tens of per cent, each at its own time); None: neither.
+    The CLI's GPU reading is left out: it counts this script's own process, which holds a CUDA context while
+    the CLI runs, as another process on the GPU; the independent side's, taken just after, sees any other."""
+    sides = (("CLI", None if cli is None else replace(cli, gpu=None)), ("independent", independent))
+    for side, seen in sides:
         if seen is not None and seen.busy:
             return f"{side}: {seen.sentence()}"
     return None

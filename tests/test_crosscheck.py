@@ -11,6 +11,7 @@ import gc
 import importlib.util
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -209,3 +210,20 @@ def test_the_environment_is_prepared_as_the_cli_prepares_its_own(monkeypatch: py
     said = crosscheck.prepare_like_the_cli(environ)
     assert environ == {"XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
     assert said == {"jax_gpu_memory": "on demand"}
+
+
+def test_the_scripts_own_process_on_the_gpu_does_not_make_the_cli_busy() -> None:
+    """While the CLI runs, this script's process holds a CUDA context (its own figures came first): the CLI's
+    record counts it as another process on the GPU. That is not contention; the independent side's reading,
+    which knows this process as its own, says whether anyone else was on the GPU."""
+    from jax_benchmarks.measure.contention import Contention
+    from jax_benchmarks.measure.gpu_contention import GpuSeen
+
+    crosscheck = load_crosscheck()
+    quiet_cpu = Contention(1.0, cores=16, others_cores=0.02, steal_cores=0.0)
+    with_us = replace(quiet_cpu, gpu=GpuSeen(0, others=1, other_mib=1200.0))
+    alone = replace(quiet_cpu, gpu=GpuSeen(0, others=0, other_mib=0.0))
+    assert crosscheck.busy_reason(with_us, alone) is None
+    someone = replace(quiet_cpu, gpu=GpuSeen(0, others=1, other_mib=500.0))
+    assert crosscheck.busy_reason(with_us, someone) == (
+        "independent: other processes took 0.0 of 16 cores; 1 other process(es) on GPU 0, 500 MiB")
