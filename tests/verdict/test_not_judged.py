@@ -46,3 +46,17 @@ def test_the_decided_line_says_how_many_stayed_open_because_the_machine_was_busy
         decided_line(busy))
     quiet, _ = machine(gradients(), None, None, draw=False)
     assert "other processes" not in decided_line(quiet) and "Decided: 1 of 1" in decided_line(quiet)
+
+
+def test_the_plain_answer_gives_a_busy_comparisons_reason_not_its_interval() -> None:
+    """Seen in a quick verdict beside two CPU-bound processes: the terminal's answer said "matmul (99.9 % CI
+    0.17–6×, too wide to tell)" while the page's row said "taken on a busy machine, not judged"."""
+    from jax_benchmarks.verdict.answer import plain_answer
+
+    wide = (1.0, 3.0, 0.4, 2.5, 0.5, 3.5)  # rounds that spread so the 99.9 % interval is wider than 10×
+    records = (figure("autograd", "numpy", GRAD, 0.8, variant="vectorised", rounds=6, drift=wide, contention=BUSY)
+               + figure("autograd", "jax", GRAD, 0.7, variant="vmap+jit", rounds=6, contention=BUSY))
+    [answer] = answers(all_findings(latest_runs(records)))
+    assert answer.contrast.interval is not None and answer.contrast.interval[1] / answer.contrast.interval[0] > 10
+    text = " ".join(plain_answer([answer]))
+    assert "taken on a busy machine" in text and "too wide" not in text and "% CI" not in text

@@ -59,7 +59,10 @@ class Answer:
         """Why, in a few words: '×7.6', 'numpy 1.3× faster', 'the same within ±5 %', 'undecided after 3 rounds…'."""
         interval, speedup = self.contrast.interval, self.contrast.speedup
         if self.contrast.judged == "undecided":
-            if interval is not None and interval[1] / interval[0] > WIDEST_INTERVAL:
+            # A comparison taken on a busy machine has an interval from its rounds but was never judged: its reason
+            # is that, as its finding's row says, not the interval's width.
+            judged = not (self.contrast.decision.busy or self.contrast.decision.refused)
+            if judged and interval is not None and interval[1] / interval[0] > WIDEST_INTERVAL:
                 return f"{DECISION_CONFIDENCE * 100:g} % CI {interval[0]:.2g}–{interval[1]:.2g}×, too wide to tell"
             return undecided_text(self.contrast.decision)
         if self.contrast.judged == "same":
