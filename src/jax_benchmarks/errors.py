@@ -133,6 +133,20 @@ def interrupted(message: str, signum: int) -> RunInterrupted:
 NOTHING_SAVED = "Interrupted: no record was written."
 
 
+def nothing_saved(argv: Sequence[str]) -> str:
+    """What a process stopped before its run began says. A round of `--rounds` (its starter gives it
+    `--round-index I --run-id ID`, relaunch.round_argv) wrote nothing itself, but its run holds the earlier rounds'
+    records, which the starter counts on the next line: "no record was written" there would contradict it."""
+    def value(option: str) -> str | None:
+        return next((argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == option), None)
+
+    index, run_id = value("--round-index"), value("--run-id")
+    if index is None or not index.isdigit():
+        return NOTHING_SAVED
+    of_run = f" of run {run_id}" if run_id else ""
+    return f"Interrupted: round {int(index) + 1}{of_run} was stopped before it wrote a record."
+
+
 @contextmanager
 def handling(signum: int, handler: Callable[[int, Any], None]) -> Iterator[None]:
     """Install a signal handler for the duration of the block (signals reach the main thread only). A signal
@@ -164,6 +178,7 @@ def run_cli(command: click.Command, argv: Sequence[str] | None = None, program: 
 
 
 def _run(command: click.Command, argv: Sequence[str] | None, program: str) -> int:
+    given = list(argv) if argv is not None else sys.argv[1:]
     try:
         command.main(args=list(argv) if argv is not None else None, prog_name=program, standalone_mode=False)
     except click.exceptions.Exit as exc:
@@ -175,7 +190,7 @@ def _run(command: click.Command, argv: Sequence[str] | None, program: str) -> in
     except click.Abort as exc:
         # Click turns a KeyboardInterrupt outside a run (while parsing, importing) into a bare Abort.
         signum = interrupt_signal(exc.__context__) if exc.__context__ is not None else signal.SIGINT
-        click.echo(NOTHING_SAVED, err=True)
+        click.echo(nothing_saved(given), err=True)
         return 128 + signum
     except RunInterrupted as exc:
         click.echo(exc.format_message(), err=True)
@@ -187,7 +202,7 @@ def _run(command: click.Command, argv: Sequence[str] | None, program: str) -> in
         click.echo(f"Error: {message}", err=True)
         return exc.exit_code
     except KeyboardInterrupt as exc:
-        click.echo(NOTHING_SAVED, err=True)
+        click.echo(nothing_saved(given), err=True)
         return 128 + interrupt_signal(exc)
     except BrokenPipeError:
         sys.stderr.close()
