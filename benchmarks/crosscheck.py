@@ -122,7 +122,8 @@ def prepare_like_the_cli(environ: dict[str, str] | Any) -> dict[str, Any]:
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
-    """No garbage collection inside a timed loop, as the core and Python's timeit do."""
+    """No garbage collection inside a timed loop, as the core and Python's timeit do. Written here, not imported
+    from measure/timing.py (which has the same few lines): the independent side uses none of the core's code."""
     enabled = gc.isenabled()
     gc.disable()
     try:
