@@ -23,7 +23,7 @@ from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.verdict.answer import SCALE_BANNERS, Answer, how_judged, plain_answer
 from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, MAX_ROUNDS
 from jax_benchmarks.verdict.findings import Finding
-from jax_benchmarks.verdict.sequential import counted, decided_count, is_open, rounds_to_settle
+from jax_benchmarks.verdict.sequential import counted, counted_undecided, decided_count, rounds_to_settle
 
 PAGE_TITLE = "jax-benchmarks verdict"
 QUESTION = "Is JAX worth it on this machine, for my kind of work?"
@@ -83,12 +83,13 @@ DERIVED = " (derived from the sizes the records were measured at: they do not na
 def decided_line(machine: Machine) -> str:
     """'Decided: 9 of 12 comparisons; 3 stayed undecided (at most 5 rounds a figure); 2 of them would need more
     than 100 rounds a side here.' (the last clause where some would: more budget would not decide those)"""
-    decided, undecided = decided_count(machine.findings, undecided_keys(machine.answers))
+    wide = undecided_keys(machine.answers)
+    decided, undecided = decided_count(machine.findings, wide)
     rounds = max((r.round_index + 1 for r in machine.records if r.round_index is not None), default=1)
     line = (f"Decided: {decided} of {decided + undecided} comparisons; {undecided} stayed undecided "
             f"(at most {rounds} round{'' if rounds == 1 else 's'} a figure)")
     answer_of = {a.key: a for a in machine.answers}
-    busy = busy_count(machine.findings, answer_of, undecided_keys(machine.answers))
+    busy = busy_count(machine.findings, answer_of, wide)
     if busy:
         line += (f"; {busy} of them because their figures were taken while other processes held the cores (not "
                  "judged)")
@@ -105,7 +106,7 @@ def busy_count(findings: Sequence[Finding], answer_of: Mapping[str, Answer], und
     def busy(f: Finding) -> bool:
         answer = answer_of.get(f.key)
         return any(d.busy for d in f.decisions) or (answer is not None and answer.contrast.decision.busy)
-    return sum(1 for f in findings if counted(f) and (is_open(f) or f.key in undecided) and busy(f))
+    return sum(1 for f in findings if counted_undecided(f, undecided) and busy(f))
 
 
 def dates(records: Sequence[Record]) -> str:

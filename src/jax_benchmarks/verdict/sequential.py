@@ -137,9 +137,14 @@ def counted(finding: Finding) -> bool:
     return finding.status in ("found", "same") or is_open(finding)
 
 
+def counted_undecided(finding: Finding, undecided_keys: Collection[str] = ()) -> bool:
+    """A finding that compares (`counted`) and stays undecided: its own status, or its answer (judged with the
+    page's other answers: its key in `undecided_keys`)."""
+    return counted(finding) and (is_open(finding) or finding.key in undecided_keys)
+
+
 def decided_count(findings: Sequence[Finding], undecided_keys: Collection[str] = ()) -> tuple[int, int]:
-    """(decided, undecided) among the findings that compare (`counted`): found or the same, against undecided (or
-    found or the same but in `undecided_keys`: their answer, judged with the page's other answers, is undecided)."""
-    compared = [f for f in findings if counted(f)]
-    undecided = sum(1 for f in compared if is_open(f) or f.key in undecided_keys)
-    return len(compared) - undecided, undecided
+    """(decided, undecided) among the findings that compare (`counted`): found or the same, against undecided
+    (`counted_undecided`)."""
+    undecided = sum(1 for f in findings if counted_undecided(f, undecided_keys))
+    return sum(1 for f in findings if counted(f)) - undecided, undecided
