@@ -275,8 +275,8 @@ def round_times(text: str) -> list[RoundTime]:
         key = (record["group"], int(record["round_index"]))
         if not runs or runs[-1][:2] != key:
             runs.append((*key, datetime.fromisoformat(record["timestamp"])))
-    planned = [(step, left_out, index) for step, left_out in gpu_round_times()
-               for index in range(SCALES["standard"].rounds)]
+    steps = gpu_round_times()
+    planned = [(step, left_out, index) for step, left_out in steps for index in range(SCALES["standard"].rounds)]
     timed: dict[int, list[float]] = {}
     started: dict[int, int] = {}
     at = 0
@@ -291,7 +291,7 @@ def round_times(text: str) -> list[RoundTime]:
         if number + 1 < len(runs):
             timed.setdefault(step_at, []).append((runs[number + 1][2] - began).total_seconds())
     return [RoundTime(step, left_out, tuple(timed.get(i, ())), started.get(i, 0))
-            for i, (step, left_out) in enumerate(gpu_round_times())]
+            for i, (step, left_out) in enumerate(steps)]
 
 
 def round_lines(times: Sequence[RoundTime]) -> list[str]:
