@@ -202,6 +202,10 @@ class BenchSettings(BaseModel):
                                description="Run id to record under (a round of --rounds).")
     round_index: int | None = Field(None, ge=0, json_schema_extra={"hidden": True},
                                     description="Index of this round (a round of --rounds).")
+    # Set by `verdict --paired` for each framework's process of a round taken in turns (jax_benchmarks.measure.turns):
+    # the Unix socket of the round's arbiter; not for users (hidden from --help).
+    turns: str | None = Field(None, json_schema_extra={"hidden": True},
+                              description="The socket of the round's turns (a round taken in turns).")
 
     @field_validator("threads")
     @classmethod
@@ -210,6 +214,14 @@ class BenchSettings(BaseModel):
         if value is not None and value > cores:
             raise ValueError(f"{value} threads requested but this process may use {cores} core(s); "
                              f"allowed: 1–{cores}")
+        return value
+
+    @field_validator("turns")
+    @classmethod
+    def _turns_socket(cls, value: str | None) -> str | None:
+        # Set by verdict --turns to its round's arbiter: a Unix socket that exists while the round runs.
+        if value is not None and not Path(value).is_socket():
+            raise ValueError(f"{value!r} is not the socket of a running round's turns (verdict --turns sets it)")
         return value
 
     @field_validator("case")
@@ -228,6 +240,8 @@ class BenchSettings(BaseModel):
             raise OptionError("--round-index", "--round-index needs --run-id (both are set by --rounds)")
         if self.round_index is not None and self.round_index >= self.rounds:
             raise OptionError("--round-index", f"{self.round_index} is not below --rounds {self.rounds}")
+        if self.turns is not None and self.round_index is None:
+            raise OptionError("--turns", "--turns needs --round-index (both are set by verdict --paired)")
         return self
 
     @model_validator(mode="after")

@@ -87,6 +87,7 @@ def test_output_dash_sends_the_page_to_stdout_and_writes_no_file(tmp_path: Path)
     (["--from", "r.jsonl", "--against", "missing.jsonl"], "--against", "does not exist"),
     (["--run", "x"], "--run", "needs --from"),
     (["--from", "r.jsonl", "--scale", "full"], "--scale", "measures nothing with --from"),
+    (["--from", "r.jsonl", "--turns"], "--turns", "measures nothing with --from"),
     (["--scale", "huge"], "--scale", "'huge' is not one of 'quick', 'standard', 'gpu', 'full'"),
     (["--from", "r.jsonl", "--format", "pdf"], "--format", "'pdf' is not one of 'html', 'markdown'"),
     (["--from", "r.jsonl", "--run", "20991231"], "--run", "no run '20991231' in the results"),

@@ -30,6 +30,7 @@ from jax_benchmarks.hardware.xla_flags import CpuConv, set_before_jax
 from jax_benchmarks.measure.harness import BackendModule, run_suite
 from jax_benchmarks.measure.memory import DeviceMemory
 from jax_benchmarks.measure.profile import ProfilePass, set_environment as set_profiler_environment
+from jax_benchmarks.measure.turns import TurnClient, Turns
 from jax_benchmarks.settings import BenchSettings, parse_settings, settings_options
 
 
@@ -136,14 +137,17 @@ def conv_kernels_before_import(backend: str) -> Callable[[Sequence[str], BenchSe
     return before
 
 
-def run_backend(module: BackendModule, spec: CommandSpec, settings: BenchSettings, run: Any) -> None:
-    """One backend's run under the GPU policy, with a GPU out-of-memory error turned into one line."""
+def run_backend(module: BackendModule, spec: CommandSpec, settings: BenchSettings, run: Any,
+                turns: Turns | None = None) -> None:
+    """One backend's run under the GPU policy, with a GPU out-of-memory error turned into one line; `turns`: this
+    process's turns in a round taken in turns (jax_benchmarks.measure.turns)."""
     try:
         with applied(settings.precision, [framework.module for framework in spec.needs]):
             profiler = profile_pass(spec, settings, run)
             for suite in module.suites(settings):
                 run_suite(run, suite, repeats=settings.repeats, patterns=settings.case_patterns, memory=settings.memory,
-                          device_memory=spec.device_memory, min_time_s=settings.min_time, profiler=profiler)
+                          device_memory=spec.device_memory, min_time_s=settings.min_time, profiler=profiler,
+                          turns=turns)
     except Exception as exc:
         from jax_benchmarks.frameworks.descriptors import is_out_of_memory
 
@@ -195,10 +199,13 @@ def execute(
         from jax_benchmarks.frameworks.descriptors import registered
 
         set_profiler_environment((descriptor.profiler for descriptor in registered()), os.environ)
+    # A round taken in turns (verdict --paired): connected to its arbiter before the frameworks load, so that no
+    # other process of the round times a window while this one imports; its records say so (env `turns`).
+    turns = TurnClient(settings.turns) if settings.turns is not None else None
     run = Run(group.name, settings.results, log=console.print, run_id=run_id or settings.run_id,
               round_index=settings.round_index, rounds=settings.rounds if settings.is_round else None,
               settings_env={"threads": settings.threads, "min_time_s": settings.min_time, "quick": settings.quick_sizes,
-                            **policy.record(), **prepared},
+                            **({"turns": True} if turns is not None else {}), **policy.record(), **prepared},
               # Bars only on a terminal: rich draws nothing useful into a pipe or file, only blank lines.
               progress=RichProgress(console) if show and console.is_terminal else None)
     print_run_header(console, run, settings)
@@ -216,7 +223,7 @@ def execute(
                 if settings.threads is not None:  # after the import: the backend's framework is loaded now
                     for note in pin_loaded(settings.threads):
                         console.print(f"--threads: {note}")
-                run_backend(backend, spec, settings, run)
+                run_backend(backend, spec, settings, run, turns)
             run.raise_if_stopped()
             if group.after is not None and run.records:
                 group.after(run, console)  # may add records (e.g. a parity check) or raise CheckFailed
@@ -360,6 +367,21 @@ def unavailable_command(command: str, missing: tuple[Framework, ...], help_: str
                          help=f"[unavailable: {unavailable_reason(missing)}] {help_}",
                          short_help=f"[unavailable: {install_command(missing)}] {help_}",
                          context_settings={"ignore_unknown_options": True, "allow_extra_args": True})
+
+
+def turn_plan(group_name: str) -> tuple[tuple[str, ...], int]:
+    """How `group_name all`'s rounds are taken in turns (`verdict --turns`, cli/rounds.py's `Step.in_turns`): the
+    backends `all` runs here (those installed), and the first round index taken in turns: 1 where `all` checks the
+    backends against each other after they ran (`GroupSpec.after`: the gradients' and the fits' agreement, mnist's
+    table of modes), which needs them in one process, so round 0 runs as one; else 0. No backends: not in turns (the
+    group has no `all`, or fewer than two of its backends are installed)."""
+    from jax_benchmarks.groups import GROUPS
+
+    group: GroupSpec = importlib.import_module(GROUPS[group_name].module).SPEC
+    if group.all_settings is None:
+        return (), 0
+    runnable = tuple(name for name, spec in group.backends.items() if spec.in_all and not spec.missing)
+    return (runnable, 1 if group.after is not None else 0) if len(runnable) > 1 else ((), 0)
 
 
 def _all_command(group: GroupSpec, model: type[BenchSettings],

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -33,8 +34,9 @@ from pathlib import Path
 import click
 
 from jax_benchmarks.cli import relaunch
-from jax_benchmarks.cli.relaunch import killed_by, round_argv
+from jax_benchmarks.cli.relaunch import ending_with_parent, killed_by, round_argv
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
+from jax_benchmarks.measure.turns import TURN_GAP_S, TURN_WINDOWS, Arbiter
 from jax_benchmarks.settings import BenchSettings, command_line
 from jax_benchmarks.store.location import ResultsLocation, as_location, for_children, saved_count
 from jax_benchmarks.store.record import Record
@@ -77,12 +79,21 @@ def duration_text(seconds: float) -> str:
 @dataclass(frozen=True)
 class Step:
     """One group command run in rounds, with the options each of its rounds gets (`ROUND_INDEX` replaced) and one
-    round's expected wall time (seconds) on the reference machine where it is known (0: not known)."""
+    round's expected wall time (seconds) on the reference machine where it is known (0: not known).
+
+    `in_turns`: the backends of a group's `all` whose rounds are taken in turns (`run_round_in_turns`, `verdict
+    --turns`), from round index `turns_from` on (1 where `all` also checks the backends against each other once they
+    ran, which needs them in one process: its first round runs as one process); empty: every round one process."""
 
     group: str
     command: str
     options: tuple[str, ...]
     round_s: float = 0.0
+    in_turns: tuple[str, ...] = ()
+    turns_from: int = 0
+
+    def taken_in_turns(self, index: int) -> bool:
+        return bool(self.in_turns) and index >= self.turns_from
 
     @property
     def label(self) -> str:
@@ -154,6 +165,64 @@ def run_round(group: str, command: str, options: Sequence[str], *, rounds: int, 
                if len(codes) == 2 and died(codes[-1]) else "")
     return RoundDone(label or f"{group} {command} · round {index + 1}/{rounds}", time.perf_counter() - began,
                      codes[-1], group, index, failure, stdout)
+
+
+def run_round_in_turns(group: str, backends: Sequence[str], options: Sequence[str], *, rounds: int, index: int,
+                       run_id: str, log: Path, label: str = "", gap_s: float = TURN_GAP_S,
+                       windows: int = TURN_WINDOWS) -> RoundDone:
+    """Round `index` of `rounds` taken in turns (jax_benchmarks.measure.turns): each of `backends` in its own fresh
+    process (`group BACKEND options`), the processes side by side, their timed windows granted one at a time by an
+    arbiter of this process. A process that died (`died`) is run once more, alone. Each process's output is appended
+    to `log` once the round ended, one process after another (not interleaved). `gap_s` and `windows`: the
+    arbiter's (jax_benchmarks.measure.turns; benchmarks/turns_rounds.py tries others)."""
+    began = time.perf_counter()
+    failures: list[str] = []
+    codes: dict[str, int] = {}
+    with tempfile.TemporaryDirectory(prefix="turns-") as folder:
+        pending = list(backends)
+        for attempt in (1, 2):
+            outputs = {name: Path(folder, f"{name}.{attempt}.log") for name in pending}
+            with Arbiter(str(Path(folder, f"turns.{attempt}")), len(pending), gap_s, windows) as arbiter:
+                children = {}
+                try:
+                    for name in pending:
+                        argv = round_argv(group, name, [*options, "--turns", arbiter.path], rounds=rounds,
+                                          index=index, run_id=run_id)
+                        with outputs[name].open("w", encoding="utf-8") as out:
+                            children[name] = relaunch.start(ending_with_parent(argv), stdin=subprocess.DEVNULL,
+                                                             stdout=out, stderr=subprocess.STDOUT)
+                    waiting = dict(children)
+                    while waiting:
+                        for name, child in list(waiting.items()):
+                            code = child.poll()
+                            if code is not None:
+                                codes[name] = code
+                                arbiter.ended(child.process.pid)
+                                del waiting[name]
+                        time.sleep(0.05)
+                except KeyboardInterrupt as exc:  # the round is stopped: every process gets the signal that stopped it
+                    relaunch.stop(list(children.values()), interrupt_signal(exc))
+                    raise
+            with log.open("a", encoding="utf-8") as out:
+                for name in pending:
+                    out.write(f"== {group} {name}, round {index + 1}/{rounds} in turns "
+                              f"(attempt {attempt}): exit {codes[name]}\n")
+                    out.write(outputs[name].read_text(encoding="utf-8", errors="replace"))
+            dead = [name for name in pending if died(codes[name])]
+            if not dead:
+                break
+            failures += [f"{group} {name}: {exit_text(codes[name])}" for name in dead]
+            if attempt == 2:
+                break
+            with log.open("a", encoding="utf-8") as out:
+                out.write(f"== round {index + 1}/{rounds} of {group}: {', '.join(dead)} died: run once more, alone "
+                          "in turns; what it recorded stays in the store\n")
+            pending = dead
+    dead_twice = [name for name in pending if died(codes[name])] if failures else []
+    failure = (f"round {index + 1} of {group} failed twice: {', '.join(dead_twice)}" if dead_twice else "")
+    worst = next((codes[name] for name in backends if codes[name] != 0), 0)
+    return RoundDone(label or f"{group} · round {index + 1}/{rounds} in turns", time.perf_counter() - began, worst,
+                     group, index, failure)
 
 
 # ------------------------------------------------------------------ --rounds N ---
@@ -229,8 +298,13 @@ def run_steps(steps: Sequence[Step], rounds: int, results: ResultsLocation | Pat
                 show(label, done)
                 with log.open("a", encoding="utf-8") as out:
                     out.write(f"\n== verdict {run_id}: {step.label} (round {index + 1}/{rounds})\n")
-                done.append(run_round(step.group, step.command, step_options(step, index, given, threads),
-                                      rounds=rounds, index=index, run_id=run_id, log=log, label=label))
+                options = step_options(step, index, given, threads)
+                if step.taken_in_turns(index):
+                    done.append(run_round_in_turns(step.group, step.in_turns, options, rounds=rounds, index=index,
+                                                   run_id=run_id, log=log, label=f"{label} in turns"))
+                else:
+                    done.append(run_round(step.group, step.command, options, rounds=rounds, index=index,
+                                          run_id=run_id, log=log, label=label))
                 with log.open("a", encoding="utf-8") as out:  # the wall times the scale's round estimates come from
                     out.write(f"== verdict {run_id}: {step.label} (round {index + 1}/{rounds}) took "
                               f"{done[-1].seconds:.1f} s, exit {done[-1].code}\n")

@@ -77,6 +77,7 @@ from jax_benchmarks.measure.memory import (AROUND_TIMED_RUN, SEPARATE_PASS, Devi
                                            release_freed_memory)
 from jax_benchmarks.measure.profile import ProfilePass
 from jax_benchmarks.measure.progress import Progress
+from jax_benchmarks.measure.turns import Turns, turn
 from jax_benchmarks.store.record import Output, Record, Scalar
 from jax_benchmarks.measure.timing import (MIN_TIME_S, Measurement, Sync, measure, no_sync, single, time_call,
                                            time_runs)
@@ -416,8 +417,8 @@ def select(cases: Iterable[Case[Any]], patterns: Sequence[str]) -> list[Case[Any
 
 
 def measure_keeping_result(fn: Callable[[], R], sync: Sync, repeats: int, fixed_count: bool = False,
-                           min_time_s: float = MIN_TIME_S, window: EnergyWindow | None = None
-                           ) -> tuple[R, Measurement]:
+                           min_time_s: float = MIN_TIME_S, window: EnergyWindow | None = None,
+                           turns: Turns | None = None) -> tuple[R, Measurement]:
     """`measure(fn)` that also hands back the last result, so no step is computed twice.
 
     The previous result is dropped before the next call starts, so at most one result is alive at a
@@ -432,36 +433,39 @@ def measure_keeping_result(fn: Callable[[], R], sync: Sync, repeats: int, fixed_
         return result
 
     if fixed_count:  # see `Timed.fixed_count`
-        measurement = measure(call, sync, repeats=repeats, min_time_s=0.0, block_s=0.0, window=window)
+        measurement = measure(call, sync, repeats=repeats, min_time_s=0.0, block_s=0.0, window=window, turns=turns)
     else:
-        measurement = measure(call, sync, repeats=repeats, min_time_s=min_time_s, window=window)
+        measurement = measure(call, sync, repeats=repeats, min_time_s=min_time_s, window=window, turns=turns)
     return last[0], measurement
 
 
-def time_case(timed: Timed[R], repeats: int, min_time_s: float = MIN_TIME_S, window: EnergyWindow | None = None
-              ) -> tuple[R, Measurement]:
-    """Time the case's call as its `Timed` says; `window` (energy) open around the timed samples alone."""
+def time_case(timed: Timed[R], repeats: int, min_time_s: float = MIN_TIME_S, window: EnergyWindow | None = None,
+              turns: Turns | None = None) -> tuple[R, Measurement]:
+    """Time the case's call as its `Timed` says; `window` (energy) open around the timed samples alone; `turns` (a
+    round taken in turns, jax_benchmarks.measure.turns): every timed call in this process's turns."""
     if timed.once:
-        if window is not None:
-            window.open()
-        result, seconds = time_call(timed.call, timed.sync)
-        if window is not None:
-            window.close(1)
+        with turn(turns):
+            if window is not None:
+                window.open()
+            result, seconds = time_call(timed.call, timed.sync)
+            if window is not None:
+                window.close(1)
         return result, single(seconds)
     if timed.runs is not None:
-        return time_runs(timed.call, timed.sync, timed.runs, timed.before_each, window)
-    return measure_keeping_result(timed.call, timed.sync, repeats, timed.fixed_count, min_time_s, window)
+        return time_runs(timed.call, timed.sync, timed.runs, timed.before_each, window, turns)
+    return measure_keeping_result(timed.call, timed.sync, repeats, timed.fixed_count, min_time_s, window, turns)
 
 
 def sampled_case(timed: Timed[R], repeats: int, sampler: Sampler, min_time_s: float = MIN_TIME_S,
-                 energy: EnergyMeter | None = None) -> tuple[R, Measurement]:
+                 energy: EnergyMeter | None = None, turns: Turns | None = None) -> tuple[R, Measurement]:
     """`time_case`, with what other processes took of the machine meanwhile on the measurement
     (jax_benchmarks.measure.contention: a reading of /proc before and after, outside the timed calls;
     benchmarks/contention.py measures their cost), and the energy of the timed calls where `energy` reads a
-    counter (jax_benchmarks.measure.energy; its reason where it cannot)."""
+    counter (jax_benchmarks.measure.energy; its reason where it cannot). In a round taken in turns, `sampler` reads
+    this process's turns alone (`Turns.sampler`)."""
     before = sampler.read()
     window = None if energy is None else energy.window()
-    result, measurement = time_case(timed, repeats, min_time_s, window)
+    result, measurement = time_case(timed, repeats, min_time_s, window, turns)
     seen = contention_between(before, sampler.read())
     if sampler.gpu is not None:  # after the CPU's reading: nvidia-smi's tens of ms are not in its window
         seen = replace(seen, gpu=sampler.gpu())
@@ -473,20 +477,23 @@ def measure_case(timed: Timed[R], repeats: int, probe: Probe | None,
                  sampler: Sampler | None = None, min_time_s: float = MIN_TIME_S,
                  energy: EnergyMeter | None = None, profiler: ProfilePass | None = None,
                  where: tuple[str, str, str] = ("", "", ""),
-                 generated: Callable[[], object] | None = None) -> tuple[R, Measurement]:
+                 generated: Callable[[], object] | None = None, turns: Turns | None = None) -> tuple[R, Measurement]:
     """`time_case`, then the memory figures on the measurement (none without a probe), then --profile's untimed
     pass (`profiler`; `where` = backend, case label, device: its files' names; `generated`: what its `watch`
     started before the case returned). Returns the last result: the memory pass's, where there is one (the same
-    call on the same inputs as the timed ones)."""
-    result, measurement = measured_with_memory(timed, repeats, probe, sampler, min_time_s, energy)
+    call on the same inputs as the timed ones). `turns`: a round taken in turns (`time_case`)."""
+    result, measurement = measured_with_memory(timed, repeats, probe, sampler, min_time_s, energy, turns)
     if profiler is None:
         return result, measurement
     return result, replace(measurement, profile=profiler.take(timed, *where, generated=generated))
 
 
 def measured_with_memory(timed: Timed[R], repeats: int, probe: Probe | None, sampler: Sampler | None,
-                         min_time_s: float, energy: EnergyMeter | None) -> tuple[R, Measurement]:
-    """`time_case`, then the memory figures on the measurement (none without a probe)."""
+                         min_time_s: float, energy: EnergyMeter | None, turns: Turns | None = None
+                         ) -> tuple[R, Measurement]:
+    """`time_case`, then the memory figures on the measurement (none without a probe). The memory pass is untimed:
+    in a round taken in turns it runs outside this process's turns (no other process's window runs meanwhile: the
+    arbiter grants none while a process works between its turns)."""
     if timed.single_pass:
         # Work timed once starts from a heap handed back, with or without memory figures, so that
         # --memory does not change its timing. Otherwise its allocations reuse pages that earlier cases
@@ -496,14 +503,14 @@ def measured_with_memory(timed: Timed[R], repeats: int, probe: Probe | None, sam
         release_freed_memory()
     sampler = sampler or Sampler.of_this_machine()
     if probe is None:
-        return sampled_case(timed, repeats, sampler, min_time_s, energy)
+        return sampled_case(timed, repeats, sampler, min_time_s, energy, turns)
     if timed.single_pass:
         probe.start(settle=False)
-        result, measurement = sampled_case(timed, repeats, sampler, min_time_s, energy)
+        result, measurement = sampled_case(timed, repeats, sampler, min_time_s, energy, turns)
         figures = probe.stop(AROUND_TIMED_RUN)
     else:
         probe.before_timing()
-        result, measurement = sampled_case(timed, repeats, sampler, min_time_s, energy)
+        result, measurement = sampled_case(timed, repeats, sampler, min_time_s, energy, turns)
         del result  # no more results alive during the pass than during a timed call
         probe.start(settle=True)
         result = timed.call()
@@ -518,7 +525,7 @@ def run_cases(
     run: Recorder, target: Target, cases: Sequence[Case[Any]], *, repeats: int, patterns: Sequence[str] = (),
     progress: Progress | None = None, fixtures: Sequence[Fixture[Any]] = (), memory: bool = True,
     device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S, energy: EnergyMeter | None = None,
-    profiler: ProfilePass | None = None,
+    profiler: ProfilePass | None = None, turns: Turns | None = None,
 ) -> dict[str, Measurement]:
     """Time, judge and record every selected case in order; raise `CheckFailed` at the end if any check
     failed. Returns the measurements by case label (for a backend that reports across cases). The
@@ -526,18 +533,19 @@ def run_cases(
     `memory=False` (`--no-memory`) takes no memory figures and makes no extra call; `device_memory` reads the
     device peak of a case on a GPU (the backend's spec declares it; None: the record says none is read);
     `energy` reads the energy of the timed calls (default: NVML's counter of the target's GPU; none on a CPU);
-    `profiler` (--profile) profiles one more untimed call of each case (jax_benchmarks.measure.profile)."""
+    `profiler` (--profile) profiles one more untimed call of each case (jax_benchmarks.measure.profile); `turns` (a
+    round taken in turns, jax_benchmarks.measure.turns) holds every timed call in this process's turns."""
     with LiveFixtures(fixtures) as live:
         return run_live(run, target, cases, live, repeats=repeats, patterns=patterns, progress=progress,
                         memory=memory, device_memory=device_memory, min_time_s=min_time_s, energy=energy,
-                        profiler=profiler)
+                        profiler=profiler, turns=turns)
 
 
 def run_live(
     run: Recorder, target: Target, cases: Sequence[Case[Any]], live: LiveFixtures, *, repeats: int,
     patterns: Sequence[str] = (), progress: Progress | None = None, kept_for_after: Sequence[Fixture[Any]] = (),
     memory: bool = True, device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S,
-    energy: EnergyMeter | None = None, profiler: ProfilePass | None = None,
+    energy: EnergyMeter | None = None, profiler: ProfilePass | None = None, turns: Turns | None = None,
 ) -> dict[str, Measurement]:
     """`run_cases` with the suite's live fixtures, keeping `kept_for_after` alive for `Suite.after`."""
     progress = progress or run.progress
@@ -559,6 +567,8 @@ def run_live(
     failures: list[str] = []
     capped: list[tuple[str, Measurement]] = []  # figures whose window the sample cap cut short of min_time_s
     sampler = Sampler.of_this_machine(target.device)
+    if turns is not None:  # what others took of the machine is read over this process's turns alone
+        sampler = turns.sampler(sampler)
     energy = energy if energy is not None else EnergyMeter.of_device(target.device)
     progress.start(f"{target.backend} @{target.device}", len(chosen))
     try:
@@ -577,7 +587,8 @@ def run_live(
                 values = [live.value(fixture) for fixture in case.uses]
                 probe = Probe.of(device_memory, target.backend, target.device) if memory else None
                 result, measurement = measure_case(case.prepare(*values), repeats, probe, sampler, min_time_s, energy,
-                                                   profiler, (target.backend, case.label, target.device), generated)
+                                                   profiler, (target.backend, case.label, target.device), generated,
+                                                   turns)
             except case.cannot_run as exc:
                 if generated is not None:
                     generated()  # stops the watch: nothing of a case that could not run is recorded
@@ -628,7 +639,8 @@ def cap_line(target: Target, capped: Sequence[tuple[str, Measurement]], min_time
 
 def run_suite(run: Recorder, suite: Suite, *, repeats: int, patterns: Sequence[str] = (),
               memory: bool = True, device_memory: DeviceMemory | None = None, min_time_s: float = MIN_TIME_S,
-              energy: EnergyMeter | None = None, profiler: ProfilePass | None = None) -> dict[str, Measurement]:
+              energy: EnergyMeter | None = None, profiler: ProfilePass | None = None,
+              turns: Turns | None = None) -> dict[str, Measurement]:
     """`before`, the selected cases (see `run_cases`), then `after` unless a check failed or nothing was
     selected; all of it inside the suite's `context`, the fixtures torn down before it is left."""
     with suite.context(), LiveFixtures(suite.fixtures, SuiteRecords(run)) as live:
@@ -637,7 +649,8 @@ def run_suite(run: Recorder, suite: Suite, *, repeats: int, patterns: Sequence[s
             suite.before(run)
         measured = run_live(run, suite.target, suite.cases, live, repeats=repeats, patterns=patterns,
                             kept_for_after=suite.after_uses if suite.after is not None else (), memory=memory,
-                            device_memory=device_memory, min_time_s=min_time_s, energy=energy, profiler=profiler)
+                            device_memory=device_memory, min_time_s=min_time_s, energy=energy, profiler=profiler,
+                            turns=turns)
         if suite.after is not None and measured:
             suite.after(run, *(live.value(fixture) for fixture in suite.after_uses))
         return measured

@@ -29,6 +29,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from jax_benchmarks.measure.turns import Turns, turn
+
 if TYPE_CHECKING:
     from jax_benchmarks.measure.energy import EnergyWindow
 
@@ -144,6 +146,7 @@ def measure(
     block_s: float = 2e-3,
     max_repeats: int | None = None,
     window: EnergyWindow | None = None,
+    turns: Turns | None = None,
 ) -> Measurement:
     """Time `fn()` honestly; see the module docstring for the protocol.
 
@@ -151,42 +154,60 @@ def measure(
     `min_time_s` of samples is collected, never past `max_repeats` (default
     `MAX_SAMPLES`): a window cut short by it is said on the measurement.
     `window`, where given, is open around the samples alone.
+    `turns`, where given (a round taken in turns: jax_benchmarks.measure.turns), splits the samples into
+    `turns.windows` turns, each with its share of `repeats` and of `min_time_s`, the first call and the warm-up in the
+    first; without it the samples are one window, as they always were.
     """
     cap = MAX_SAMPLES if max_repeats is None else max_repeats
     if repeats < 1 or warmup < 0:
         raise ValueError("repeats must be >= 1 and warmup >= 0")
+    windows = 1 if turns is None else turns.windows
+    window_repeats, window_time_s = math.ceil(repeats / windows), min_time_s / windows
+    first, last, number = 0.0, 0.0, 1
+    samples: list[float] = []
+    total = 0.0
+    recalibrated = capped_early = False
     with _gc_paused():
-        _, first = time_call(fn, sync)
-        last = first
-        for _ in range(warmup):
-            _, last = time_call(fn, sync)
-        # Group calls shorter than block_s so the clock's resolution is negligible.
-        number = 1 if last >= block_s else min(10_000, math.ceil(block_s / max(last, 1e-9)))
-        samples: list[float] = []
-        total = 0.0
-        recalibrated = False
-        if window is not None:
-            window.open()
-        while True:
-            start = time.perf_counter()
-            for _ in range(number):
-                sync(fn())
-            elapsed = time.perf_counter() - start
-            samples.append(elapsed / number)
-            total += elapsed
-            if len(samples) >= cap or (len(samples) >= repeats and total >= min_time_s):
+        for index in range(windows):
+            with turn(turns):
+                if index == 0:
+                    _, first = time_call(fn, sync)
+                    last = first
+                    for _ in range(warmup):
+                        _, last = time_call(fn, sync)
+                    # Group calls shorter than block_s so the clock's resolution is negligible.
+                    number = 1 if last >= block_s else min(10_000, math.ceil(block_s / max(last, 1e-9)))
+                in_window, window_total = 0, 0.0
+                if window is not None:
+                    window.open()
+                while True:
+                    start = time.perf_counter()
+                    for _ in range(number):
+                        sync(fn())
+                    elapsed = time.perf_counter() - start
+                    samples.append(elapsed / number)
+                    total += elapsed
+                    in_window += 1
+                    window_total += elapsed
+                    if len(samples) >= cap:
+                        capped_early = True
+                        break
+                    if in_window >= window_repeats and window_total >= window_time_s:
+                        break
+                    # Only within the first window: samples of windows already closed are not dropped.
+                    if not recalibrated and len(samples) == RECALIBRATE_AFTER == in_window:
+                        recalibrated = True
+                        per_call = statistics.median(samples)
+                        if per_call * number < block_s / 2:
+                            warmup += len(samples) * number
+                            number = min(10_000, math.ceil(block_s / max(per_call, 1e-9)))
+                            samples, total, in_window, window_total = [], 0.0, 0, 0.0
+                            if window is not None:
+                                window.open()  # the energy of the dropped samples is left out with them
+                if window is not None:
+                    window.close(in_window * number)
+            if capped_early:
                 break
-            if not recalibrated and len(samples) == RECALIBRATE_AFTER:
-                recalibrated = True
-                per_call = statistics.median(samples)
-                if per_call * number < block_s / 2:
-                    warmup += len(samples) * number
-                    number = min(10_000, math.ceil(block_s / max(per_call, 1e-9)))
-                    samples, total = [], 0.0
-                    if window is not None:
-                        window.open()  # the energy of the dropped samples is left out with them
-        if window is not None:
-            window.close(len(samples) * number)
     capped = total < min_time_s
     return Measurement(tuple(samples), first_call_s=first, warmup=warmup, calls_per_sample=number,
                        sample_cap=cap if capped else None, window_s=total if capped else None)
@@ -194,34 +215,37 @@ def measure(
 
 def time_runs(fn: Callable[[], T], sync: Sync, runs: int,
               before_each: Callable[[], object] | None = None,
-              window: EnergyWindow | None = None) -> tuple[T, Measurement]:
+              window: EnergyWindow | None = None, turns: Turns | None = None) -> tuple[T, Measurement]:
     """Work that changes from run to run (training epoch 1, 2, ...), done exactly `runs` times.
 
     Each run is timed by `time_call`, with no warm-up and no calibration; `before_each()` runs untimed
     before each (e.g. moving the next epoch's batches to the device). The first run is reported apart,
     as it includes tracing and compilation, and the others are the samples; one run is a single
     sample. Returns the last run's result. `window`, where given, is open around each run that is a sample (the
-    one run where there is one), never around `before_each`.
+    one run where there is one), never around `before_each`. `turns` (a round taken in turns): each run in a turn of
+    its own, `before_each` outside them.
     """
     if runs < 1:
         raise ValueError("runs must be >= 1")
     if before_each is not None:
         before_each()
-    if window is not None and runs == 1:
-        window.open()
-    result, first = time_call(fn, sync)
-    if window is not None and runs == 1:
-        window.close(1)
+    with turn(turns):
+        if window is not None and runs == 1:
+            window.open()
+        result, first = time_call(fn, sync)
+        if window is not None and runs == 1:
+            window.close(1)
     samples: list[float] = []
     for _ in range(runs - 1):
         if before_each is not None:
             before_each()
         del result  # the previous run's result may hold memory the next run needs
-        if window is not None:
-            window.open()
-        result, elapsed = time_call(fn, sync)
-        if window is not None:
-            window.close(1)
+        with turn(turns):
+            if window is not None:
+                window.open()
+            result, elapsed = time_call(fn, sync)
+            if window is not None:
+                window.close(1)
         samples.append(elapsed)
     if not samples:
         return result, single(first)

@@ -44,6 +44,17 @@ def profiled(scale: Scale) -> Scale:
     return replace(scale, steps=tuple(replace(step, options=(*step.options, "--profile")) for step in scale.steps))
 
 
+def taken_in_turns(scale: Scale) -> Scale:
+    """`scale` with each group's `all` step taken in turns (`--turns`: cli/commands.py's `turn_plan`)."""
+    from jax_benchmarks.cli.commands import turn_plan
+
+    steps = []
+    for step in scale.steps:
+        backends, first = turn_plan(step.group) if step.command == "all" else ((), 0)
+        steps.append(replace(step, in_turns=backends, turns_from=first))
+    return replace(scale, steps=tuple(steps))
+
+
 def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Path,
             show: Callable[[str, int, float], None], threads: int | None = None,
             first_round: int = 0) -> list[RoundDone]:
@@ -246,6 +257,11 @@ def warn(message: str) -> None:
               help="Every round also profiles each case once, untimed, after its timed samples (no figure is "
                    "measured under a profiler); the traces go to profiles/RUN_ID/ beside the store, and each "
                    "finding shows its frameworks' breakdowns (docs/profile.md).")
+@click.option("--turns/--no-turns", default=False, show_default=True,
+              help="Take each round of a group's `all` in turns: every framework in its own fresh process, side by "
+                   "side, one timed window at a time (the others wait), so that the frameworks of a round are timed "
+                   "a fraction of a second apart and each comparison is judged round by round as pairs "
+                   "(docs/verdict.md, \"Rounds taken in turns\").")
 @click.option("--target-accuracy", type=FiniteFloatRange(0.0, 1.0, min_open=True), default=None,
               help="Test accuracy of the 'time to accuracy' finding (default: 99 % on full MNIST, else the lowest "
                    "best accuracy of any framework and run, rounded down to a whole percent).")
@@ -253,7 +269,8 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
         run_id: str | None,
         output_format: Format, output: Path | None, results: ResultsLocation, threads: int | None,
         budget_s: float | None, target_accuracy: float | None, margin_pct: float | None,
-        lock_timeout_s: float = LOCK_TIMEOUT_S, force: bool = False, profile: bool = False) -> None:
+        lock_timeout_s: float = LOCK_TIMEOUT_S, force: bool = False, profile: bool = False,
+        turns: bool = False) -> None:
     """Measure every group at --scale (each round of each group in a fresh process, one run id), then
     write one page: the findings first, each one sentence with its number and uncertainty, the evidence
     one click away. With --from, only the page. The terminal says the plain answer and where the page is.
@@ -285,7 +302,10 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
     if from_path is not None and profile:
         raise click.BadParameter("measures nothing with --from (the page shows the breakdowns of profiled records "
                                  "it reads); give one of them", param_hint="'--profile'")
+    if from_path is not None and turns:
+        raise click.BadParameter("measures nothing with --from; give one of them", param_hint="'--turns'")
     plan = profiled(SCALES[scale]) if profile else SCALES[scale]
+    plan = taken_in_turns(plan) if turns else plan
     budget = SCALES[scale].default_budget_s if budget_s is None else budget_s
     if budget < SCALES[scale].one_round_s:
         raise click.BadParameter(f"{budget:g} s is too small for even one round of --scale {scale} (about "

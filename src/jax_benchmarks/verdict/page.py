@@ -72,9 +72,16 @@ class Machine:
 
 
 def banner(machine: Machine, scale: str | None) -> str:
-    """The scale and the machine, e.g. 'quick scale: a smoke test, not a result · AMD EPYC (2 cores), no GPU'."""
+    """The scale, how the rounds were taken where they were taken in turns, and the machine, e.g. 'quick scale: a smoke
+    test, not a result · AMD EPYC (2 cores), no GPU'."""
     parts = [SCALE_BANNERS.get(scale, f"{scale} scale") + (DERIVED if machine.scale_derived else "")] if scale else []
+    if any(record.env.get("turns") is True for record in machine.records):
+        parts.append(IN_TURNS)
     return " · ".join([*parts, machine.name])
+
+
+# Records of rounds taken in turns (`verdict --turns`, jax_benchmarks.measure.turns) carry env `turns`.
+IN_TURNS = "rounds taken in turns (each framework in its own process, one timed window at a time)"
 
 
 DERIVED = " (derived from the sizes the records were measured at: they do not name their scale)"

@@ -1,0 +1,305 @@
+"""Rounds taken in turns: the processes of one round, one per framework, take turns at the timed windows.
+
+Why (docs/verdict.md, "Rounds taken in turns"): on a shared VM the CPU's speed wanders by up to 1.8× over seconds
+with nothing else running, so two frameworks timed a few seconds apart in one process see different machines, and
+that drift is most of a figure's spread between rounds. Timed a fraction of a second apart, in two warm processes,
+they see the same machine (benchmarks/adjacent_workers.py: a session's A/A estimate spread 14–21× less in variance
+than the same windows 3 s apart). Called alternately in *one* process they do not: one library's worker threads are
+still spinning when the other's call starts (JAX's matmul at 1.44–1.98× NumPy's). So each framework gets its own
+process, and the processes take turns:
+
+* a process asks for a turn before each timed window (`Turns.take`) and hands it back after (`Turns.give`);
+* the round's `Arbiter` (in the process that started the round) grants a turn only while every other process of the
+  round is waiting for one (or has ended), so a timed window never runs beside another process's imports, compiles,
+  data or memory pass: untimed work of the processes overlaps, timed work never does;
+* between one turn and the next there is `TURN_GAP_S` of nothing: OpenBLAS's and OpenMP's worker threads spin for
+  about 0.1 s after a call (`OPENBLAS_THREAD_TIMEOUT`), and they would take the next process's cores;
+* the turns go in cycles: in each, every process of the round gets one turn, in an order drawn at random for the cycle
+  (randomised interleaving, as in Abedi and Brecht's "Conducting repeatable experiments in highly variable cloud
+  computing environments", ICPE 2017), so that no framework's windows always follow the same other framework's: a
+  fixed order would be a bias that every round repeats, and that a paired test over rounds would take for a
+  difference.
+
+The protocol, over a Unix socket whose path the round's processes get as `--turns PATH`: a process connects and
+sends its pid and a newline; `T` asks for a turn, the arbiter answers `G` when it is granted; `D` hands it back. A
+process that ends (its socket closes) leaves the round; the starter tells the arbiter of a process that ended before
+it connected (`Arbiter.ended`), so that the round never waits for it.
+
+What other processes took of the machine is read over this process's own turns only (`TurnSampler`): the other
+processes' windows, while this one waited, are not contention of its figures.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import selectors
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+from jax_benchmarks.measure.contention import CpuTicks, Reading, Sampler
+
+# Seconds of nothing between one turn and the next: OpenBLAS's threads spin about 0.1 s after a call (2**28 cycles,
+# its default OPENBLAS_THREAD_TIMEOUT), so the next process's window starts once they sleep
+# (benchmarks/adjacent_workers.py used 0.2 s).
+TURN_GAP_S = 0.1
+# A timed window of samples is split into this many turns, each `min_time_s / TURN_WINDOWS` long and holding at least
+# its share of the samples: each framework's fastest sample is then taken from several moments of the round, each
+# beside the other frameworks' turns.
+TURN_WINDOWS = 4
+
+ASK, GRANTED, DONE = b"T", b"G", b"D"
+
+
+class Turns(Protocol):
+    """A process's side of the turns: `take` blocks until this process may run a timed window alone; `windows`: the
+    turns a figure's samples are split into (the arbiter's)."""
+
+    windows: int
+
+    def take(self) -> None: ...
+
+    def give(self) -> None: ...
+
+    def sampler(self, machine: Sampler) -> Sampler:
+        """The sampler a case's contention is read with: over this process's turns alone."""
+        ...
+
+
+@contextmanager
+def turn(turns: Turns | None) -> Iterator[None]:
+    """A timed window, in a turn where `turns` is given (a round taken in turns), else as it is."""
+    if turns is None:
+        yield
+        return
+    turns.take()
+    try:
+        yield
+    finally:
+        turns.give()
+
+
+class ArbiterGone(RuntimeError):
+    """The round's arbiter closed the connection (its starter ended)."""
+
+
+@dataclass
+class InTurnTotals:
+    """The counters of `Reading` summed over this process's turns alone (a clock that runs only in its turns)."""
+
+    wall_s: float = 0.0
+    own_cpu_s: float = 0.0
+    busy_s: float = 0.0
+    steal_s: float = 0.0
+    unreadable: str | None = None
+
+
+class TurnClient:
+    """This process's connection to its round's arbiter; it also keeps the machine's readings over its turns (the
+    `TurnSampler` reads them)."""
+
+    def __init__(self, path: str, sampler: Sampler | None = None) -> None:
+        self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._socket.connect(path)
+        self._socket.sendall(f"{os.getpid()}\n".encode())
+        self.windows = int(self._greeting())
+        self._sampler = sampler or Sampler.of_this_machine()
+        self._opened: Reading | None = None
+        self.totals = InTurnTotals()
+        self.turns = 0
+
+    def _greeting(self) -> bytes:
+        """The arbiter's first line: the turns a figure's samples are split into."""
+        line = b""
+        while not line.endswith(b"\n"):
+            byte = self._socket.recv(1)
+            if not byte:
+                raise ArbiterGone("the round's turns ended before they began")
+            line += byte
+        return line.strip()
+
+    def take(self) -> None:
+        try:
+            self._socket.sendall(ASK)
+            answer = self._socket.recv(1)
+        except OSError:
+            answer = b""
+        if answer != GRANTED:
+            raise ArbiterGone("the round's turns ended (the process that started the round is gone)")
+        self.turns += 1
+        self._opened = self._sampler.read()
+
+    def give(self) -> None:
+        opened, self._opened = self._opened, None
+        if opened is not None:
+            self._add(opened, self._sampler.read())
+        try:
+            self._socket.sendall(DONE)
+        except OSError:
+            raise ArbiterGone("the round's turns ended (the process that started the round is gone)") from None
+
+    def _add(self, opened: Reading, closed: Reading) -> None:
+        totals = self.totals
+        totals.wall_s += closed.wall_s - opened.wall_s
+        totals.own_cpu_s += closed.own_cpu_s - opened.own_cpu_s
+        if opened.system is None or closed.system is None:
+            totals.unreadable = closed.hidden or opened.hidden or "/proc/stat could not be read"
+            return
+        totals.busy_s += closed.system.busy_s - opened.system.busy_s
+        totals.steal_s += closed.system.steal_s - opened.system.steal_s
+
+    def sampler(self, machine: Sampler) -> Sampler:
+        return TurnSampler.of(self, machine)
+
+    def close(self) -> None:
+        self._socket.close()
+
+
+@dataclass(frozen=True)
+class TurnSampler(Sampler):
+    """A `Sampler` whose readings count this process's turns alone: what it reads between two readings is what the
+    machine did while this process held its turns (the harness reads before and after a case's timed calls)."""
+
+    client: TurnClient | None = None
+
+    @classmethod
+    def of(cls, client: TurnClient, machine: Sampler) -> TurnSampler:
+        return cls(machine.tick_s, machine.quota_cores, machine.allowed, machine.gpu, client)
+
+    def read(self) -> Reading:
+        base = super().read()
+        if self.client is None:
+            return base
+        totals = self.client.totals
+        system = None if totals.unreadable is not None or base.system is None else CpuTicks(
+            totals.busy_s, totals.steal_s, base.system.cpus)
+        return replace(base, wall_s=totals.wall_s, own_cpu_s=totals.own_cpu_s, system=system,
+                       hidden=totals.unreadable or base.hidden)
+
+
+@dataclass(eq=False)
+class _Member:
+    sock: socket.socket
+    pid: int | None = None
+    waiting: bool = False
+    buffer: bytes = b""
+
+
+class Arbiter:
+    """The turns of one round (see the module's docstring), served by a thread of the process that starts the round.
+
+    `expected`: how many processes the round starts; no turn is granted until each has connected or ended
+    (`ended`), so that the first window is not taken beside another process's start."""
+
+    def __init__(self, path: str, expected: int, gap_s: float = TURN_GAP_S, windows: int = TURN_WINDOWS) -> None:
+        self.path = path
+        self.gap_s = gap_s
+        self.windows = windows
+        self._expected = expected
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(path)
+        self._listener.listen(expected)
+        self._members: dict[int, _Member] = {}  # by socket fileno
+        self._holder: _Member | None = None
+        self._free_at = 0.0  # when the last turn ended: the next starts `gap_s` later
+        self._lock = threading.Lock()
+        self._ended_before_connecting: set[int] = set()
+        self._left = 0  # members whose socket closed
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, name="turns", daemon=True)
+        self._cycle: list[_Member] = []  # the members still to be served in this cycle, in the cycle's order
+        self._draw = random.Random()
+        self.granted = 0
+
+    def __enter__(self) -> Arbiter:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        for member in self._members.values():
+            member.sock.close()
+        self._listener.close()
+        os.unlink(self.path)
+
+    def ended(self, pid: int) -> None:
+        """A process of the round ended (the starter saw it exit): one that never connected is not waited for."""
+        with self._lock:
+            if all(member.pid != pid for member in self._members.values()):
+                self._ended_before_connecting.add(pid)
+
+    def _still_to_connect(self) -> int:
+        with self._lock:
+            connected = len(self._members) + self._left
+            return self._expected - connected - len(self._ended_before_connecting)
+
+    def _serve(self) -> None:
+        selector = selectors.DefaultSelector()
+        selector.register(self._listener, selectors.EVENT_READ)
+        while not self._stop.is_set():
+            wait = max(0.0, self._free_at + self.gap_s - time.monotonic()) if self._holder is None else 0.05
+            for key, _ in selector.select(timeout=min(max(wait, 0.001), 0.05)):
+                if key.fileobj is self._listener:
+                    sock, _ = self._listener.accept()
+                    sock.sendall(f"{self.windows}\n".encode())
+                    with self._lock:
+                        self._members[sock.fileno()] = _Member(sock)
+                    selector.register(sock, selectors.EVENT_READ)
+                    continue
+                member = self._members[key.fd]
+                data = member.sock.recv(4096)
+                if not data:
+                    self._leave(selector, member)
+                    continue
+                self._read(member, data)
+            self._grant()
+        selector.close()
+
+    def _leave(self, selector: selectors.BaseSelector, member: _Member) -> None:
+        selector.unregister(member.sock)
+        with self._lock:
+            del self._members[member.sock.fileno()]
+            self._left += 1
+        member.sock.close()
+        if self._holder is member:
+            self._holder, self._free_at = None, time.monotonic()
+
+    def _read(self, member: _Member, data: bytes) -> None:
+        member.buffer += data
+        if member.pid is None:
+            line, newline, rest = member.buffer.partition(b"\n")
+            if not newline:
+                return
+            member.pid, member.buffer = int(line), rest
+        for byte in member.buffer:
+            message = bytes([byte])
+            if message == ASK:
+                member.waiting = True
+            elif message == DONE and self._holder is member:
+                self._holder, self._free_at = None, time.monotonic()
+        member.buffer = b""
+
+    def _grant(self) -> None:
+        """A turn to the next member of this cycle (a new cycle, in an order drawn at random, once every member was
+        served), where nobody holds one, every member is waiting (none is working between turns), none is still to
+        connect, and the gap since the last turn has passed."""
+        if self._holder is not None or time.monotonic() < self._free_at + self.gap_s:
+            return
+        members = list(self._members.values())
+        if not members or self._still_to_connect() > 0 or not all(m.waiting for m in members):
+            return
+        self._cycle = [member for member in self._cycle if member in members]  # those that left are gone
+        if not self._cycle:
+            self._cycle = self._draw.sample(members, len(members))
+        chosen = self._cycle.pop(0)
+        chosen.waiting = False
+        self._holder = chosen
+        self.granted += 1
+        chosen.sock.sendall(GRANTED)
+

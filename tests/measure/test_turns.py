@@ -1,0 +1,190 @@
+"""Rounds taken in turns (jax_benchmarks.measure.turns): the arbiter grants one timed window at a time, only while
+every other process of the round waits; the core splits a figure's samples into turns; contention is read over a
+process's own turns."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from jax_benchmarks.measure.contention import CpuTicks, Reading, Sampler, contention_between
+from jax_benchmarks.measure.timing import measure, time_runs
+from jax_benchmarks.measure.turns import Arbiter, InTurnTotals, TurnClient, TurnSampler
+
+
+class CountingTurns:
+    """A stand-in for a process's turns: counts them and what ran inside."""
+
+    def __init__(self, windows: int = 4) -> None:
+        self.windows = windows
+        self.held = False
+        self.taken = 0
+        self.calls_outside = 0
+
+    def take(self) -> None:
+        assert not self.held
+        self.held, self.taken = True, self.taken + 1
+
+    def give(self) -> None:
+        assert self.held
+        self.held = False
+
+    def sampler(self, machine: Sampler) -> Sampler:
+        return machine
+
+
+def test_measure_in_turns_takes_every_call_in_a_turn_and_splits_the_samples_into_windows() -> None:
+    turns = CountingTurns()
+
+    def call() -> None:
+        if not turns.held:
+            turns.calls_outside += 1
+        time.sleep(0.001)
+
+    measurement = measure(call, repeats=8, min_time_s=0.02, block_s=0.0, turns=turns)
+    assert turns.calls_outside == 0
+    assert turns.taken == 4  # one turn a window, the first call and the warm-up in the first
+    assert measurement.repeats >= 8
+    assert sum(measurement.samples_s) >= 0.02
+
+
+def test_measure_without_turns_is_one_window() -> None:
+    measurement = measure(lambda: time.sleep(0.001), repeats=3, min_time_s=0.0, block_s=0.0)
+    assert measurement.repeats == 3
+
+
+def test_time_runs_in_turns_holds_each_run_in_a_turn_and_the_work_between_outside() -> None:
+    turns = CountingTurns()
+    between_inside: list[bool] = []
+    time_runs(lambda: None, lambda _: None, 3, before_each=lambda: between_inside.append(turns.held), turns=turns)
+    assert turns.taken == 3
+    assert between_inside == [False, False, False]
+
+
+class Worker(threading.Thread):
+    """A process of a round, played by a thread: `windows` timed windows, each `work_s` long, logged."""
+
+    def __init__(self, path: str, name: str, windows: int, log: list[tuple[str, float, float]],
+                 start_after_s: float = 0.0, work_between_s: float = 0.0) -> None:
+        super().__init__(name=name)
+        self.path, self.windows, self.log = path, windows, log
+        self.start_after_s, self.work_between_s = start_after_s, work_between_s
+
+    def run(self) -> None:
+        time.sleep(self.start_after_s)
+        client = TurnClient(self.path)
+        for _ in range(self.windows):
+            client.take()
+            began = time.monotonic()
+            time.sleep(0.01)
+            self.log.append((self.name, began, time.monotonic()))
+            client.give()
+            time.sleep(self.work_between_s)  # untimed work between turns
+        client.close()
+
+
+def test_the_arbiter_grants_one_window_at_a_time_alternating_with_the_gap(tmp_path: Path) -> None:
+    log: list[tuple[str, float, float]] = []
+    with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.02) as arbiter:
+        workers = [Worker(arbiter.path, name, 4, log) for name in ("a", "b")]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=10)
+    names = [name for name, *_ in log]
+    assert all(sorted(names[i:i + 2]) == ["a", "b"] for i in range(0, 8, 2))  # each cycle serves each once
+    for (_, _, ended), (_, began, _) in zip(log, log[1:]):
+        assert began - ended >= 0.02 - 1e-3  # never overlapping, the gap between
+    assert arbiter.granted == 8
+
+
+def test_the_order_within_a_cycle_is_drawn_at_random(tmp_path: Path) -> None:
+    log: list[tuple[str, float, float]] = []
+    with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
+        workers = [Worker(arbiter.path, name, 20, log) for name in ("a", "b")]
+        for worker in workers:
+            worker.start()
+        for worker in workers:
+            worker.join(timeout=10)
+    names = [name for name, *_ in log]
+    firsts = {names[i] for i in range(0, 40, 2)}
+    assert firsts == {"a", "b"}  # a fixed order would give one name (chance of that at random: 2 in 2**20)
+
+
+def test_no_window_is_granted_until_every_process_of_the_round_connected(tmp_path: Path) -> None:
+    log: list[tuple[str, float, float]] = []
+    with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
+        early = Worker(arbiter.path, "early", 1, log)
+        late = Worker(arbiter.path, "late", 1, log, start_after_s=0.3)
+        began = time.monotonic()
+        early.start(), late.start()
+        early.join(timeout=10), late.join(timeout=10)
+    assert log[0][1] - began >= 0.3  # the early one waited for the late one's start
+
+
+def test_a_process_that_ended_before_connecting_is_not_waited_for(tmp_path: Path) -> None:
+    log: list[tuple[str, float, float]] = []
+    with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
+        arbiter.ended(999_999)  # the starter saw it exit; it never connected
+        worker = Worker(arbiter.path, "alone", 2, log)
+        worker.start()
+        worker.join(timeout=5)
+    assert [name for name, *_ in log] == ["alone", "alone"]
+
+
+def test_no_window_is_granted_while_another_process_works_between_its_turns(tmp_path: Path) -> None:
+    log: list[tuple[str, float, float]] = []
+    with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
+        busy = Worker(arbiter.path, "busy", 2, log, work_between_s=0.3)
+        quick = Worker(arbiter.path, "quick", 2, log)
+        busy.start(), quick.start()
+        busy.join(timeout=10), quick.join(timeout=10)
+    busy_first_end = min(ended for who, _, ended in log if who == "busy")
+    for who, began, _ in log:  # no window while busy did its 0.3 s of untimed work after its first turn
+        if who == "quick":
+            assert not busy_first_end < began < busy_first_end + 0.29
+
+
+def test_a_client_whose_arbiter_is_gone_says_so(tmp_path: Path) -> None:
+    arbiter = Arbiter(str(tmp_path / "turns"), expected=1)
+    with arbiter:
+        client = TurnClient(arbiter.path)
+    with pytest.raises(RuntimeError, match="turns ended"):
+        client.take()
+
+
+def reading(wall: float, own: float, busy: float) -> Reading:
+    return Reading(wall, own, CpuTicks(busy, 0.0, 2), 0.01)
+
+
+class ScriptedSampler(Sampler):
+    """A sampler whose readings are given in order."""
+
+    def __init__(self, readings: list[Reading]) -> None:
+        super().__init__(0.01, None, None)
+        object.__setattr__(self, "readings", readings)
+
+    def read(self) -> Reading:
+        readings: list[Reading] = object.__getattribute__(self, "readings")
+        return readings.pop(0)
+
+
+def test_contention_in_turns_counts_this_process_turns_alone() -> None:
+    # Two turns of 1 s each, quiet (the CPUs' busy time is this process's own); between them another process's
+    # window of 1 s kept both cores busy. Read over the turns alone, the figure is quiet, its window 2 s.
+    client = TurnClient.__new__(TurnClient)
+    client._sampler = ScriptedSampler([reading(0, 0, 0), reading(1, 1, 1), reading(2, 1, 3), reading(3, 2, 4)])
+    client.totals = InTurnTotals()
+    sampler = TurnSampler.of(client, Sampler.of_this_machine())
+    before = sampler.read()
+    for _ in range(2):
+        client._opened = client._sampler.read()
+        client._add(client._opened, client._sampler.read())
+    seen = contention_between(before, sampler.read())
+    assert seen.window_s == pytest.approx(2.0)
+    assert seen.others_cores == pytest.approx(0.0)
+    # The same readings taken as one window (what a process not in turns reads) see the other's second.
+    assert contention_between(reading(0, 0, 0), reading(3, 2, 4)).others_cores == pytest.approx(2 / 3)
