@@ -125,6 +125,9 @@ def main() -> None:
     if bias:
         print(f"A/A bias, in turns over one process: geometric mean {math.exp(statistics.fmean(bias)):.3f}, largest "
               f"{max(abs(b) for b in bias) * 100:.1f} % over {len(bias)} figures")
+        print("  per figure: " + ", ".join(
+            f"{backend} {case}{' [' + variant + ']' if variant else ''} {statistics.geometric_mean(turns[key].values()) / statistics.geometric_mean(one[key].values()):.2f}"
+            for key in sorted(one) if key in turns for case, variant, backend in [key]))
     print(f"ended {time.strftime('%H:%M:%S')}")
 
 

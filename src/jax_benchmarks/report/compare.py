@@ -29,6 +29,13 @@ argument; `timeit`'s documentation too.)
 * Many figures at once: the p-values of all compared figures form one family,
   and Benjamini–Hochberg keeps the expected share of false alarms among the
   flagged figures at ALPHA.
+* Two figures of the same run whose rounds were taken in turns (`verdict --turns`: each framework in its own
+  process, one timed window at a time, jax_benchmarks.measure.turns; their records' env `turns`) are judged as
+  pairs: a round's two figures were timed a fraction of a second apart, on the same machine speed, so the drift
+  between rounds is common to both and cancels in the round's log ratio. The effect is the mean of those per-round
+  log ratios, its interval from Student's t on them (n - 1 degrees of freedom, n the rounds both took in turns;
+  `paired_log_ratio`); rounds only one side took in turns are left out. Fewer than MIN_ROUNDS such rounds: Welch,
+  as for any other two figures.
 * Fewer than MIN_ROUNDS rounds on either side: the variance between runs
   cannot be estimated (one round) or rests on one degree of freedom (two),
   so the verdict is "too few samples", never a silent "unchanged".
@@ -61,7 +68,7 @@ from jax_benchmarks.store.record import Record
 from jax_benchmarks.report.student_t import t_quantile, t_sf
 
 Verdict = Literal["faster", "slower", "unchanged", "too few samples", "busy machine"]
-Method = Literal["welch-rounds", "too-few-rounds"]
+Method = Literal["welch-rounds", "paired-rounds", "too-few-rounds"]
 
 ALPHA = 0.05
 CONFIDENCE = 0.95
@@ -121,6 +128,11 @@ class Comparison:
     spread: float | None = None
     # Rounds taken on a busy machine, left out of the judgement (enough quiet rounds remained).
     busy_rounds_left_out: int = 0
+    # Judged as pairs of rounds taken in turns (`paired_log_ratio`): `spread` is then the spread of the rounds' log
+    # ratios, and `rounds` and `baseline_rounds` count the pairs.
+    paired: bool = False
+    # Rounds of either side left out of the pairs (not taken in turns by both sides).
+    unpaired_rounds_left_out: int = 0
 
     @property
     def detectable_pct(self) -> float | None:
@@ -129,7 +141,7 @@ class Comparison:
         (Judged in a family, Benjamini–Hochberg can ask a little more of each figure.)"""
         if self.log_ratio is None:
             return None
-        margin = detectable_log(self.log_ratio.se, self.log_ratio.df)
+        margin = detectable_log(self.log_ratio.se, self.log_ratio.df)  # the test's own se and df, paired or not
         return math.expm1(math.log1p(self.threshold_pct / 100) + margin) * 100
 
     @property
@@ -139,7 +151,8 @@ class Comparison:
     @property
     def test_text(self) -> str:
         """How the verdict was reached, for humans: rounds, CI of the ratio, adjusted p."""
-        counts = f"{self.rounds} vs {self.baseline_rounds} round(s)"
+        counts = (f"{self.rounds} paired round(s)" if self.paired
+                  else f"{self.rounds} vs {self.baseline_rounds} round(s)")
         if self.busy is not None:
             return f"not judged: taken on a busy machine ({self.busy}); measure again on a quiet one"
         if self.log_ratio is None:
@@ -201,13 +214,17 @@ def pooled_spread(current: Sequence[float], baseline: Sequence[float]) -> float:
 
 
 def rounds_needed(spread: float, change_pct: float, alpha: float = ALPHA, power: float = POWER,
-                  most: int = MAX_ROUNDS_NEEDED) -> int | None:
+                  most: int = MAX_ROUNDS_NEEDED, paired: bool = False) -> int | None:
     """The rounds a side with which a change of `change_pct` is detected (at `alpha`, with `power`) for a
-    figure whose logs spread by `spread` between rounds; None: not within `most` rounds (or a 0 % change)."""
+    figure whose logs spread by `spread` between rounds; None: not within `most` rounds (or a 0 % change).
+    `paired`: rounds taken in turns, `spread` the spread of the rounds' log ratios (`paired_log_ratio`: standard
+    error spread / √n, n - 1 degrees of freedom) instead of each side's (Welch: spread · √(2/n), 2n - 2)."""
     if change_pct <= 0:
         return None
     target = math.log1p(change_pct / 100)
     def detects(n: int) -> bool:
+        if paired:
+            return detectable_log(spread / math.sqrt(n), n - 1, alpha, power) <= target
         return detectable_log(spread * math.sqrt(2 / n), 2 * n - 2, alpha, power) <= target
 
     # The detectable change shrinks as rounds are added (a smaller standard error, more degrees of freedom): the
@@ -229,6 +246,36 @@ def welch_log_ratio(current: Sequence[float], baseline: Sequence[float]) -> LogR
     denominator = var_c**2 / (len(log_c) - 1) + var_b**2 / (len(log_b) - 1)
     df = (var_c + var_b) ** 2 / denominator if denominator > 0 else float(len(log_c) + len(log_b) - 2)
     return LogRatio(statistics.fmean(log_c) - statistics.fmean(log_b), se, df)
+
+
+def paired_log_ratio(current: Sequence[float], baseline: Sequence[float]) -> LogRatio:
+    """log(current / baseline) from per-round pairs (the same rounds, in order, taken in turns): the mean of the rounds'
+    log ratios, its standard error from their spread, n - 1 degrees of freedom; at least two pairs."""
+    logs = [math.log(c) - math.log(b) for c, b in zip(current, baseline, strict=True)]
+    return LogRatio(statistics.fmean(logs), statistics.stdev(logs) / math.sqrt(len(logs)), float(len(logs) - 1))
+
+
+def in_turns_by_round(records: Sequence[Record]) -> dict[int, float]:
+    """A figure's fastest sample per round, of the rounds taken in turns (records' env `turns`), by round index."""
+    out: dict[int, float] = {}
+    for record in records:
+        if record.env.get("turns") is True and record.round_index is not None and record.median_s and (
+                value := record.min_s or record.median_s):
+            out[record.round_index] = value  # a later record of the same round wins, as in `_per_round`
+    return out
+
+
+def paired_rounds(current: Sequence[Record], baseline: Sequence[Record]) -> tuple[list[float], list[float]] | None:
+    """The fastest samples of the rounds both figures took in turns in one run, round by round (current's, baseline's);
+    None where they are fewer than MIN_ROUNDS, or the figures are of different runs (`compare` then uses Welch)."""
+    runs = {record.run_id for record in (*current, *baseline)}
+    if len(runs) != 1:
+        return None
+    mine, theirs = in_turns_by_round(current), in_turns_by_round(baseline)
+    common = sorted(set(mine) & set(theirs))
+    if len(common) < MIN_ROUNDS:
+        return None
+    return [mine[i] for i in common], [theirs[i] for i in common]
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
@@ -281,7 +328,12 @@ def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison
     iqr = _iqr(base) if len(base) > 1 else (base_record.iqr_s or 0.0)
     log_ratio = None
     spread = None
-    if len(now) >= MIN_ROUNDS and len(base) >= MIN_ROUNDS:
+    pairs = paired_rounds(current, baseline)
+    if pairs is not None:
+        log_ratio = paired_log_ratio(*pairs)
+        spread = statistics.stdev(math.log(c) - math.log(b) for c, b in zip(*pairs, strict=True))
+        change = math.expm1(log_ratio.value) * 100
+    elif len(now) >= MIN_ROUNDS and len(base) >= MIN_ROUNDS:
         log_ratio = welch_log_ratio(round_fastest(current), round_fastest(baseline))
         spread = pooled_spread(round_fastest(current), round_fastest(baseline))
         change = math.expm1(log_ratio.value) * 100
@@ -290,10 +342,12 @@ def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison
     comparison = Comparison(
         baseline_run_id=base_record.run_id, baseline_median_s=base_median, baseline_iqr_s=iqr,
         change_pct=change, verdict="too few samples",
-        method="welch-rounds" if log_ratio is not None else "too-few-rounds", p_value=None,
-        rounds=len(now), baseline_rounds=len(base), log_ratio=log_ratio,
+        method="paired-rounds" if pairs is not None else "welch-rounds" if log_ratio is not None else "too-few-rounds",
+        p_value=None, rounds=len(pairs[0]) if pairs is not None else len(now),
+        baseline_rounds=len(pairs[1]) if pairs is not None else len(base), log_ratio=log_ratio,
         median_s=statistics.median(now), iqr_s=_iqr(now) if len(now) > 1 else (current[-1].iqr_s or 0.0),
-        busy=busy, spread=spread, busy_rounds_left_out=left_out,
+        busy=busy, spread=spread, busy_rounds_left_out=left_out, paired=pairs is not None,
+        unpaired_rounds_left_out=len(now) + len(base) - 2 * len(pairs[0]) if pairs is not None else 0,
     )
     return judge([comparison], 0.0)[0]
 

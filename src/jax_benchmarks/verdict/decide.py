@@ -114,19 +114,20 @@ def detectable_pct(ratio: LogRatio) -> float:
     return math.expm1(detectable_log(ratio.se, ratio.df, DECISION_ALPHA)) * 100
 
 
-def rounds_to_decide(ratio: LogRatio, spread: float | None, margin: float) -> int | None:
+def rounds_to_decide(ratio: LogRatio, spread: float | None, margin: float, paired: bool = False) -> int | None:
     """The rounds a side with which the test (α = DECISION_ALPHA two-sided, 80 % power) decides a comparison at
     `spread` (the rounds' pooled spread of logs), supposing the ratio stays where it is. The nearest decided
     outcome: beyond the margin, the interval excluding 1 suffices ("faster, by a–b %": the distance from 1);
     inside it, the interval either inside the margin or off 1, whichever the ratio is farther from (the larger of
-    the two distances). None: no spread, or more than MAX_ROUNDS rounds."""
+    the two distances). `paired`: rounds taken in turns, judged as pairs (`spread` the spread of the rounds' log
+    ratios: report/compare.py's `rounds_needed`). None: no spread, or more than MAX_ROUNDS rounds."""
     if spread is None:
         return None
     bound, value = math.log1p(margin / 100), abs(ratio.value)
     distance = max(value, bound - value)
     if spread == 0:
         return MIN_ROUNDS
-    return rounds_needed(spread, math.expm1(distance) * 100, alpha=DECISION_ALPHA, most=MAX_ROUNDS)
+    return rounds_needed(spread, math.expm1(distance) * 100, alpha=DECISION_ALPHA, most=MAX_ROUNDS, paired=paired)
 
 
 def decide(comparisons: Sequence[Comparison], margin: float = DEFAULT_MARGIN_PCT) -> list[Decision]:
@@ -163,7 +164,7 @@ def decide(comparisons: Sequence[Comparison], margin: float = DEFAULT_MARGIN_PCT
         elif differs:
             decision = Decision(direction, rounds, margin, detectable, q_differs[i], differs=True)
         if not decision.decided:
-            needed = rounds_to_decide(ratio, comparison.spread, margin)
+            needed = rounds_to_decide(ratio, comparison.spread, margin, comparison.paired)
             if needed is not None:  # BH over the family can ask a little more than one test: never fewer than done
                 needed = max(needed, rounds + 1)
             decision = Decision("undecided", rounds, margin, detectable, None, decision.why_undecided,

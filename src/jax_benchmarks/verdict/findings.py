@@ -108,8 +108,10 @@ class Contrast:
 
     @property
     def uncertainty(self) -> str:
-        """'99.9 % CI 1.8–2.4×, margin ±10 %, q = 0.001, 3 vs 3 rounds', or why there is none."""
-        rounds = f"{self.comparison.rounds} vs {self.comparison.baseline_rounds} round(s)"
+        """'99.9 % CI 1.8–2.4×, margin ±10 %, q = 0.001, 3 vs 3 rounds' ('8 paired rounds' where the rounds were taken in
+        turns), or why there is none."""
+        rounds = (f"{self.comparison.rounds} paired round(s)" if self.comparison.paired
+                  else f"{self.comparison.rounds} vs {self.comparison.baseline_rounds} round(s)")
         interval = self.interval
         if interval is None or self.comparison.busy is not None or self.decision.refused:
             return rounds
