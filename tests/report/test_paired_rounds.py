@@ -61,14 +61,14 @@ def test_figures_not_both_taken_in_turns_in_one_run_are_judged_by_welch() -> Non
 
 
 def test_rounds_only_one_side_took_in_turns_are_left_out_of_the_pairs() -> None:
-    # Round 0 in one process (a group whose `all` checks its backends against each other), rounds 1-4 in turns.
+    # Round 0 in one process (a group whose `all` checks its backends against each other), rounds 1-5 in turns.
     def mixed(backend: str, seconds: float) -> list[Record]:
-        records = side(backend, seconds, DRIFT, TURNS)
+        records = side(backend, seconds, (*DRIFT, 1.05), TURNS, rounds=6)
         return [records[0].model_copy(update={"env": dict(ENV)}), *records[1:]]
 
     comparison = compare(mixed("jax", 0.0105), mixed("numpy", 0.0100))
     assert comparison is not None and comparison.paired
-    assert (comparison.rounds, comparison.unpaired_rounds_left_out) == (4, 2)
+    assert (comparison.rounds, comparison.unpaired_rounds_left_out) == (5, 2)
     # Two rounds in turns and three in one process: too few pairs, so Welch over all five rounds.
     def late(backend: str, seconds: float) -> list[Record]:
         records = side(backend, seconds, DRIFT, TURNS)
@@ -76,6 +76,12 @@ def test_rounds_only_one_side_took_in_turns_are_left_out_of_the_pairs() -> None:
 
     too_few = compare(late("jax", 0.0105), late("numpy", 0.0100))
     assert too_few is not None and too_few.method == "welch-rounds" and too_few.rounds == 5
+
+
+def test_fewer_than_five_pairs_are_judged_by_welch() -> None:
+    # At 4 pairs the paired test's 3 degrees of freedom cost more than its lower spread gains (MIN_PAIRED_ROUNDS).
+    comparison = compare(side("jax", 0.0105, DRIFT, TURNS, rounds=4), side("numpy", 0.0100, DRIFT, TURNS, rounds=4))
+    assert comparison is not None and comparison.method == "welch-rounds" and comparison.rounds == 4
 
 
 def test_rounds_needed_for_pairs_follows_the_paired_test() -> None:

@@ -34,8 +34,8 @@ argument; `timeit`'s documentation too.)
   pairs: a round's two figures were timed a fraction of a second apart, on the same machine speed, so the drift
   between rounds is common to both and cancels in the round's log ratio. The effect is the mean of those per-round
   log ratios, its interval from Student's t on them (n - 1 degrees of freedom, n the rounds both took in turns;
-  `paired_log_ratio`); rounds only one side took in turns are left out. Fewer than MIN_ROUNDS such rounds: Welch,
-  as for any other two figures.
+  `paired_log_ratio`); rounds only one side took in turns are left out. Fewer than MIN_PAIRED_ROUNDS such rounds:
+  Welch over all the rounds, as for any other two figures (see MIN_PAIRED_ROUNDS for why).
 * Fewer than MIN_ROUNDS rounds on either side: the variance between runs
   cannot be estimated (one round) or rests on one degree of freedom (two),
   so the verdict is "too few samples", never a silent "unchanged".
@@ -73,6 +73,14 @@ Method = Literal["welch-rounds", "paired-rounds", "too-few-rounds"]
 ALPHA = 0.05
 CONFIDENCE = 0.95
 MIN_ROUNDS = 3
+# The fewest rounds taken in turns by both figures that are judged as pairs; with fewer, Welch. A paired test over n
+# rounds has n - 1 degrees of freedom where Welch's has about 2n - 2, and at the verdict's 99.9 % that costs more than
+# the lower spread gains until n = 5: measured, the rounds' log ratios spread 0.07 in turns against 0.13 between
+# one-process rounds (benchmarks/turns_rounds.py, docs/verdict.md), and the half-width of the 99.9 % interval is then
+# 0.47 paired against 0.39 Welch at 4 rounds, 0.28 against 0.29 at 5, 0.20 against 0.24 at 6. Fixed in advance,
+# never chosen from the data: picking whichever test gives the narrower interval would call differences that are not
+# there.
+MIN_PAIRED_ROUNDS = 5
 # The chance that a real change of the detectable size is flagged (the usual 80 % of power analysis).
 POWER = 0.8
 MAX_ROUNDS_NEEDED = 1000
@@ -267,13 +275,14 @@ def in_turns_by_round(records: Sequence[Record]) -> dict[int, float]:
 
 def paired_rounds(current: Sequence[Record], baseline: Sequence[Record]) -> tuple[list[float], list[float]] | None:
     """The fastest samples of the rounds both figures took in turns in one run, round by round (current's, baseline's);
-    None where they are fewer than MIN_ROUNDS, or the figures are of different runs (`compare` then uses Welch)."""
+    None where they are fewer than MIN_PAIRED_ROUNDS, or the figures are of different runs (`compare` then uses
+    Welch)."""
     runs = {record.run_id for record in (*current, *baseline)}
     if len(runs) != 1:
         return None
     mine, theirs = in_turns_by_round(current), in_turns_by_round(baseline)
     common = sorted(set(mine) & set(theirs))
-    if len(common) < MIN_ROUNDS:
+    if len(common) < MIN_PAIRED_ROUNDS:
         return None
     return [mine[i] for i in common], [theirs[i] for i in common]
 
