@@ -119,15 +119,20 @@ def main() -> None:
     if ratios:
         print(f"variance a minute, one process over in turns: median {statistics.median(ratios):.1f}× over "
               f"{len(ratios)} comparisons (min {min(ratios):.1f}×, max {max(ratios):.1f}×)")
-    one, turns = fastest(stores["one process"]), fastest(stores["in turns"])
-    bias = [math.log(statistics.geometric_mean(turns[k].values()) / statistics.geometric_mean(one[k].values()))
-            for k in one if k in turns]
+    one_figures, turns_figures = fastest(stores["one process"]), fastest(stores["in turns"])
+    bias = [math.log(statistics.geometric_mean(turns_figures[k].values()) /
+                     statistics.geometric_mean(one_figures[k].values())) for k in one_figures if k in turns_figures]
     if bias:
         print(f"A/A bias, in turns over one process: geometric mean {math.exp(statistics.fmean(bias)):.3f}, largest "
               f"{max(abs(b) for b in bias) * 100:.1f} % over {len(bias)} figures")
-        print("  per figure: " + ", ".join(
-            f"{backend} {case}{' [' + variant + ']' if variant else ''} {statistics.geometric_mean(turns[key].values()) / statistics.geometric_mean(one[key].values()):.2f}"
-            for key in sorted(one) if key in turns for case, variant, backend in [key]))
+        per_figure = []
+        for figure in sorted(one_figures):
+            if figure in turns_figures:
+                case, variant, backend = figure
+                ratio = (statistics.geometric_mean(turns_figures[figure].values()) /
+                         statistics.geometric_mean(one_figures[figure].values()))
+                per_figure.append(f"{backend} {case}{' [' + variant + ']' if variant else ''} {ratio:.2f}")
+        print("  per figure: " + ", ".join(per_figure))
     print(f"ended {time.strftime('%H:%M:%S')}")
 
 

@@ -294,14 +294,15 @@ def run_steps(steps: Sequence[Step], rounds: int, results: ResultsLocation | Pat
         done: list[RoundDone] = []
         for step in steps:
             for index in range(first_round, rounds):
-                label = f"{step.group} {step.command} · round {index + 1}/{rounds}"
+                label = (f"{step.group} {step.command} · round {index + 1}/{rounds}"
+                         + (" in turns" if step.taken_in_turns(index) else ""))
                 show(label, done)
                 with log.open("a", encoding="utf-8") as out:
                     out.write(f"\n== verdict {run_id}: {step.label} (round {index + 1}/{rounds})\n")
                 options = step_options(step, index, given, threads)
                 if step.taken_in_turns(index):
                     done.append(run_round_in_turns(step.group, step.in_turns, options, rounds=rounds, index=index,
-                                                   run_id=run_id, log=log, label=f"{label} in turns"))
+                                                   run_id=run_id, log=log, label=label))
                 else:
                     done.append(run_round(step.group, step.command, options, rounds=rounds, index=index,
                                           run_id=run_id, log=log, label=label))

@@ -1,0 +1,96 @@
+"""A/A of rounds taken in turns (issue 48: the same framework against itself must never be called faster).
+
+For one backend command, each round starts TWO processes of the same backend in turns (the round's arbiter,
+jax_benchmarks.measure.turns, exactly as `verdict --turns` starts one process per framework), each into its own store
+under one run id; then every figure of the first process is compared with the same figure of the second, round by
+round, by the verdict's own test (report/compare.py's `compare`: paired from 5 rounds; verdict/decide.py's
+`decide` at its 99.9 % and margin), and the outcomes are counted. A decided "faster" or "slower" is a false decision.
+Also printed: each comparison's spread of the rounds' log ratios (what the paired test rests on), and the ratio.
+
+    .venv/bin/python benchmarks/turns_aa.py --rounds 6 -- xla numpy --matrix-size 1000
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import math
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+
+from jax_benchmarks.cli import relaunch  # noqa: E402
+from jax_benchmarks.cli.relaunch import ending_with_parent, round_argv  # noqa: E402
+from jax_benchmarks.measure.turns import Arbiter  # noqa: E402
+from jax_benchmarks.report.compare import compare  # noqa: E402
+from jax_benchmarks.store.record import Record  # noqa: E402
+from jax_benchmarks.verdict.decide import decide  # noqa: E402
+
+
+def one_round(group: str, backend: str, options: list[str], stores: list[Path], rounds: int, index: int,
+              run_id: str, folder: Path) -> float:
+    """Two processes of `group backend` in turns, each into its own store; the round's wall time."""
+    began = time.perf_counter()
+    with Arbiter(str(folder / f"turns.{index}"), len(stores)) as arbiter:
+        children = []
+        for side, store in enumerate(stores):
+            argv = round_argv(group, backend, [*options, "--results", str(store), "--turns", arbiter.path],
+                              rounds=rounds, index=index, run_id=run_id)
+            with (folder / f"side{side}.log").open("a") as out:
+                children.append(relaunch.start(ending_with_parent(argv), stdout=out, stderr=out))
+        for child in children:
+            child.process.wait()
+            arbiter.ended(child.process.pid)
+    return time.perf_counter() - began
+
+
+def figures(store: Path) -> dict[tuple[str, str], list[Record]]:
+    out: dict[tuple[str, str], list[Record]] = collections.defaultdict(list)
+    for line in store.read_text().splitlines():
+        record = Record.model_validate(json.loads(line))
+        if record.median_s:
+            out[(record.case, record.variant or "")].append(record)
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("command", nargs="+", help="GROUP BACKEND OPTIONS... (after --)")
+    args = parser.parse_args()
+    group, backend, *options = args.command
+    folder = Path(tempfile.mkdtemp(prefix="turns-aa-"))
+    stores = [folder / "a.jsonl", folder / "b.jsonl"]
+    run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-aaaaaa"
+    print(f"{group} {backend} {' '.join(options)}: two processes in turns a round, {args.rounds} rounds; {folder}",
+          flush=True)
+    for index in range(args.rounds):
+        wall = one_round(group, backend, options, stores, args.rounds, index, run_id, folder)
+        print(f"round {index + 1}: {wall:.1f} s", flush=True)
+    a, b = figures(stores[0]), figures(stores[1])
+    words: collections.Counter[str] = collections.Counter()
+    for key in sorted(a):
+        if key not in b:
+            continue
+        comparison = compare(a[key], b[key])
+        if comparison is None:
+            continue
+        decision = decide([comparison])[0]
+        words[decision.word] += 1
+        low, high = comparison.interval or (math.nan, math.nan)
+        spread = "—" if comparison.spread is None else f"{comparison.spread:.3f}"
+        print(f"{key[0]}{' [' + key[1] + ']' if key[1] else ''}: {comparison.method}, {comparison.rounds} rounds, "
+              f"ratio {1 + comparison.change_pct / 100:.3f}, spread {spread}, 95 % CI {low:.3f}–{high:.3f}: "
+              f"{decision.word}{' (busy)' if decision.busy else ''}")
+    false = words["faster"] + words["slower"]
+    print(f"A/A: {sum(words.values())} comparisons, {false} called faster or slower, {words['same']} the same, "
+          f"{words['undecided']} undecided")
+    print(f"ended {time.strftime('%H:%M:%S')}")
+
+
+if __name__ == "__main__":
+    main()
