@@ -4,15 +4,17 @@ process's own turns."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from pathlib import Path
 
 import pytest
 
-from jax_benchmarks.measure.contention import CpuTicks, Reading, Sampler, contention_between
+from jax_benchmarks.measure import turns as turns_module
+from jax_benchmarks.measure.contention import Sampler
 from jax_benchmarks.measure.timing import measure, time_runs
-from jax_benchmarks.measure.turns import Arbiter, InTurnTotals, TurnClient, TurnSampler
+from jax_benchmarks.measure.turns import Arbiter, TurnClient, TurnSampler
 
 
 class CountingTurns:
@@ -156,35 +158,20 @@ def test_a_client_whose_arbiter_is_gone_says_so(tmp_path: Path) -> None:
         client.take()
 
 
-def reading(wall: float, own: float, busy: float) -> Reading:
-    return Reading(wall, own, CpuTicks(busy, 0.0, 2), 0.01)
-
-
-class ScriptedSampler(Sampler):
-    """A sampler whose readings are given in order."""
-
-    def __init__(self, readings: list[Reading]) -> None:
-        super().__init__(0.01, None, None)
-        object.__setattr__(self, "readings", readings)
-
-    def read(self) -> Reading:
-        readings: list[Reading] = object.__getattribute__(self, "readings")
-        return readings.pop(0)
-
-
-def test_contention_in_turns_counts_this_process_turns_alone() -> None:
-    # Two turns of 1 s each, quiet (the CPUs' busy time is this process's own); between them another process's
-    # window of 1 s kept both cores busy. Read over the turns alone, the figure is quiet, its window 2 s.
-    client = TurnClient.__new__(TurnClient)
-    client._sampler = ScriptedSampler([reading(0, 0, 0), reading(1, 1, 1), reading(2, 1, 3), reading(3, 2, 4)])
-    client.totals = InTurnTotals()
+def test_the_round_s_other_processes_are_counted_as_this_process_own(monkeypatch: pytest.MonkeyPatch,
+                                                                    tmp_path: Path) -> None:
+    # Another process of the round used 1 s of CPU between two readings (its own turns, while this one waited): that
+    # second is this process's own, not contention; once it ended, its last CPU time stays counted (no fall back).
+    cpu = iter([5.0, 6.0, None])
+    monkeypatch.setattr(turns_module, "process_tree_cpu_s", lambda pid, tick: next(cpu))
+    with Arbiter(str(tmp_path / "turns"), expected=1) as arbiter:
+        client = TurnClient(arbiter.path)
+        client.take()
+        assert client.round_pids == frozenset({os.getpid()})  # the round's processes, named by each grant
+        client.give()
+        client.close()
+    client.round_pids = frozenset({os.getpid(), 4242})
     sampler = TurnSampler.of(client, Sampler.of_this_machine())
-    before = sampler.read()
-    for _ in range(2):
-        client._opened = client._sampler.read()
-        client._add(client._opened, client._sampler.read())
-    seen = contention_between(before, sampler.read())
-    assert seen.window_s == pytest.approx(2.0)
-    assert seen.others_cores == pytest.approx(0.0)
-    # The same readings taken as one window (what a process not in turns reads) see the other's second.
-    assert contention_between(reading(0, 0, 0), reading(3, 2, 4)).others_cores == pytest.approx(2 / 3)
+    first, second, third = sampler.read(), sampler.read(), sampler.read()
+    assert second.own_cpu_s - first.own_cpu_s >= 1.0
+    assert third.own_cpu_s >= second.own_cpu_s

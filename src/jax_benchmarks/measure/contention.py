@@ -237,18 +237,32 @@ def _descendants(pid: int) -> list[int]:
     return found
 
 
+def process_cpu_s(pid: int, tick_s: float) -> float | None:
+    """CPU seconds of the live process `pid` (every thread), from /proc/<pid>/stat; None where it has ended."""
+    stat = _text(f"{PROC}/{pid}/stat")
+    if stat is None:
+        return None
+    fields = stat.rpartition(")")[2].split()
+    # utime and stime are fields 14 and 15 of proc(5), the 12th and 13th after the name.
+    return (int(fields[11]) + int(fields[12])) * tick_s
+
+
 def children_cpu_s(tick_s: float) -> float:
     """CPU seconds of this process's children: the reaped ones and the live descendants."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = usage.ru_utime + usage.ru_stime
     for pid in _descendants(os.getpid()):
-        stat = _text(f"{PROC}/{pid}/stat")
-        if stat is None:  # ended meanwhile: counted once reaped
-            continue
-        fields = stat.rpartition(")")[2].split()
-        # utime and stime are fields 14 and 15 of proc(5), the 12th and 13th after the name.
-        total += (int(fields[11]) + int(fields[12])) * tick_s
+        total += process_cpu_s(pid, tick_s) or 0.0  # ended meanwhile: counted once reaped
     return total
+
+
+def process_tree_cpu_s(pid: int, tick_s: float) -> float | None:
+    """CPU seconds of another live process and its live descendants (a process of the same round taken in turns:
+    jax_benchmarks.measure.turns); None where it has ended."""
+    own = process_cpu_s(pid, tick_s)
+    if own is None:
+        return None
+    return own + sum(process_cpu_s(child, tick_s) or 0.0 for child in _descendants(pid))
 
 
 @dataclass(frozen=True)

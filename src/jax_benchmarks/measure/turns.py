@@ -25,8 +25,9 @@ sends its pid and a newline; `T` asks for a turn, the arbiter answers `G` when i
 process that ends (its socket closes) leaves the round; the starter tells the arbiter of a process that ended before
 it connected (`Arbiter.ended`), so that the round never waits for it.
 
-What other processes took of the machine is read over this process's own turns only (`TurnSampler`): the other
-processes' windows, while this one waited, are not contention of its figures.
+What other processes took of the machine is read as always, over a case's span, but the CPU time of the round's
+other processes is counted as this process's own (`TurnSampler`): their windows, while this one waited, are not
+contention of its figures; what processes outside the round took still is.
 """
 
 from __future__ import annotations
@@ -39,10 +40,10 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from jax_benchmarks.measure.contention import CpuTicks, Reading, Sampler
+from jax_benchmarks.measure.contention import Reading, Sampler, process_tree_cpu_s
 
 # Seconds of nothing between one turn and the next: OpenBLAS's threads spin about 0.1 s after a call (2**28 cycles,
 # its default OPENBLAS_THREAD_TIMEOUT), so the next process's window starts once they sleep
@@ -88,70 +89,47 @@ class ArbiterGone(RuntimeError):
     """The round's arbiter closed the connection (its starter ended)."""
 
 
-@dataclass
-class InTurnTotals:
-    """The counters of `Reading` summed over this process's turns alone (a clock that runs only in its turns)."""
-
-    wall_s: float = 0.0
-    own_cpu_s: float = 0.0
-    busy_s: float = 0.0
-    steal_s: float = 0.0
-    unreadable: str | None = None
-
-
 class TurnClient:
-    """This process's connection to its round's arbiter; it also keeps the machine's readings over its turns (the
-    `TurnSampler` reads them)."""
+    """This process's connection to its round's arbiter. Each grant names the round's processes (`round_pids`), whose
+    CPU time `TurnSampler` counts as this process's own."""
 
-    def __init__(self, path: str, sampler: Sampler | None = None) -> None:
+    def __init__(self, path: str) -> None:
         self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._socket.connect(path)
         self._socket.sendall(f"{os.getpid()}\n".encode())
-        self.windows = int(self._greeting())
-        self._sampler = sampler or Sampler.of_this_machine()
-        self._opened: Reading | None = None
-        self.totals = InTurnTotals()
+        self.windows = int(self._line())
+        self.round_pids: frozenset[int] = frozenset()
         self.turns = 0
 
-    def _greeting(self) -> bytes:
-        """The arbiter's first line: the turns a figure's samples are split into."""
+    def _line(self) -> bytes:
+        """The arbiter's next line (the greeting: the turns a figure's samples are split into; a grant: the pids)."""
         line = b""
         while not line.endswith(b"\n"):
-            byte = self._socket.recv(1)
+            try:
+                byte = self._socket.recv(1)
+            except OSError:
+                byte = b""
             if not byte:
-                raise ArbiterGone("the round's turns ended before they began")
+                raise ArbiterGone("the round's turns ended (the process that started the round is gone)")
             line += byte
         return line.strip()
 
     def take(self) -> None:
         try:
             self._socket.sendall(ASK)
-            answer = self._socket.recv(1)
         except OSError:
-            answer = b""
-        if answer != GRANTED:
+            raise ArbiterGone("the round's turns ended (the process that started the round is gone)") from None
+        answer = self._line()
+        if not answer.startswith(GRANTED):
             raise ArbiterGone("the round's turns ended (the process that started the round is gone)")
+        self.round_pids = frozenset(int(pid) for pid in answer[1:].split(b",") if pid)
         self.turns += 1
-        self._opened = self._sampler.read()
 
     def give(self) -> None:
-        opened, self._opened = self._opened, None
-        if opened is not None:
-            self._add(opened, self._sampler.read())
         try:
             self._socket.sendall(DONE)
         except OSError:
             raise ArbiterGone("the round's turns ended (the process that started the round is gone)") from None
-
-    def _add(self, opened: Reading, closed: Reading) -> None:
-        totals = self.totals
-        totals.wall_s += closed.wall_s - opened.wall_s
-        totals.own_cpu_s += closed.own_cpu_s - opened.own_cpu_s
-        if opened.system is None or closed.system is None:
-            totals.unreadable = closed.hidden or opened.hidden or "/proc/stat could not be read"
-            return
-        totals.busy_s += closed.system.busy_s - opened.system.busy_s
-        totals.steal_s += closed.system.steal_s - opened.system.steal_s
 
     def sampler(self, machine: Sampler) -> Sampler:
         return TurnSampler.of(self, machine)
@@ -162,10 +140,13 @@ class TurnClient:
 
 @dataclass(frozen=True)
 class TurnSampler(Sampler):
-    """A `Sampler` whose readings count this process's turns alone: what it reads between two readings is what the
-    machine did while this process held its turns (the harness reads before and after a case's timed calls)."""
+    """A `Sampler` that counts the CPU time of the round's other processes (and their children) as this process's
+    own: while this process holds its turn they wait, idle, so what they did over a case's span is their own turns'
+    work, not contention of its figures; what processes outside the round took still is. A process of the round
+    that ended keeps its last CPU time (its counter does not fall back)."""
 
     client: TurnClient | None = None
+    seen: dict[int, float] = field(default_factory=dict)  # the round's processes' CPU seconds, last read
 
     @classmethod
     def of(cls, client: TurnClient, machine: Sampler) -> TurnSampler:
@@ -175,11 +156,11 @@ class TurnSampler(Sampler):
         base = super().read()
         if self.client is None:
             return base
-        totals = self.client.totals
-        system = None if totals.unreadable is not None or base.system is None else CpuTicks(
-            totals.busy_s, totals.steal_s, base.system.cpus)
-        return replace(base, wall_s=totals.wall_s, own_cpu_s=totals.own_cpu_s, system=system,
-                       hidden=totals.unreadable or base.hidden)
+        for pid in self.client.round_pids - {os.getpid()}:
+            now = process_tree_cpu_s(pid, self.tick_s)
+            if now is not None:
+                self.seen[pid] = max(now, self.seen.get(pid, 0.0))
+        return replace(base, own_cpu_s=base.own_cpu_s + sum(self.seen.values()))
 
 
 @dataclass(eq=False)
@@ -301,5 +282,6 @@ class Arbiter:
         chosen.waiting = False
         self._holder = chosen
         self.granted += 1
-        chosen.sock.sendall(GRANTED)
+        pids = ",".join(str(member.pid) for member in members if member.pid is not None)
+        chosen.sock.sendall(GRANTED + f"{pids}\n".encode())
 
