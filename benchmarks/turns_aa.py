@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from jax_benchmarks.cli import relaunch  # noqa: E402
 from jax_benchmarks.cli.relaunch import ending_with_parent, round_argv  # noqa: E402
+from jax_benchmarks.cli.rounds import wait_in_turns  # noqa: E402
 from jax_benchmarks.measure.turns import Arbiter  # noqa: E402
 from jax_benchmarks.report.compare import compare  # noqa: E402
 from jax_benchmarks.store.record import Record  # noqa: E402
@@ -36,15 +37,13 @@ def one_round(group: str, backend: str, options: list[str], stores: list[Path], 
     """Two processes of `group backend` in turns, each into its own store; the round's wall time."""
     began = time.perf_counter()
     with Arbiter(str(folder / f"turns.{index}"), len(stores)) as arbiter:
-        children = []
+        children = {}
         for side, store in enumerate(stores):
             argv = round_argv(group, backend, [*options, "--results", str(store), "--turns", arbiter.path],
                               rounds=rounds, index=index, run_id=run_id)
             with (folder / f"side{side}.log").open("a") as out:
-                children.append(relaunch.start(ending_with_parent(argv), stdout=out, stderr=out))
-        for child in children:
-            child.process.wait()
-            arbiter.ended(child.process.pid)
+                children[f"side {side}"] = relaunch.start(ending_with_parent(argv), stdout=out, stderr=out)
+        wait_in_turns(children, arbiter)
     return time.perf_counter() - began
 
 

@@ -123,3 +123,47 @@ def test_the_page_says_its_rounds_were_taken_in_turns() -> None:
     in_turns = figure("xla", "numpy", "matmul_300x300_float64", 0.01, env={**ENV, "turns": True})
     assert IN_TURNS not in banner(Machine("Test CPU", [], {}, plain), "quick")
     assert IN_TURNS in banner(Machine("Test CPU", [], {}, in_turns), "quick")
+
+
+# Two processes: "first" ends after one turn; "second" takes a turn, then another once "first" has ended, and writes
+# the state /proc gives for "first" (Z: a zombie, its CPU time still readable by the round's processes).
+ENDS_EARLY = f"""
+import os, sys, time
+sys.path.insert(0, {SRC!r})
+from jax_benchmarks.measure.turns import TurnClient
+name, path, out = sys.argv[1:4]
+if name == "first":
+    open(out + ".pid", "w").write(str(os.getpid()))
+client = TurnClient(path)
+client.take()
+client.give()
+if name == "second":
+    client.take()
+    other = int(open(out + ".pid").read())
+    deadline = time.monotonic() + 5
+    state = "gone"
+    while time.monotonic() < deadline:
+        try:
+            state = open(f"/proc/{{other}}/stat").read().rpartition(")")[2].split()[0]
+        except OSError:
+            state = "gone"
+            break
+        if state == "Z":
+            break
+        time.sleep(0.01)
+    open(out, "w").write(state)
+    client.give()
+"""
+
+
+def test_a_process_that_ended_stays_readable_until_the_round_ends(monkeypatch: pytest.MonkeyPatch,
+                                                                  tmp_path: Path) -> None:
+    state = tmp_path / "state"
+
+    def argv(group: str, backend: str, options: Sequence[str], **_: Any) -> list[str]:
+        return [sys.executable, "-c", ENDS_EARLY, backend, options[list(options).index("--turns") + 1], str(state)]
+
+    monkeypatch.setattr(round_loop, "round_argv", argv)
+    done = run_round_in_turns("xla", ["first", "second"], [], rounds=1, index=0, run_id="r", log=tmp_path / "log")
+    assert done.code == 0
+    assert state.read_text() == "Z"  # not reaped while "second" still measured

@@ -24,10 +24,11 @@ failure (exit 1: a check failed; exit 2: bad input) is not run again: it would f
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -167,6 +168,29 @@ def run_round(group: str, command: str, options: Sequence[str], *, rounds: int, 
                      codes[-1], group, index, failure, stdout)
 
 
+def has_ended(child: relaunch.Child) -> bool:
+    """Whether `child` has ended, leaving it unreaped (a zombie) where the system allows it (`os.waitid`'s `WNOWAIT`:
+    Linux; elsewhere it is reaped, and what it used after the others' last reading is not counted as theirs)."""
+    if not hasattr(os, "waitid"):
+        return child.poll() is not None
+    return os.waitid(os.P_PID, child.process.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+
+
+def wait_in_turns(children: Mapping[str, relaunch.Child], arbiter: Arbiter) -> dict[str, int]:
+    """Wait for a round's processes taken in turns; their exit codes by name. Each that ends is told to the arbiter
+    at once, but left a zombie (`WNOWAIT`) until all have ended: a zombie's /proc/<pid>/stat keeps the CPU time it
+    used, which the others count as their own while they measure (measure/turns.py's `TurnSampler`), so a process
+    that ends in the middle of another's case is not taken for a process outside the round."""
+    ended: set[str] = set()
+    while len(ended) < len(children):
+        for name, child in children.items():
+            if name not in ended and has_ended(child):
+                ended.add(name)
+                arbiter.ended(child.process.pid)
+        time.sleep(0.05)
+    return {name: child.process.wait() for name, child in children.items()}
+
+
 def run_round_in_turns(group: str, backends: Sequence[str], options: Sequence[str], *, rounds: int, index: int,
                        run_id: str, log: Path, label: str = "", gap_s: float = TURN_GAP_S,
                        windows: int = TURN_WINDOWS) -> RoundDone:
@@ -191,15 +215,7 @@ def run_round_in_turns(group: str, backends: Sequence[str], options: Sequence[st
                         with outputs[name].open("w", encoding="utf-8") as out:
                             children[name] = relaunch.start(ending_with_parent(argv), stdin=subprocess.DEVNULL,
                                                              stdout=out, stderr=subprocess.STDOUT)
-                    waiting = dict(children)
-                    while waiting:
-                        for name, child in list(waiting.items()):
-                            code = child.poll()
-                            if code is not None:
-                                codes[name] = code
-                                arbiter.ended(child.process.pid)
-                                del waiting[name]
-                        time.sleep(0.05)
+                    codes.update(wait_in_turns(children, arbiter))
                 except KeyboardInterrupt as exc:  # the round is stopped: every process gets the signal that stopped it
                     relaunch.stop(list(children.values()), interrupt_signal(exc))
                     raise
