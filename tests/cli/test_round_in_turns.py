@@ -4,6 +4,7 @@ is the round's failure. The stand-in processes are tiny scripts that take turns 
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -167,3 +168,17 @@ def test_a_process_that_ended_stays_readable_until_the_round_ends(monkeypatch: p
     done = run_round_in_turns("xla", ["first", "second"], [], rounds=1, index=0, run_id="r", log=tmp_path / "log")
     assert done.code == 0
     assert state.read_text() == "Z"  # not reaped while "second" still measured
+
+
+@pytest.mark.e2e
+def test_a_real_round_in_turns_records_each_framework_from_its_own_process(tmp_path: Path) -> None:
+    # The real CLI: `xla numpy` and `xla jax`, each in its own fresh process, taking turns.
+    store = tmp_path / "r.jsonl"
+    done = run_round_in_turns("xla", ["numpy", "jax"], ["--quick", "-k", "matmul", "--results", str(store)],
+                              rounds=2, index=1, run_id="20261128T070000Z-cccccc", log=tmp_path / "log")
+    assert (done.code, done.failure) == (0, ""), (tmp_path / "log").read_text()
+    records = [json.loads(line) for line in store.read_text().splitlines()]
+    assert sorted(r["backend"] for r in records) == ["jax", "numpy"]
+    for record in records:
+        assert record["env"]["turns"] is True and record["round_index"] == 1
+        assert record["repeats"] >= 4  # the samples of 4 turns
