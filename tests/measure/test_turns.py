@@ -67,17 +67,19 @@ def test_time_runs_in_turns_holds_each_run_in_a_turn_and_the_work_between_outsid
 
 
 class Worker(threading.Thread):
-    """A process of a round, played by a thread: `windows` timed windows, each `work_s` long, logged."""
+    """A process of a round, played by a thread with a pid of its own: `windows` timed windows, each 10 ms, logged;
+    once it closed its connection, it tells the arbiter it ended (as the round's starter does for a process)."""
 
-    def __init__(self, path: str, name: str, windows: int, log: list[tuple[str, float, float]],
-                 start_after_s: float = 0.0, work_between_s: float = 0.0) -> None:
+    def __init__(self, arbiter: Arbiter, name: str, windows: int, log: list[tuple[str, float, float]],
+                 start_after_s: float = 0.0, work_between_s: float = 0.0, shutdown_s: float = 0.0) -> None:
         super().__init__(name=name)
-        self.path, self.windows, self.log = path, windows, log
-        self.start_after_s, self.work_between_s = start_after_s, work_between_s
+        self.arbiter, self.windows, self.log = arbiter, windows, log
+        self.start_after_s, self.work_between_s, self.shutdown_s = start_after_s, work_between_s, shutdown_s
+        self.pid = 10_000_000 + sum(map(ord, name))
 
     def run(self) -> None:
         time.sleep(self.start_after_s)
-        client = TurnClient(self.path)
+        client = TurnClient(self.arbiter.path, pid=self.pid)
         for _ in range(self.windows):
             client.take()
             began = time.monotonic()
@@ -86,17 +88,21 @@ class Worker(threading.Thread):
             client.give()
             time.sleep(self.work_between_s)  # untimed work between turns
         client.close()
+        time.sleep(self.shutdown_s)  # the interpreter's shutdown, after the socket closed
+        self.log.append((f"{self.name} ended", time.monotonic(), time.monotonic()))
+        self.arbiter.ended(self.pid)
 
 
 def test_the_arbiter_grants_one_window_at_a_time_alternating_with_the_gap(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
     with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.02) as arbiter:
-        workers = [Worker(arbiter.path, name, 4, log) for name in ("a", "b")]
+        workers = [Worker(arbiter, name, 4, log) for name in ("a", "b")]
         for worker in workers:
             worker.start()
         for worker in workers:
             worker.join(timeout=10)
-    names = [name for name, *_ in log]
+    names = [name for name, *_ in log if not name.endswith("ended")]
+    log[:] = [row for row in log if not row[0].endswith("ended")]
     assert all(sorted(names[i:i + 2]) == ["a", "b"] for i in range(0, 8, 2))  # each cycle serves each once
     for (_, _, ended), (_, began, _) in zip(log, log[1:]):
         assert began - ended >= 0.02 - 1e-3  # never overlapping, the gap between
@@ -106,12 +112,12 @@ def test_the_arbiter_grants_one_window_at_a_time_alternating_with_the_gap(tmp_pa
 def test_the_order_within_a_cycle_is_drawn_at_random(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
     with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
-        workers = [Worker(arbiter.path, name, 20, log) for name in ("a", "b")]
+        workers = [Worker(arbiter, name, 20, log) for name in ("a", "b")]
         for worker in workers:
             worker.start()
         for worker in workers:
             worker.join(timeout=10)
-    names = [name for name, *_ in log]
+    names = [name for name, *_ in log if not name.endswith("ended")]
     firsts = {names[i] for i in range(0, 40, 2)}
     assert firsts == {"a", "b"}  # a fixed order would give one name (chance of that at random: 2 in 2**20)
 
@@ -119,8 +125,8 @@ def test_the_order_within_a_cycle_is_drawn_at_random(tmp_path: Path) -> None:
 def test_no_window_is_granted_until_every_process_of_the_round_connected(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
     with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
-        early = Worker(arbiter.path, "early", 1, log)
-        late = Worker(arbiter.path, "late", 1, log, start_after_s=0.3)
+        early = Worker(arbiter, "early", 1, log)
+        late = Worker(arbiter, "late", 1, log, start_after_s=0.3)
         began = time.monotonic()
         early.start(), late.start()
         early.join(timeout=10), late.join(timeout=10)
@@ -131,23 +137,37 @@ def test_a_process_that_ended_before_connecting_is_not_waited_for(tmp_path: Path
     log: list[tuple[str, float, float]] = []
     with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
         arbiter.ended(999_999)  # the starter saw it exit; it never connected
-        worker = Worker(arbiter.path, "alone", 2, log)
+        worker = Worker(arbiter, "alone", 2, log)
         worker.start()
         worker.join(timeout=5)
-    assert [name for name, *_ in log] == ["alone", "alone"]
+    assert [name for name, *_ in log] == ["alone", "alone", "alone ended"]
 
 
 def test_no_window_is_granted_while_another_process_works_between_its_turns(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
     with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
-        busy = Worker(arbiter.path, "busy", 2, log, work_between_s=0.3)
-        quick = Worker(arbiter.path, "quick", 2, log)
+        busy = Worker(arbiter, "busy", 2, log, work_between_s=0.3)
+        quick = Worker(arbiter, "quick", 2, log)
         busy.start(), quick.start()
         busy.join(timeout=10), quick.join(timeout=10)
     busy_first_end = min(ended for who, _, ended in log if who == "busy")
     for who, began, _ in log:  # no window while busy did its 0.3 s of untimed work after its first turn
         if who == "quick":
             assert not busy_first_end < began < busy_first_end + 0.29
+
+
+def test_no_window_is_granted_while_a_process_shuts_down_after_closing_its_connection(tmp_path: Path) -> None:
+    log: list[tuple[str, float, float]] = []
+    with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
+        short = Worker(arbiter, "short", 1, log, shutdown_s=0.3)
+        long = Worker(arbiter, "long", 3, log)
+        short.start(), long.start()
+        short.join(timeout=10), long.join(timeout=10)
+    ended = next(began for name, began, _ in log if name == "short ended")
+    short_window = next(ended_at for name, _, ended_at in log if name == "short")
+    for name, began, _ in log:  # long's windows: before short's turn, or after short ended, never in its shutdown
+        if name == "long":
+            assert not short_window <= began < ended
 
 
 def test_a_client_whose_arbiter_is_gone_says_so(tmp_path: Path) -> None:

@@ -93,10 +93,11 @@ class TurnClient:
     """This process's connection to its round's arbiter. Each grant names the round's processes (`round_pids`), whose
     CPU time `TurnSampler` counts as this process's own."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, pid: int | None = None) -> None:
+        """`pid`: the process this client speaks for (default: this one; a test's threads stand for processes)."""
         self._socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._socket.connect(path)
-        self._socket.sendall(f"{os.getpid()}\n".encode())
+        self._socket.sendall(f"{os.getpid() if pid is None else pid}\n".encode())
         self.windows = int(self._line())
         self.round_pids: frozenset[int] = frozenset()
         self.turns = 0
@@ -175,7 +176,9 @@ class Arbiter:
     """The turns of one round (see the module's docstring), served by a thread of the process that starts the round.
 
     `expected`: how many processes the round starts; no turn is granted until each has connected or ended
-    (`ended`), so that the first window is not taken beside another process's start."""
+    (`ended`), so that the first window is not taken beside another process's start. A process whose connection
+    closed still works until its starter says it ended (`ended`): Python closes the socket while the interpreter
+    shuts down, and that shutdown (JAX's and PyTorch's teardown) must not run beside another process's window."""
 
     def __init__(self, path: str, expected: int, gap_s: float = TURN_GAP_S, windows: int = TURN_WINDOWS) -> None:
         self.path = path
@@ -189,8 +192,8 @@ class Arbiter:
         self._holder: _Member | None = None
         self._free_at = 0.0  # when the last turn ended: the next starts `gap_s` later
         self._lock = threading.Lock()
-        self._ended_before_connecting: set[int] = set()
-        self._left = 0  # members whose socket closed
+        self._connected: set[int] = set()  # the pid of every process that connected, ever
+        self._ended: set[int] = set()  # the pids the starter said ended (connected or not)
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._serve, name="turns", daemon=True)
         self._cycle: list[_Member] = []  # the members still to be served in this cycle, in the cycle's order
@@ -210,15 +213,21 @@ class Arbiter:
         os.unlink(self.path)
 
     def ended(self, pid: int) -> None:
-        """A process of the round ended (the starter saw it exit): one that never connected is not waited for."""
+        """A process of the round ended (the starter saw it exit): one that never connected is not waited for, one
+        whose connection closed no longer works."""
         with self._lock:
-            if all(member.pid != pid for member in self._members.values()):
-                self._ended_before_connecting.add(pid)
+            self._ended.add(pid)
 
     def _still_to_connect(self) -> int:
-        with self._lock:
-            connected = len(self._members) + self._left
-            return self._expected - connected - len(self._ended_before_connecting)
+        """The processes neither connected nor ended (one that connected and has not sent its pid yet counts as
+        connected)."""
+        unnamed = sum(1 for member in self._members.values() if member.pid is None)
+        return self._expected - len(self._connected | self._ended) - unnamed
+
+    def _closing(self) -> set[int]:
+        """The processes whose connection closed but that have not ended: still at work (shutting down)."""
+        live = {member.pid for member in self._members.values()}
+        return self._connected - self._ended - live
 
     def _serve(self) -> None:
         selector = selectors.DefaultSelector()
@@ -246,7 +255,6 @@ class Arbiter:
         selector.unregister(member.sock)
         with self._lock:
             del self._members[member.sock.fileno()]
-            self._left += 1
         member.sock.close()
         if self._holder is member:
             self._holder, self._free_at = None, time.monotonic()
@@ -258,6 +266,8 @@ class Arbiter:
             if not newline:
                 return
             member.pid, member.buffer = int(line), rest
+            with self._lock:
+                self._connected.add(member.pid)
         for byte in member.buffer:
             message = bytes([byte])
             if message == ASK:
@@ -269,11 +279,15 @@ class Arbiter:
     def _grant(self) -> None:
         """A turn to the next member of this cycle (a new cycle, in an order drawn at random, once every member was
         served), where nobody holds one, every member is waiting (none is working between turns), none is still to
-        connect, and the gap since the last turn has passed."""
+        connect or shutting down, and the gap since the last turn has passed. The grant names every process of the
+        round, ended ones too (`TurnSampler` counts their CPU time as the taker's own)."""
         if self._holder is not None or time.monotonic() < self._free_at + self.gap_s:
             return
-        members = list(self._members.values())
-        if not members or self._still_to_connect() > 0 or not all(m.waiting for m in members):
+        with self._lock:
+            members = list(self._members.values())
+            blocked = self._still_to_connect() > 0 or bool(self._closing())
+            pids = ",".join(str(pid) for pid in sorted(self._connected))
+        if not members or blocked or not all(m.waiting for m in members):
             return
         self._cycle = [member for member in self._cycle if member in members]  # those that left are gone
         if not self._cycle:
@@ -282,6 +296,5 @@ class Arbiter:
         chosen.waiting = False
         self._holder = chosen
         self.granted += 1
-        pids = ",".join(str(member.pid) for member in members if member.pid is not None)
         chosen.sock.sendall(GRANTED + f"{pids}\n".encode())
 
