@@ -202,7 +202,7 @@ class BenchSettings(BaseModel):
                                description="Run id to record under (a round of --rounds).")
     round_index: int | None = Field(None, ge=0, json_schema_extra={"hidden": True},
                                     description="Index of this round (a round of --rounds).")
-    # Set by `verdict --paired` for each framework's process of a round taken in turns (jax_benchmarks.measure.turns):
+    # Set by `verdict --turns` for each framework's process of a round taken in turns (jax_benchmarks.measure.turns):
     # the Unix socket of the round's arbiter; not for users (hidden from --help).
     turns: str | None = Field(None, json_schema_extra={"hidden": True},
                               description="The socket of the round's turns (a round taken in turns).")
@@ -241,7 +241,7 @@ class BenchSettings(BaseModel):
         if self.round_index is not None and self.round_index >= self.rounds:
             raise OptionError("--round-index", f"{self.round_index} is not below --rounds {self.rounds}")
         if self.turns is not None and self.round_index is None:
-            raise OptionError("--turns", "--turns needs --round-index (both are set by verdict --paired)")
+            raise OptionError("--turns", "--turns needs --round-index (both are set by verdict --turns)")
         return self
 
     @model_validator(mode="after")

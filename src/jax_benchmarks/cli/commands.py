@@ -199,7 +199,7 @@ def execute(
         from jax_benchmarks.frameworks.descriptors import registered
 
         set_profiler_environment((descriptor.profiler for descriptor in registered()), os.environ)
-    # A round taken in turns (verdict --paired): connected to its arbiter before the frameworks load, so that no
+    # A round taken in turns (verdict --turns): connected to its arbiter before the frameworks load, so that no
     # other process of the round times a window while this one imports; its records say so (env `turns`).
     turns = TurnClient(settings.turns) if settings.turns is not None else None
     run = Run(group.name, settings.results, log=console.print, run_id=run_id or settings.run_id,

@@ -196,16 +196,26 @@ def round_medians(records: Sequence[Record]) -> list[float]:
 
 def round_fastest(records: Sequence[Record]) -> list[float]:
     """The fastest sample of each round of a figure (what the verdict judges); a record without it: its median."""
-    return _per_round(records, lambda record: record.min_s or record.median_s)
+    return _per_round(records, _fastest)
+
+
+def _fastest(record: Record) -> float | None:
+    return record.min_s or record.median_s
 
 
 def _per_round(records: Sequence[Record], value: Callable[[Record], float | None]) -> list[float]:
     """One value per round, rounds in order (a later record of the same round wins; no round index: one round)."""
+    per_round = _by_round(records, value)
+    return [per_round[key] for key in sorted(per_round, key=lambda k: -1 if k is None else k)]
+
+
+def _by_round(records: Sequence[Record], value: Callable[[Record], float | None]) -> dict[int | None, float]:
+    """One value per round index of the timed records (a later record of the same round wins)."""
     per_round: dict[int | None, float] = {}
     for record in records:
         if record.median_s and (number := value(record)):
             per_round[record.round_index] = number
-    return [per_round[key] for key in sorted(per_round, key=lambda k: -1 if k is None else k)]
+    return per_round
 
 
 def detectable_log(se: float, df: float, alpha: float = ALPHA, power: float = POWER) -> float:
@@ -256,35 +266,23 @@ def welch_log_ratio(current: Sequence[float], baseline: Sequence[float]) -> LogR
     return LogRatio(statistics.fmean(log_c) - statistics.fmean(log_b), se, df)
 
 
-def paired_log_ratio(current: Sequence[float], baseline: Sequence[float]) -> LogRatio:
-    """log(current / baseline) from per-round pairs (the same rounds, in order, taken in turns): the mean of the rounds'
-    log ratios, its standard error from their spread, n - 1 degrees of freedom; at least two pairs."""
-    logs = [math.log(c) - math.log(b) for c, b in zip(current, baseline, strict=True)]
+def paired_log_ratio(logs: Sequence[float]) -> LogRatio:
+    """log(current / baseline) from the log ratios of rounds taken in turns (`paired_rounds`): their mean, its standard
+    error from their spread, n - 1 degrees of freedom; at least two rounds."""
     return LogRatio(statistics.fmean(logs), statistics.stdev(logs) / math.sqrt(len(logs)), float(len(logs) - 1))
 
 
-def in_turns_by_round(records: Sequence[Record]) -> dict[int, float]:
-    """A figure's fastest sample per round, of the rounds taken in turns (records' env `turns`), by round index."""
-    out: dict[int, float] = {}
-    for record in records:
-        if record.env.get("turns") is True and record.round_index is not None and record.median_s and (
-                value := record.min_s or record.median_s):
-            out[record.round_index] = value  # a later record of the same round wins, as in `_per_round`
-    return out
-
-
-def paired_rounds(current: Sequence[Record], baseline: Sequence[Record]) -> tuple[list[float], list[float]] | None:
-    """The fastest samples of the rounds both figures took in turns in one run, round by round (current's, baseline's);
-    None where they are fewer than MIN_PAIRED_ROUNDS, or the figures are of different runs (`compare` then uses
-    Welch)."""
-    runs = {record.run_id for record in (*current, *baseline)}
-    if len(runs) != 1:
+def paired_rounds(current: Sequence[Record], baseline: Sequence[Record]) -> list[float] | None:
+    """log(current's fastest sample / baseline's) of each round both figures took in turns in one run (records' env
+    `turns`), rounds in order; None where they are fewer than MIN_PAIRED_ROUNDS, or the figures are of different runs
+    (`compare` then uses Welch)."""
+    if len({record.run_id for record in (*current, *baseline)}) != 1:
         return None
-    mine, theirs = in_turns_by_round(current), in_turns_by_round(baseline)
-    common = sorted(set(mine) & set(theirs))
+    mine, theirs = (_by_round([r for r in side if r.env.get("turns") is True], _fastest) for side in (current, baseline))
+    common = sorted(index for index in set(mine) & set(theirs) if index is not None)
     if len(common) < MIN_PAIRED_ROUNDS:
         return None
-    return [mine[i] for i in common], [theirs[i] for i in common]
+    return [math.log(mine[i]) - math.log(theirs[i]) for i in common]
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
@@ -339,8 +337,8 @@ def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison
     spread = None
     pairs = paired_rounds(current, baseline)
     if pairs is not None:
-        log_ratio = paired_log_ratio(*pairs)
-        spread = statistics.stdev(math.log(c) - math.log(b) for c, b in zip(*pairs, strict=True))
+        log_ratio = paired_log_ratio(pairs)
+        spread = statistics.stdev(pairs)
         change = math.expm1(log_ratio.value) * 100
     elif len(now) >= MIN_ROUNDS and len(base) >= MIN_ROUNDS:
         log_ratio = welch_log_ratio(round_fastest(current), round_fastest(baseline))
@@ -352,11 +350,11 @@ def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison
         baseline_run_id=base_record.run_id, baseline_median_s=base_median, baseline_iqr_s=iqr,
         change_pct=change, verdict="too few samples",
         method="paired-rounds" if pairs is not None else "welch-rounds" if log_ratio is not None else "too-few-rounds",
-        p_value=None, rounds=len(pairs[0]) if pairs is not None else len(now),
-        baseline_rounds=len(pairs[1]) if pairs is not None else len(base), log_ratio=log_ratio,
+        p_value=None, rounds=len(now) if pairs is None else len(pairs),
+        baseline_rounds=len(base) if pairs is None else len(pairs), log_ratio=log_ratio,
         median_s=statistics.median(now), iqr_s=_iqr(now) if len(now) > 1 else (current[-1].iqr_s or 0.0),
         busy=busy, spread=spread, busy_rounds_left_out=left_out, paired=pairs is not None,
-        unpaired_rounds_left_out=len(now) + len(base) - 2 * len(pairs[0]) if pairs is not None else 0,
+        unpaired_rounds_left_out=0 if pairs is None else len(now) + len(base) - 2 * len(pairs),
     )
     return judge([comparison], 0.0)[0]
 
