@@ -93,14 +93,18 @@ class Worker(threading.Thread):
         self.arbiter.ended(self.pid)
 
 
+def run_side_by_side(*workers: Worker) -> None:
+    """Start every worker, then wait for each (a round's processes, side by side)."""
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join(timeout=10)
+
+
 def test_the_arbiter_grants_one_window_at_a_time_alternating_with_the_gap(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
     with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.02) as arbiter:
-        workers = [Worker(arbiter, name, 4, log) for name in ("a", "b")]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join(timeout=10)
+        run_side_by_side(*(Worker(arbiter, name, 4, log) for name in ("a", "b")))
     names = [name for name, *_ in log if not name.endswith("ended")]
     log[:] = [row for row in log if not row[0].endswith("ended")]
     assert all(sorted(names[i:i + 2]) == ["a", "b"] for i in range(0, 8, 2))  # each cycle serves each once
@@ -112,11 +116,7 @@ def test_the_arbiter_grants_one_window_at_a_time_alternating_with_the_gap(tmp_pa
 def test_the_order_within_a_cycle_is_drawn_at_random(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
     with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
-        workers = [Worker(arbiter, name, 20, log) for name in ("a", "b")]
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join(timeout=10)
+        run_side_by_side(*(Worker(arbiter, name, 20, log) for name in ("a", "b")))
     names = [name for name, *_ in log if not name.endswith("ended")]
     firsts = {names[i] for i in range(0, 40, 2)}
     assert firsts == {"a", "b"}  # a fixed order would give one name (chance of that at random: 2 in 2**20)
@@ -125,11 +125,8 @@ def test_the_order_within_a_cycle_is_drawn_at_random(tmp_path: Path) -> None:
 def test_no_window_is_granted_until_every_process_of_the_round_connected(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
     with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
-        early = Worker(arbiter, "early", 1, log)
-        late = Worker(arbiter, "late", 1, log, start_after_s=0.3)
         began = time.monotonic()
-        early.start(), late.start()
-        early.join(timeout=10), late.join(timeout=10)
+        run_side_by_side(Worker(arbiter, "early", 1, log), Worker(arbiter, "late", 1, log, start_after_s=0.3))
     assert log[0][1] - began >= 0.3  # the early one waited for the late one's start
 
 
@@ -137,19 +134,14 @@ def test_a_process_that_ended_before_connecting_is_not_waited_for(tmp_path: Path
     log: list[tuple[str, float, float]] = []
     with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
         arbiter.ended(999_999)  # the starter saw it exit; it never connected
-        worker = Worker(arbiter, "alone", 2, log)
-        worker.start()
-        worker.join(timeout=5)
+        run_side_by_side(Worker(arbiter, "alone", 2, log))
     assert [name for name, *_ in log] == ["alone", "alone", "alone ended"]
 
 
 def test_no_window_is_granted_while_another_process_works_between_its_turns(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
     with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
-        busy = Worker(arbiter, "busy", 2, log, work_between_s=0.3)
-        quick = Worker(arbiter, "quick", 2, log)
-        busy.start(), quick.start()
-        busy.join(timeout=10), quick.join(timeout=10)
+        run_side_by_side(Worker(arbiter, "busy", 2, log, work_between_s=0.3), Worker(arbiter, "quick", 2, log))
     busy_first_end = min(ended for who, _, ended in log if who == "busy")
     for who, began, _ in log:  # no window while busy did its 0.3 s of untimed work after its first turn
         if who == "quick":
@@ -159,10 +151,7 @@ def test_no_window_is_granted_while_another_process_works_between_its_turns(tmp_
 def test_no_window_is_granted_while_a_process_shuts_down_after_closing_its_connection(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
     with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
-        short = Worker(arbiter, "short", 1, log, shutdown_s=0.3)
-        long = Worker(arbiter, "long", 3, log)
-        short.start(), long.start()
-        short.join(timeout=10), long.join(timeout=10)
+        run_side_by_side(Worker(arbiter, "short", 1, log, shutdown_s=0.3), Worker(arbiter, "long", 3, log))
     ended = next(began for name, began, _ in log if name == "short ended")
     short_window = next(ended_at for name, _, ended_at in log if name == "short")
     for name, began, _ in log:  # long's windows: before short's turn, or after short ended, never in its shutdown

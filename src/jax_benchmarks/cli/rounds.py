@@ -200,7 +200,6 @@ def run_round_in_turns(group: str, backends: Sequence[str], options: Sequence[st
     to `log` once the round ended, one process after another (not interleaved). `gap_s` and `windows`: the
     arbiter's (jax_benchmarks.measure.turns; benchmarks/turns_rounds.py tries others)."""
     began = time.perf_counter()
-    failures: list[str] = []
     codes: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="turns-") as folder:
         pending = list(backends)
@@ -225,16 +224,13 @@ def run_round_in_turns(group: str, backends: Sequence[str], options: Sequence[st
                               f"(attempt {attempt}): exit {codes[name]}\n")
                     out.write(outputs[name].read_text(encoding="utf-8", errors="replace"))
             dead = [name for name in pending if died(codes[name])]
-            if not dead:
-                break
-            failures += [f"{group} {name}: {exit_text(codes[name])}" for name in dead]
-            if attempt == 2:
+            if not dead or attempt == 2:
                 break
             with log.open("a", encoding="utf-8") as out:
                 out.write(f"== round {index + 1}/{rounds} of {group}: {', '.join(dead)} died: run once more, alone "
                           "in turns; what it recorded stays in the store\n")
             pending = dead
-    dead_twice = [name for name in pending if died(codes[name])] if failures else []
+    dead_twice = [name for name in pending if died(codes[name])]  # `pending`: the last attempt's processes
     failure = (f"round {index + 1} of {group} failed twice: {', '.join(dead_twice)}" if dead_twice else "")
     worst = next((codes[name] for name in backends if codes[name] != 0), 0)
     return RoundDone(label or f"{group} · round {index + 1}/{rounds} in turns", time.perf_counter() - began, worst,

@@ -461,8 +461,8 @@ def sampled_case(timed: Timed[R], repeats: int, sampler: Sampler, min_time_s: fl
     """`time_case`, with what other processes took of the machine meanwhile on the measurement
     (jax_benchmarks.measure.contention: a reading of /proc before and after, outside the timed calls;
     benchmarks/contention.py measures their cost), and the energy of the timed calls where `energy` reads a
-    counter (jax_benchmarks.measure.energy; its reason where it cannot). In a round taken in turns, `sampler` reads
-    this process's turns alone (`Turns.sampler`)."""
+    counter (jax_benchmarks.measure.energy; its reason where it cannot). In a round taken in turns, `sampler` counts
+    the round's other processes as this one (`Turns.sampler`)."""
     before = sampler.read()
     window = None if energy is None else energy.window()
     result, measurement = time_case(timed, repeats, min_time_s, window, turns)
@@ -567,7 +567,7 @@ def run_live(
     failures: list[str] = []
     capped: list[tuple[str, Measurement]] = []  # figures whose window the sample cap cut short of min_time_s
     sampler = Sampler.of_this_machine(target.device)
-    if turns is not None:  # what others took of the machine is read over this process's turns alone
+    if turns is not None:  # the round's other processes count as this one (measure/turns.py)
         sampler = turns.sampler(sampler)
     energy = energy if energy is not None else EnergyMeter.of_device(target.device)
     progress.start(f"{target.backend} @{target.device}", len(chosen))

@@ -21,9 +21,11 @@ process, and the processes take turns:
   difference.
 
 The protocol, over a Unix socket whose path the round's processes get as `--turns PATH`: a process connects and
-sends its pid and a newline; `T` asks for a turn, the arbiter answers `G` when it is granted; `D` hands it back. A
-process that ends (its socket closes) leaves the round; the starter tells the arbiter of a process that ended before
-it connected (`Arbiter.ended`), so that the round never waits for it.
+sends its pid and a newline, and the arbiter greets it with the turns a figure's samples are split into and a
+newline; `T` asks for a turn, the arbiter answers `G`, the round's pids (comma-separated) and a newline when it is
+granted; `D` hands it back. The starter tells the arbiter of each process that ended (`Arbiter.ended`): one that
+never connected is not waited for, and one whose socket closed is still at work (its interpreter shutting down)
+until then.
 
 What other processes took of the machine is read as always, over a case's span, but the CPU time of the round's
 other processes is counted as this process's own (`TurnSampler`): their windows, while this one waited, are not
@@ -68,7 +70,7 @@ class Turns(Protocol):
     def give(self) -> None: ...
 
     def sampler(self, machine: Sampler) -> Sampler:
-        """The sampler a case's contention is read with: over this process's turns alone."""
+        """The sampler a case's contention is read with (the round's other processes counted as this one)."""
         ...
 
 
@@ -88,6 +90,9 @@ def turn(turns: Turns | None) -> Iterator[None]:
 class ArbiterGone(RuntimeError):
     """The round's arbiter closed the connection (its starter ended)."""
 
+    def __init__(self) -> None:
+        super().__init__("the round's turns ended (the process that started the round is gone)")
+
 
 class TurnClient:
     """This process's connection to its round's arbiter. Each grant names the round's processes (`round_pids`), whose
@@ -100,7 +105,6 @@ class TurnClient:
         self._socket.sendall(f"{os.getpid() if pid is None else pid}\n".encode())
         self.windows = int(self._line())
         self.round_pids: frozenset[int] = frozenset()
-        self.turns = 0
 
     def _line(self) -> bytes:
         """The arbiter's next line (the greeting: the turns a figure's samples are split into; a grant: the pids)."""
@@ -111,7 +115,7 @@ class TurnClient:
             except OSError:
                 byte = b""
             if not byte:
-                raise ArbiterGone("the round's turns ended (the process that started the round is gone)")
+                raise ArbiterGone()
             line += byte
         return line.strip()
 
@@ -119,18 +123,17 @@ class TurnClient:
         try:
             self._socket.sendall(ASK)
         except OSError:
-            raise ArbiterGone("the round's turns ended (the process that started the round is gone)") from None
+            raise ArbiterGone() from None
         answer = self._line()
         if not answer.startswith(GRANTED):
-            raise ArbiterGone("the round's turns ended (the process that started the round is gone)")
+            raise ArbiterGone()
         self.round_pids = frozenset(int(pid) for pid in answer[1:].split(b",") if pid)
-        self.turns += 1
 
     def give(self) -> None:
         try:
             self._socket.sendall(DONE)
         except OSError:
-            raise ArbiterGone("the round's turns ended (the process that started the round is gone)") from None
+            raise ArbiterGone() from None
 
     def sampler(self, machine: Sampler) -> Sampler:
         return TurnSampler.of(self, machine)

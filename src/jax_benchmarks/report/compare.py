@@ -278,7 +278,8 @@ def paired_rounds(current: Sequence[Record], baseline: Sequence[Record]) -> list
     (`compare` then uses Welch)."""
     if len({record.run_id for record in (*current, *baseline)}) != 1:
         return None
-    mine, theirs = (_by_round([r for r in side if r.env.get("turns") is True], _fastest) for side in (current, baseline))
+    mine, theirs = (_by_round([record for record in side if record.env.get("turns") is True], _fastest)
+                    for side in (current, baseline))
     common = sorted(index for index in set(mine) & set(theirs) if index is not None)
     if len(common) < MIN_PAIRED_ROUNDS:
         return None
