@@ -15,6 +15,14 @@ prints per mode:
   figures and the largest |log ratio|, as %), so that a bias of the mode shows.
 
     .venv/bin/python benchmarks/turns_rounds.py --rounds 6 -- xla all --matrix-size 1000
+
+`--join 'pytorch --compile'` (repeatable) adds a command of the group with options of its own, as `verdict --turns`
+joins `mnist pytorch --compile` to `mnist all`'s turns (verdict/cli.py's `taken_in_turns`): today's round is then
+`all` and the joined command one after the other (two processes, their wall times added), the round in turns one more
+process; and each case's figures are compared across variants too (Flax's jitted step against torch.compile's):
+
+    .venv/bin/python benchmarks/turns_rounds.py --rounds 6 --join 'pytorch --compile' -- mnist all --epochs 1 \
+        --data-source embedded --comet off
 """
 
 from __future__ import annotations
@@ -56,11 +64,16 @@ def fastest(path: Path) -> dict[tuple[str, str, str], dict[int, float]]:
     return out
 
 
-def pair_spreads(figures: dict[tuple[str, str, str], dict[int, float]]) -> dict[str, float]:
-    """'case [variant]: a/b' -> sd over rounds of log(a's fastest) - log(b's fastest), rounds both have."""
+def pair_spreads(figures: dict[tuple[str, str, str], dict[int, float]],
+                 across_variants: bool = False) -> dict[str, float]:
+    """'case [variant]: a/b' -> sd over rounds of log(a's fastest) - log(b's fastest), rounds both have; each pair of
+    backends of one case and variant, or with `across_variants` of one case ('case: flax/pytorch [compile:default]')."""
     by_case: dict[tuple[str, str], dict[str, dict[int, float]]] = defaultdict(dict)
     for (case, variant, backend), rounds in figures.items():
-        by_case[(case, variant)][backend] = rounds
+        if across_variants:
+            by_case[(case, "")][backend + (f" [{variant}]" if variant else "")] = rounds
+        else:
+            by_case[(case, variant)][backend] = rounds
     out = {}
     for (case, variant), backends in sorted(by_case.items()):
         for a, b in itertools.combinations(sorted(backends), 2):
@@ -76,12 +89,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--gap", type=float, default=TURN_GAP_S, help="seconds between turns (the arbiter's)")
     parser.add_argument("--windows", type=int, default=TURN_WINDOWS, help="turns a figure's samples are split into")
+    parser.add_argument("--join", action="append", default=[],
+                        help="a command of the group with options of its own ('pytorch --compile'), repeatable")
     parser.add_argument("command", nargs="+", help="GROUP all OPTIONS... (after --)")
     args = parser.parse_args()
     group, command, *options = args.command
     if command != "all":
         raise SystemExit("a round in turns runs `all`'s backends side by side: give GROUP all OPTIONS")
-    backends = all_backends(group)
+    backends = [*all_backends(group), *args.join]
     folder = Path(tempfile.mkdtemp(prefix="turns-rounds-"))
     stores = {"one process": folder / "one.jsonl", "in turns": folder / "turns.jsonl"}
     walls: dict[str, list[float]] = defaultdict(list)
@@ -92,15 +107,17 @@ def main() -> None:
         for mode in modes:
             store = ["--results", str(stores[mode])]
             if mode == "one process":
-                done = run_round(group, command, [*options, *store], rounds=args.rounds, index=index,
-                                 run_id="one-process", log=folder / "one.log")
+                done = [run_round(group, name, [*own, *options, *store], rounds=args.rounds, index=index,
+                                  run_id="one-process", log=folder / "one.log")
+                        for name, *own in [[command], *(joined.split() for joined in args.join)]]
             else:
-                done = run_round_in_turns(group, backends, [*options, *store], rounds=args.rounds, index=index,
-                                          run_id="in-turns", log=folder / "turns.log", gap_s=args.gap,
-                                          windows=args.windows)
-            walls[mode].append(done.seconds)
-            print(f"round {index + 1} {mode}: {done.seconds:.1f} s, exit {done.code}", flush=True)
-    spreads = {mode: pair_spreads(fastest(path)) for mode, path in stores.items()}
+                done = [run_round_in_turns(group, backends, [*options, *store], rounds=args.rounds, index=index,
+                                           run_id="in-turns", log=folder / "turns.log", gap_s=args.gap,
+                                           windows=args.windows)]
+            walls[mode].append(sum(each.seconds for each in done))
+            print(f"round {index + 1} {mode}: {walls[mode][-1]:.1f} s, exit "
+                  f"{', '.join(str(each.code) for each in done)}", flush=True)
+    spreads = {mode: pair_spreads(fastest(path), across_variants=bool(args.join)) for mode, path in stores.items()}
     per_minute = {mode: 60 / statistics.median(walls[mode]) for mode in stores}
     for mode in stores:
         values = list(spreads[mode].values())

@@ -75,6 +75,27 @@ def test_the_backends_windows_never_overlap_and_each_output_is_kept_whole(monkey
         "== xla jax, round 1/3 in turns (attempt 1): exit 0\njax started")
 
 
+def test_a_process_with_options_of_its_own_gets_them_before_the_round_s(monkeypatch: pytest.MonkeyPatch,
+                                                                        tmp_path: Path) -> None:
+    # `mnist pytorch --compile` joined to `mnist all`'s turns (verdict/cli.py's `taken_in_turns`).
+    started: list[tuple[str, list[str]]] = []
+    windows = stand_ins(monkeypatch, tmp_path, {"flax": "0", "pytorch": "0"})
+    stand_in = round_loop.round_argv
+
+    def argv(group: str, command: str, options: Sequence[str], **kwargs: Any) -> list[str]:
+        started.append((command, list(options[:options.index("--turns")])))
+        return stand_in(group, command, options, **kwargs)
+
+    monkeypatch.setattr(round_loop, "round_argv", argv)
+    log = tmp_path / "round.log"
+    done = run_round_in_turns("mnist", ["flax", "pytorch --compile"], ["--epochs", "1"], rounds=3, index=0,
+                              run_id="r", log=log)
+    assert (done.code, done.failure) == (0, "")
+    assert started == [("flax", ["--epochs", "1"]), ("pytorch", ["--compile", "--epochs", "1"])]
+    assert "== mnist pytorch --compile, round 1/3 in turns (attempt 1): exit 0\npytorch started" in log.read_text()
+    assert sorted(name for name, *_ in windows_of(windows)) == ["flax"] * 3 + ["pytorch"] * 3
+
+
 def test_a_backend_killed_once_runs_once_more_alone(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     windows = stand_ins(monkeypatch, tmp_path, {"numpy": "0", "jax": "kill,0"})
     log = tmp_path / "round.log"

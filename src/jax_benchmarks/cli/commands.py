@@ -71,6 +71,9 @@ class GroupSpec:
     metric_rows: Sequence[str] = ()
     # Called after the table, e.g. to print a cross-backend parity summary.
     after: Callable[[Any, Any], None] | None = field(default=None)
+    # Whether `after` checks the backends against each other (the gradients' and the fits' agreement: it needs every
+    # backend's results in one process). False where it only prints what the records hold (mnist's table of modes).
+    after_compares: bool = True
     # The group's other commands that run suites, listed after `all` (not backends: `all` never runs them).
     commands: dict[str, CommandSpec] = field(default_factory=dict)
     # Called with the backends to run and the settings before any backend is imported (e.g. to set XLA_FLAGS,
@@ -372,16 +375,17 @@ def unavailable_command(command: str, missing: tuple[Framework, ...], help_: str
 def turn_plan(group_name: str) -> tuple[tuple[str, ...], int]:
     """How `group_name all`'s rounds are taken in turns (`verdict --turns`, cli/rounds.py's `Step.in_turns`): the
     backends `all` runs here (those installed), and the first round index taken in turns: 1 where `all` checks the
-    backends against each other after they ran (`GroupSpec.after`: the gradients' and the fits' agreement, mnist's
-    table of modes), which needs them in one process, so round 0 runs as one; else 0. No backends: not in turns (the
-    group has no `all`, or fewer than two of its backends are installed)."""
+    backends against each other after they ran (`GroupSpec.after_compares`: the gradients' and the fits' agreement),
+    which needs them in one process, so round 0 runs as one; else 0 (mnist's `after` only prints its table of modes,
+    which the verdict builds from the records). No backends: not in turns (the group has no `all`, or fewer than two
+    of its backends are installed)."""
     from jax_benchmarks.groups import GROUPS
 
     group: GroupSpec = importlib.import_module(GROUPS[group_name].module).SPEC
     if group.all_settings is None:
         return (), 0
     runnable = tuple(name for name, spec in group.backends.items() if spec.in_all and not spec.missing)
-    return (runnable, 1 if group.after is not None else 0) if len(runnable) > 1 else ((), 0)
+    return (runnable, 1 if group.after is not None and group.after_compares else 0) if len(runnable) > 1 else ((), 0)
 
 
 def _all_command(group: GroupSpec, model: type[BenchSettings],

@@ -82,9 +82,10 @@ class Step:
     """One group command run in rounds, with the options each of its rounds gets (`ROUND_INDEX` replaced) and one
     round's expected wall time (seconds) on the reference machine where it is known (0: not known).
 
-    `in_turns`: the backends of a group's `all` whose rounds are taken in turns (`run_round_in_turns`, `verdict
-    --turns`), from round index `turns_from` on (1 where `all` also checks the backends against each other once they
-    ran, which needs them in one process: its first round runs as one process); empty: every round one process."""
+    `in_turns`: the processes of a round taken in turns (`run_round_in_turns`, `verdict --turns`), each one of the
+    group's commands with its own options before the step's ('flax', 'pytorch --compile'), from round index
+    `turns_from` on (1 where `all` also checks the backends against each other once they ran, which needs them in one
+    process: its first round runs as one process); empty: every round one process."""
 
     group: str
     command: str
@@ -191,25 +192,26 @@ def wait_in_turns(children: Mapping[str, relaunch.Child], arbiter: Arbiter) -> d
     return {name: child.process.wait() for name, child in children.items()}
 
 
-def run_round_in_turns(group: str, backends: Sequence[str], options: Sequence[str], *, rounds: int, index: int,
+def run_round_in_turns(group: str, processes: Sequence[str], options: Sequence[str], *, rounds: int, index: int,
                        run_id: str, log: Path, label: str = "", gap_s: float = TURN_GAP_S,
                        windows: int = TURN_WINDOWS) -> RoundDone:
-    """Round `index` of `rounds` taken in turns (jax_benchmarks.measure.turns): each of `backends` in its own fresh
-    process (`group BACKEND options`), the processes side by side, their timed windows granted one at a time by an
-    arbiter of this process. A process that died (`died`) is run once more, alone. Each process's output is appended
+    """Round `index` of `rounds` taken in turns (jax_benchmarks.measure.turns): each of `processes` (a command of the
+    group with its own options first: 'pytorch --compile') in its own fresh process (`group COMMAND OWN options`), the
+    processes side by side, their timed windows granted one at a time by an arbiter of this process. A process that died (`died`) is run once more, alone. Each process's output is appended
     to `log` once the round ended, one process after another (not interleaved). `gap_s` and `windows`: the
     arbiter's (jax_benchmarks.measure.turns; benchmarks/turns_rounds.py tries others)."""
     began = time.perf_counter()
     codes: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="turns-") as folder:
-        pending = list(backends)
+        pending = list(processes)
         for attempt in (1, 2):
-            outputs = {name: Path(folder, f"{name}.{attempt}.log") for name in pending}
+            outputs = {name: Path(folder, f"{'_'.join(name.split())}.{attempt}.log") for name in pending}
             with Arbiter(str(Path(folder, f"turns.{attempt}")), len(pending), gap_s, windows) as arbiter:
                 children = {}
                 try:
                     for name in pending:
-                        argv = round_argv(group, name, [*options, "--turns", arbiter.path], rounds=rounds,
+                        command, *own = name.split()
+                        argv = round_argv(group, command, [*own, *options, "--turns", arbiter.path], rounds=rounds,
                                           index=index, run_id=run_id)
                         with outputs[name].open("w", encoding="utf-8") as out:
                             children[name] = relaunch.start(ending_with_parent(argv), stdin=subprocess.DEVNULL,
@@ -232,7 +234,7 @@ def run_round_in_turns(group: str, backends: Sequence[str], options: Sequence[st
             pending = dead
     dead_twice = [name for name in pending if died(codes[name])]  # `pending`: the last attempt's processes
     failure = (f"round {index + 1} of {group} failed twice: {', '.join(dead_twice)}" if dead_twice else "")
-    worst = next((codes[name] for name in backends if codes[name] != 0), 0)
+    worst = next((codes[name] for name in processes if codes[name] != 0), 0)
     return RoundDone(label or f"{group} · round {index + 1}/{rounds} in turns", time.perf_counter() - began, worst,
                      group, index, failure)
 

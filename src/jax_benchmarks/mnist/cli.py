@@ -107,6 +107,7 @@ SPEC = GroupSpec(
     all_settings=FlaxSettings,
     metric_rows=METRIC_ROWS,
     after=print_modes,
+    after_compares=False,  # the table of modes: it prints the records, checks nothing across backends
     commands={
         # The data pipeline alone (NumPy); its records name the column "data".
         "preprocess-images": CommandSpec(

@@ -28,7 +28,7 @@ from jax_benchmarks.settings import FiniteFloatRange, lock_timeout_option
 from jax_benchmarks.store.sqlite import LOCK_TIMEOUT_S
 from jax_benchmarks.store.location import (DefaultStoreOption, LocationParam, ResultsLocation, as_location, default_text,
                                            saved_count, side_folder)
-from jax_benchmarks.cli.rounds import RoundDone, duration_text, run_steps
+from jax_benchmarks.cli.rounds import RoundDone, Step, duration_text, run_steps
 from jax_benchmarks.verdict.findings import FailedRound
 from jax_benchmarks.verdict.scale import SCALE_NAMES, SCALES, Scale, ScaleName, seconds_left
 
@@ -45,14 +45,35 @@ def profiled(scale: Scale) -> Scale:
 
 
 def taken_in_turns(scale: Scale) -> Scale:
-    """`scale` with each group's `all` step taken in turns (`--turns`: cli/commands.py's `turn_plan`)."""
+    """`scale` with each group's `all` step taken in turns (`--turns`: cli/commands.py's `turn_plan`).
+
+    A step of the same group that runs one of `all`'s backends with options of its own before `all`'s (`mnist pytorch
+    --compile` beside `mnist all`) joins `all`'s turns as one more process (`joins_turns`), where every round of `all`
+    is taken in turns: its figures are then paired round by round with the others' (the CNN's headline pair, Flax's
+    jitted step against torch.compile's, which two separate steps never pair), and it starts no round of its own. The
+    joined step's round time is added to `all`'s (an upper bound: in turns the processes' untimed work overlaps)."""
     from jax_benchmarks.cli.commands import turn_plan
 
-    steps = []
+    steps, joined = [], set()
     for step in scale.steps:
         backends, first = turn_plan(step.group) if step.command == "all" else ((), 0)
-        steps.append(replace(step, in_turns=backends, turns_from=first))
-    return replace(scale, steps=tuple(steps))
+        joining = [other for other in scale.steps if backends and first == 0 and joins_turns(other, step, backends)]
+        joined.update(joining)
+        steps.append(replace(step, in_turns=(*backends, *(own_command(other, step) for other in joining)),
+                             turns_from=first, round_s=step.round_s + sum(other.round_s for other in joining)))
+    return replace(scale, steps=tuple(step for step in steps if step not in joined))
+
+
+def joins_turns(other: Step, all_step: Step, backends: Sequence[str]) -> bool:
+    """Whether `other` runs one of `all_step`'s `backends` with options of its own before all of `all_step`'s."""
+    own = len(other.options) - len(all_step.options)
+    return (other.group == all_step.group and other.command in backends and own > 0
+            and other.options[own:] == all_step.options)
+
+
+def own_command(other: Step, all_step: Step) -> str:
+    """`other` as one process of `all_step`'s turns: its command and the options it has before `all_step`'s."""
+    return " ".join((other.command, *other.options[:len(other.options) - len(all_step.options)]))
 
 
 def measure(scale: Scale, results: ResultsLocation | Path, run_id: str, log: Path,
