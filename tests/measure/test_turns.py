@@ -184,3 +184,59 @@ def test_the_round_s_other_processes_are_counted_as_this_process_own(monkeypatch
     first, second, third = sampler.read(), sampler.read(), sampler.read()
     assert second.own_cpu_s - first.own_cpu_s >= 1.0
     assert third.own_cpu_s >= second.own_cpu_s
+
+
+@pytest.mark.parametrize(("background", "contended"), [("busy", True), ("idle", False)])
+def test_what_a_waiting_process_uses_during_another_s_turn_is_contention(tmp_path: Path, background: str,
+                                                                          contended: bool) -> None:
+    # A process of the round waits for its turn while work of its own runs in the background (torch.compile's
+    # compile workers starting; here a process that spins or sleeps, standing for that process): what it uses during
+    # this process's turn is not this process's own, however the round's other CPU time is counted.
+    import subprocess
+    import sys
+
+    code = ("import time\nprint(flush=True)\nend = time.monotonic() + 20\nwhile time.monotonic() < end: pass"
+            if background == "busy" else "import time\nprint(flush=True)\ntime.sleep(20)")
+    other = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
+    try:
+        assert other.stdout is not None and other.stdout.readline() == b"\n"  # started: its start is not in the test
+        with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
+            waiting = TurnClient(arbiter.path, pid=other.pid)
+            mine = TurnClient(arbiter.path)
+
+            def two_turns() -> None:  # whichever comes first in the cycle, it waits while mine is held
+                for _ in range(2):
+                    waiting.take()
+                    waiting.give()
+
+            asked = threading.Thread(target=two_turns)
+            asked.start()
+            mine.take()
+            time.sleep(0.5)
+            mine.give()
+            mine.close()
+            arbiter.ended(os.getpid())
+            asked.join(timeout=5)
+            waiting.close()
+            arbiter.ended(other.pid)
+        assert (mine.others_in_turns_s >= 0.25) is contended and (mine.others_in_turns_s == 0.0) is not contended
+    finally:
+        other.kill()
+        other.wait()
+
+
+def test_what_the_round_used_during_this_process_s_turns_is_not_counted_as_its_own(monkeypatch: pytest.MonkeyPatch,
+                                                                                 tmp_path: Path) -> None:
+    # Between two readings the round's other process used 1 s, 0.4 s of it during this process's turns (the
+    # arbiter's `K`): 0.6 s is this process's own (their work while it waited), 0.4 s is contention of its figures.
+    cpu = iter([5.0, 6.0])
+    monkeypatch.setattr(turns_module, "process_tree_cpu_s", lambda pid, tick: next(cpu))
+    with Arbiter(str(tmp_path / "turns"), expected=1) as arbiter:
+        client = TurnClient(arbiter.path)
+        client.close()
+    client.round_pids = frozenset({os.getpid(), 4242})
+    sampler = TurnSampler.of(client, Sampler.of_this_machine())
+    first = sampler.read()
+    client.others_in_turns_s = 0.4
+    second = sampler.read()
+    assert 0.6 <= second.own_cpu_s - first.own_cpu_s < 0.65  # this process's own time between is a few ms

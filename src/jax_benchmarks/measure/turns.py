@@ -23,13 +23,17 @@ process, and the processes take turns:
 The protocol, over a Unix socket whose path the round's processes get as `--turns PATH`: a process connects and
 sends its pid and a newline, and the arbiter greets it with the turns a figure's samples are split into and a
 newline; `T` asks for a turn, the arbiter answers `G`, the round's pids (comma-separated) and a newline when it is
-granted; `D` hands it back. The starter tells the arbiter of each process that ended (`Arbiter.ended`): one that
+granted; `D` hands it back, and the arbiter answers `K`, the CPU seconds the round's other processes have used during
+this process's turns so far, and a newline. The starter tells the arbiter of each process that ended (`Arbiter.ended`): one that
 never connected is not waited for, and one whose socket closed is still at work (its interpreter shutting down)
 until then.
 
 What other processes took of the machine is read as always, over a case's span, but the CPU time of the round's
 other processes is counted as this process's own (`TurnSampler`): their windows, while this one waited, are not
-contention of its figures; what processes outside the round took still is.
+contention of its figures; what processes outside the round took still is, and so is what the round's other
+processes used *during* this process's turns (the arbiter reads their CPU time at each grant and at each hand-back:
+`K`): a process waiting for its turn can still work in the background (torch.compile's compile workers starting,
+a thread of its own), and that work took this process's cores while it measured.
 """
 
 from __future__ import annotations
@@ -56,7 +60,7 @@ TURN_GAP_S = 0.1
 # beside the other frameworks' turns.
 TURN_WINDOWS = 4
 
-ASK, GRANTED, DONE = b"T", b"G", b"D"
+ASK, GRANTED, DONE, KEPT = b"T", b"G", b"D", b"K"
 
 
 class Turns(Protocol):
@@ -105,6 +109,8 @@ class TurnClient:
         self._socket.sendall(f"{os.getpid() if pid is None else pid}\n".encode())
         self.windows = int(self._line())
         self.round_pids: frozenset[int] = frozenset()
+        # CPU seconds the round's other processes used during this process's turns (the arbiter's `K`).
+        self.others_in_turns_s = 0.0
 
     def _line(self) -> bytes:
         """The arbiter's next line (the greeting: the turns a figure's samples are split into; a grant: the pids)."""
@@ -134,6 +140,10 @@ class TurnClient:
             self._socket.sendall(DONE)
         except OSError:
             raise ArbiterGone() from None
+        answer = self._line()
+        if not answer.startswith(KEPT):
+            raise ArbiterGone()
+        self.others_in_turns_s = float(answer[1:])
 
     def sampler(self, machine: Sampler) -> Sampler:
         return TurnSampler.of(self, machine)
@@ -145,9 +155,10 @@ class TurnClient:
 @dataclass(frozen=True)
 class TurnSampler(Sampler):
     """A `Sampler` that counts the CPU time of the round's other processes (and their children) as this process's
-    own: while this process holds its turn they wait, idle, so what they did over a case's span is their own turns'
-    work, not contention of its figures; what processes outside the round took still is. A process of the round
-    that ended keeps its last CPU time (its counter does not fall back)."""
+    own, less what they used during this process's turns (`TurnClient.others_in_turns_s`): what they did while this
+    process waited is their own turns' and untimed work, not contention of its figures; what they did while it held
+    its turn is, as is what processes outside the round took. A process of the round that ended keeps its last CPU
+    time (its counter does not fall back)."""
 
     client: TurnClient | None = None
     seen: dict[int, float] = field(default_factory=dict)  # the round's processes' CPU seconds, last read
@@ -164,7 +175,7 @@ class TurnSampler(Sampler):
             now = process_tree_cpu_s(pid, self.tick_s)
             if now is not None:
                 self.seen[pid] = max(now, self.seen.get(pid, 0.0))
-        return replace(base, own_cpu_s=base.own_cpu_s + sum(self.seen.values()))
+        return replace(base, own_cpu_s=base.own_cpu_s + sum(self.seen.values()) - self.client.others_in_turns_s)
 
 
 @dataclass(eq=False)
@@ -173,6 +184,7 @@ class _Member:
     pid: int | None = None
     waiting: bool = False
     buffer: bytes = b""
+    others_in_turns_s: float = 0.0  # the round's other processes' CPU seconds during this member's turns
 
 
 class Arbiter:
@@ -202,6 +214,8 @@ class Arbiter:
         self._cycle: list[_Member] = []  # the members still to be served in this cycle, in the cycle's order
         self._draw = random.Random()
         self.granted = 0
+        self._tick_s = 1.0 / os.sysconf("SC_CLK_TCK")
+        self._others_at_grant: dict[int, float] = {}  # the other processes' CPU seconds when the turn was granted
 
     def __enter__(self) -> Arbiter:
         self._thread.start()
@@ -277,7 +291,22 @@ class Arbiter:
                 member.waiting = True
             elif message == DONE and self._holder is member:
                 self._holder, self._free_at = None, time.monotonic()
+                member.others_in_turns_s += self._others_since_grant(member)
+                member.sock.sendall(KEPT + f"{member.others_in_turns_s!r}\n".encode())
         member.buffer = b""
+
+    def _others_cpu_s(self, holder: _Member) -> dict[int, float]:
+        """CPU seconds of every process of the round but `holder`, with their descendants (those that ended and were
+        reaped: not read)."""
+        with self._lock:
+            others = self._connected - {holder.pid}
+        return {pid: cpu for pid in others if (cpu := process_tree_cpu_s(pid, self._tick_s)) is not None}
+
+    def _others_since_grant(self, holder: _Member) -> float:
+        """What the round's other processes used since `holder`'s turn was granted (a zombie's counter stands still:
+        the starter keeps a process that ended unreaped until the round ends)."""
+        after = self._others_cpu_s(holder)
+        return sum(max(0.0, after[pid] - before) for pid, before in self._others_at_grant.items() if pid in after)
 
     def _grant(self) -> None:
         """A turn to the next member of this cycle (a new cycle, in an order drawn at random, once every member was
@@ -299,5 +328,6 @@ class Arbiter:
         chosen.waiting = False
         self._holder = chosen
         self.granted += 1
+        self._others_at_grant = self._others_cpu_s(chosen)
         chosen.sock.sendall(GRANTED + f"{pids}\n".encode())
 
