@@ -197,9 +197,10 @@ def run_round_in_turns(group: str, processes: Sequence[str], options: Sequence[s
                        windows: int = TURN_WINDOWS) -> RoundDone:
     """Round `index` of `rounds` taken in turns (jax_benchmarks.measure.turns): each of `processes` (a command of the
     group with its own options first: 'pytorch --compile') in its own fresh process (`group COMMAND OWN options`), the
-    processes side by side, their timed windows granted one at a time by an arbiter of this process. A process that died (`died`) is run once more, alone. Each process's output is appended
-    to `log` once the round ended, one process after another (not interleaved). `gap_s` and `windows`: the
-    arbiter's (jax_benchmarks.measure.turns; benchmarks/turns_rounds.py tries others)."""
+    processes side by side, their timed windows granted one at a time by an arbiter of this process. A process that
+    died (`died`) is run once more, alone. Each process's output is appended to `log` once the round ended, one
+    process after another (not interleaved). `gap_s` and `windows`: the arbiter's (jax_benchmarks.measure.turns;
+    benchmarks/turns_rounds.py tries others)."""
     began = time.perf_counter()
     codes: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="turns-") as folder:

@@ -24,9 +24,9 @@ The protocol, over a Unix socket whose path the round's processes get as `--turn
 sends its pid and a newline, and the arbiter greets it with the turns a figure's samples are split into and a
 newline; `T` asks for a turn, the arbiter answers `G`, the round's pids (comma-separated) and a newline when it is
 granted; `D` hands it back, and the arbiter answers `K`, the CPU seconds the round's other processes have used during
-this process's turns so far, and a newline. The starter tells the arbiter of each process that ended (`Arbiter.ended`): one that
-never connected is not waited for, and one whose socket closed is still at work (its interpreter shutting down)
-until then.
+this process's turns so far, and a newline. The starter tells the arbiter of each process that ended
+(`Arbiter.ended`): one that never connected is not waited for, and one whose socket closed is still at work (its
+interpreter shutting down) until then.
 
 What other processes took of the machine is read as always, over a case's span, but the CPU time of the round's
 other processes is counted as this process's own (`TurnSampler`): their windows, while this one waited, are not
