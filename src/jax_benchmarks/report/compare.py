@@ -141,6 +141,10 @@ class Comparison:
     paired: bool = False
     # Rounds of either side left out of the pairs (not taken in turns by both sides).
     unpaired_rounds_left_out: int = 0
+    # Judged by Welch, but with 2 to MIN_PAIRED_ROUNDS - 1 rounds both sides took in turns in one run: the spread of
+    # those rounds' log ratios, from which the rounds that would decide it are forecast as pairs (the test that will
+    # judge them once there are MIN_PAIRED_ROUNDS: verdict/decide.py's `rounds_to_decide`); None otherwise.
+    pairs_spread: float | None = None
 
     @property
     def detectable_pct(self) -> float | None:
@@ -273,16 +277,20 @@ def paired_log_ratio(logs: Sequence[float]) -> LogRatio:
 
 
 def paired_rounds(current: Sequence[Record], baseline: Sequence[Record]) -> list[float] | None:
+    """`turn_pairs`, where they are at least MIN_PAIRED_ROUNDS (`compare` judges them as pairs); else None (`compare`
+    then uses Welch)."""
+    pairs = turn_pairs(current, baseline)
+    return pairs if len(pairs) >= MIN_PAIRED_ROUNDS else None
+
+
+def turn_pairs(current: Sequence[Record], baseline: Sequence[Record]) -> list[float]:
     """log(current's fastest sample / baseline's) of each round both figures took in turns in one run (records' env
-    `turns`), rounds in order; None where they are fewer than MIN_PAIRED_ROUNDS, or the figures are of different runs
-    (`compare` then uses Welch)."""
+    `turns`), rounds in order; none where the figures are of different runs."""
     if len({record.run_id for record in (*current, *baseline)}) != 1:
-        return None
+        return []
     mine, theirs = (_by_round([record for record in side if record.env.get("turns") is True], _fastest)
                     for side in (current, baseline))
     common = sorted(index for index in set(mine) & set(theirs) if index is not None)
-    if len(common) < MIN_PAIRED_ROUNDS:
-        return None
     return [math.log(mine[i]) - math.log(theirs[i]) for i in common]
 
 
@@ -337,6 +345,7 @@ def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison
     log_ratio = None
     spread = None
     pairs = paired_rounds(current, baseline)
+    so_far = turn_pairs(current, baseline) if pairs is None else []
     if pairs is not None:
         log_ratio = paired_log_ratio(pairs)
         spread = statistics.stdev(pairs)
@@ -356,6 +365,7 @@ def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison
         median_s=statistics.median(now), iqr_s=_iqr(now) if len(now) > 1 else (current[-1].iqr_s or 0.0),
         busy=busy, spread=spread, busy_rounds_left_out=left_out, paired=pairs is not None,
         unpaired_rounds_left_out=0 if pairs is None else len(now) + len(base) - 2 * len(pairs),
+        pairs_spread=statistics.stdev(so_far) if len(so_far) >= 2 and log_ratio is not None else None,
     )
     return judge([comparison], 0.0)[0]
 

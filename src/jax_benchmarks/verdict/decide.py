@@ -40,8 +40,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from jax_benchmarks.report.compare import (MIN_ROUNDS, Comparison, LogRatio, benjamini_hochberg, detectable_log,
-                                           rounds_needed)
+from jax_benchmarks.report.compare import (MIN_PAIRED_ROUNDS, MIN_ROUNDS, Comparison, LogRatio, benjamini_hochberg,
+                                           detectable_log, rounds_needed)
 
 Word = Literal["faster", "slower", "same", "undecided"]
 
@@ -130,6 +130,16 @@ def rounds_to_decide(ratio: LogRatio, spread: float | None, margin: float, paire
     return rounds_needed(spread, math.expm1(distance) * 100, alpha=DECISION_ALPHA, most=MAX_ROUNDS, paired=paired)
 
 
+def forecast(comparison: Comparison, ratio: LogRatio, margin: float) -> int | None:
+    """The rounds that would decide `comparison` (`rounds_to_decide`): as pairs where its rounds are judged as pairs,
+    or where they were taken in turns but are still too few to be (`Comparison.pairs_spread`: the pairs' spread, and
+    never fewer than the MIN_PAIRED_ROUNDS from which they are judged so); by Welch otherwise."""
+    if comparison.pairs_spread is not None:
+        as_pairs = rounds_to_decide(ratio, comparison.pairs_spread, margin, paired=True)
+        return None if as_pairs is None else max(as_pairs, MIN_PAIRED_ROUNDS)
+    return rounds_to_decide(ratio, comparison.spread, margin, comparison.paired)
+
+
 def decide(comparisons: Sequence[Comparison], margin: float = DEFAULT_MARGIN_PCT) -> list[Decision]:
     """The outcome of each comparison at margin ±`margin` %, those of one finding judged as one family
     (Benjamini–Hochberg)."""
@@ -164,7 +174,7 @@ def decide(comparisons: Sequence[Comparison], margin: float = DEFAULT_MARGIN_PCT
         elif differs:
             decision = Decision(direction, rounds, margin, detectable, q_differs[i], differs=True)
         if not decision.decided:
-            needed = rounds_to_decide(ratio, comparison.spread, margin, comparison.paired)
+            needed = forecast(comparison, ratio, margin)
             if needed is not None:  # BH over the family can ask a little more than one test: never fewer than done
                 needed = max(needed, rounds + 1)
             decision = Decision("undecided", rounds, margin, detectable, None, decision.why_undecided,
