@@ -14,7 +14,8 @@ from jax_benchmarks.verdict import cli as verdict_cli
 from jax_benchmarks.verdict.cli import RoundDone, add_rounds
 from jax_benchmarks.verdict.findings import latest_runs
 from jax_benchmarks.verdict.scale import SCALES, Scale, Step
-from jax_benchmarks.verdict.sequential import next_round, open_groups, rounds_wanted, settle_by_group
+from jax_benchmarks.verdict.sequential import (measured_round_s, next_round, open_groups, rounds_wanted,
+                                              settle_by_group)
 from tests.conftest import invoke
 from tests.verdict.fixtures import RUN, figure
 
@@ -53,6 +54,21 @@ def test_a_group_gets_a_round_only_where_the_rounds_it_needs_fit_the_budget() ->
     # The cheapest decision first: scipy's 1 round (5 s) before xla's 2 (10 s) when only 10 s are left.
     more = next_round(SCALE, 3, {"xla": 2, "scipy": 1}, spent_s=230.0, budget_s=240.0, pace=1.0)
     assert more is not None and [s.group for s in more.steps] == ["scipy"]
+
+
+def test_a_group_s_round_costs_what_its_rounds_of_this_verdict_took_not_its_reference_figure() -> None:
+    # jit has two commands (their rounds of one index add up); mnist in turns took 44-46 s where its figure says 99.
+    took = [("jit", 0, 10.0), ("jit", 0, 30.0), ("jit", 1, 12.0), ("jit", 1, 34.0), ("mnist", 0, 44.0),
+            ("mnist", 1, 46.0), ("mnist", 2, 45.0)]
+    assert measured_round_s(took) == {"jit": 43.0, "mnist": 45.0}
+    scale = Scale("standard", 3, (Step("mnist", "all", (), 99.0), Step("scipy", "all", (), 10.0)), "test")
+    # 200 s left, mnist asks for 4 more: at its figure (4 × 99 s) it does not fit, at what it took (4 × 45 s) it does.
+    assert next_round(scale, 3, {"mnist": 4}, spent_s=400.0, budget_s=600.0, pace=1.0) is None
+    more = next_round(scale, 3, {"mnist": 4}, spent_s=400.0, budget_s=600.0, pace=1.0,
+                      measured=measured_round_s(took))
+    assert more is not None and [s.group for s in more.steps] == ["mnist"]
+    # A group with no round measured yet costs its figure at the pace.
+    assert next_round(scale, 3, {"scipy": 1}, spent_s=590.0, budget_s=600.0, pace=2.0, measured={"mnist": 45.0}) is None
 
 
 def test_a_comparison_within_its_rounds_noise_of_one_and_of_the_margin_asks_for_no_rounds() -> None:

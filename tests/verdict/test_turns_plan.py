@@ -5,6 +5,10 @@ round; and the training finding judges such rounds as pairs."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import pytest
+
 from jax_benchmarks.cli.rounds import Step
 from jax_benchmarks.mnist.findings import findings
 from jax_benchmarks.store.record import Record
@@ -61,3 +65,21 @@ def test_the_cnn_headline_pair_taken_in_turns_is_judged_round_by_round() -> None
     assert "5 paired round(s)" in paired.sentence and "paired" not in welch.sentence
     assert paired.status == "found" and welch.status == "undecided"
     assert "pytorch compile:default trains 1.25× faster per step than flax" in paired.sentence
+
+
+@pytest.mark.e2e
+def test_a_real_mnist_round_in_turns_trains_compiled_pytorch_in_a_process_of_its_own(tmp_path: Path) -> None:
+    # The quick scale's mnist step as `verdict --turns` runs it: flax, pytorch and pytorch --compile side by side.
+    from jax_benchmarks.cli.rounds import round_options, run_round_in_turns
+
+    [mnist] = [step for step in taken_in_turns(SCALES["quick"]).steps if step.group == "mnist"]
+    store = tmp_path / "r.jsonl"
+    done = run_round_in_turns("mnist", mnist.in_turns, [*round_options(mnist, 0), "--results", str(store)],
+                              rounds=3, index=0, run_id="20261128T100000Z-dddddd", log=tmp_path / "log")
+    assert (done.code, done.failure) == (0, ""), (tmp_path / "log").read_text()
+    steps = [Record.model_validate_json(line) for line in store.read_text().splitlines()
+             if '"train_step_' in line]
+    assert sorted((r.backend, r.variant or "") for r in steps) == [
+        ("flax", ""), ("pytorch", ""), ("pytorch", "compile:default")]
+    assert all(r.env.get("turns") is True and r.round_index == 0 for r in steps)
+    assert next(r for r in steps if r.variant == "compile:default").compile_s is not None

@@ -116,10 +116,12 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
                target: float | None, threads: int | None, margin_pct: float) -> list[RoundDone]:
     """Sequential rounds (verdict/sequential.py): one more round of each group with an undecided finding that its
     rounds say could be decided within what is left of `budget_s` (the whole verdict's wall time) at the pace `done`
-    ran; every round run. Where undecided findings stay but no round is added, one line says what they would need."""
+    ran (each group's at what its own rounds took: `measured_round_s`); every round run. Where undecided findings stay
+    but no round is added, one line says what they would need."""
     from jax_benchmarks.verdict.findings import latest_runs, without_failed
     from jax_benchmarks.verdict.decide import MAX_ROUNDS
-    from jax_benchmarks.verdict.sequential import next_round, open_groups, rounds_wanted, settle_by_group
+    from jax_benchmarks.verdict.sequential import (measured_round_s, next_round, open_groups, rounds_wanted,
+                                                   settle_by_group)
     from jax_benchmarks.verdict.source import read_results
 
     rounds, reference_s = list(done), scale.budget_s
@@ -130,7 +132,8 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
         settle = settle_by_group(latest_runs(judged, run_id), target, margin_pct)
         wanted = rounds_wanted(settle)
         more = next_round(scale, max(r.round_index or 0 for r in records) + 1, wanted, spent, budget_s,
-                          spent / reference_s if reference_s else 1.0)
+                          spent / reference_s if reference_s else 1.0,
+                          measured_round_s([(r.group, r.index, r.seconds) for r in rounds if r.group]))
         if more is None:
             still = open_groups(settle)
             if still:

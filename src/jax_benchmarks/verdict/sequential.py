@@ -5,8 +5,9 @@ is decided, none left open can be decided within what is left, or the budget is 
 Each added round is a fresh process per group command, run by the verdict's own round launcher
 (`verdict.cli.measure`) with the next round index; a group command runs every framework it compares in each
 round, one after the other, so the frameworks stay interleaved round by round. A round is started only when it
-fits what is left of the budget at the pace the finished rounds ran (their wall time against the scale's
-reference figures); where the rounds of every open group do not fit, those that do (the cheapest first) run.
+fits what is left of the budget at what the group's finished rounds of this verdict took (the median; a group
+with none yet: its reference figure at the pace the finished rounds ran against theirs); where the rounds of every
+open group do not fit, those that do (the cheapest first) run.
 A refused comparison (the records are not the same work) is never a reason to add rounds: more rounds cannot
 make it comparable.
 
@@ -23,6 +24,8 @@ Pure functions of records and figures: the CLI runs the rounds.
 
 from __future__ import annotations
 
+import statistics
+from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import replace
 
@@ -112,17 +115,30 @@ def open_groups(settle: Mapping[str, Sequence[int | None]]) -> list[str]:
     return [group for group, values in settle.items() if any(n != 0 for n in values)]
 
 
+def measured_round_s(rounds: Sequence[tuple[str, int, float]]) -> dict[str, float]:
+    """Per group, what one of its rounds took in this verdict: the median over its round indices of the seconds its
+    commands' rounds of that index took together (`rounds`: group, round index, seconds of each round run). A
+    group's reference figure can be far from it: `mnist all` with `mnist pytorch --compile` joined to its turns (the
+    two steps' figures added) took 44 s a round on an Intel Xeon where the figures say 99 s."""
+    by_round: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
+    for group, index, seconds in rounds:
+        by_round[group][index] += seconds
+    return {group: statistics.median(per_index.values()) for group, per_index in by_round.items()}
+
+
 def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_s: float, budget_s: float,
-               pace: float) -> Scale | None:
+               pace: float, measured: Mapping[str, float] | None = None) -> Scale | None:
     """The scale to run round `rounds_done` (0-based index) of: the steps of the groups in `wanted` (group: the more
-    rounds its cheapest open decision asks for) whose wanted rounds fit what is left of the budget at `pace`
-    (seconds taken per reference second), the cheapest decision first, each taking one round's cost from what is
-    left, so that a budget too small for every open group still buys rounds for some; `rounds` one more than done.
-    None when none is wanted, none fits, or the rounds' cap is reached."""
+    rounds its cheapest open decision asks for) whose wanted rounds fit what is left of the budget, a round of a
+    group costing what its rounds of this verdict took (`measured`: `measured_round_s`) or, for a group without
+    one, its reference figure at `pace` (seconds taken per reference second); the cheapest decision first, each
+    taking one round's cost from what is left, so that a budget too small for every open group still buys rounds
+    for some; `rounds` one more than done. None when none is wanted, none fits, or the rounds' cap is reached."""
     if rounds_done >= MAX_ROUNDS:
         return None
     groups = [group for group in dict.fromkeys(step.group for step in scale.steps) if group in wanted]
-    cost = {group: pace * scale.group_round_s(group) for group in groups}
+    known = measured or {}
+    cost = {group: known[group] if group in known else pace * scale.group_round_s(group) for group in groups}
     left, chosen = budget_s - spent_s, set()
     for group in sorted(groups, key=lambda g: (wanted[g] * cost[g], cost[g])):
         if wanted[group] * cost[group] <= left:
