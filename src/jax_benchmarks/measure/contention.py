@@ -238,17 +238,20 @@ def _descendants(pid: int) -> list[int]:
 
 
 def process_cpu_s(pid: int, tick_s: float) -> float | None:
-    """CPU seconds of the live process `pid` (every thread), from /proc/<pid>/stat; None where it has ended."""
+    """CPU seconds of the live process `pid` (every thread) and of the children it has reaped, from /proc/<pid>/stat;
+    None where it has ended. A short-lived child's time leaves the live tree when it exits and reappears in its
+    parent's cutime and cstime once reaped (torch.compile's inductor runs the C++ compiler as such children, from
+    its compile workers): without them it would read as another program's."""
     stat = _text(f"{PROC}/{pid}/stat")
     if stat is None:
         return None
     fields = stat.rpartition(")")[2].split()
-    # utime and stime are fields 14 and 15 of proc(5), the 12th and 13th after the name.
-    return (int(fields[11]) + int(fields[12])) * tick_s
+    # utime, stime, cutime and cstime are fields 14 to 17 of proc(5), the 12th to 15th after the name.
+    return sum(int(value) for value in fields[11:15]) * tick_s
 
 
 def children_cpu_s(tick_s: float) -> float:
-    """CPU seconds of this process's children: the reaped ones and the live descendants."""
+    """CPU seconds of this process's children: the reaped ones and the live descendants (with those they reaped)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     total = usage.ru_utime + usage.ru_stime
     for pid in _descendants(os.getpid()):
@@ -257,25 +260,13 @@ def children_cpu_s(tick_s: float) -> float:
 
 
 def process_tree_cpu_s(pid: int, tick_s: float) -> float | None:
-    """CPU seconds of another live process and its descendants (a process of the same round taken in turns:
-    jax_benchmarks.measure.turns), the children each has reaped included, as `children_cpu_s` counts this process's;
-    None where it has ended. A short-lived child's time leaves the live tree when it exits and reappears in its
-    parent's cutime and cstime once reaped (torch.compile's inductor runs the C++ compiler as such children):
-    without them it would read as a process outside the round."""
-    own = _cpu_with_reaped_s(pid, tick_s)
+    """CPU seconds of another live process and its descendants, the children each has reaped included
+    (`process_cpu_s`), as `children_cpu_s` counts this process's (a process of the same round taken in turns:
+    jax_benchmarks.measure.turns); None where it has ended."""
+    own = process_cpu_s(pid, tick_s)
     if own is None:
         return None
-    return own + sum(_cpu_with_reaped_s(child, tick_s) or 0.0 for child in _descendants(pid))
-
-
-def _cpu_with_reaped_s(pid: int, tick_s: float) -> float | None:
-    """CPU seconds of the live process `pid` and of the children it has reaped; None where it has ended."""
-    stat = _text(f"{PROC}/{pid}/stat")
-    if stat is None:
-        return None
-    fields = stat.rpartition(")")[2].split()
-    # utime, stime, cutime and cstime are fields 14 to 17 of proc(5), the 12th to 15th after the name.
-    return sum(int(value) for value in fields[11:15]) * tick_s
+    return own + sum(process_cpu_s(child, tick_s) or 0.0 for child in _descendants(pid))
 
 
 @dataclass(frozen=True)
