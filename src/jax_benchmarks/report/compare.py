@@ -143,7 +143,7 @@ class Comparison:
     unpaired_rounds_left_out: int = 0
     # Judged by Welch, but with 2 to MIN_PAIRED_ROUNDS - 1 rounds both sides took in turns in one run: the spread of
     # those rounds' log ratios, from which the rounds that would decide it are forecast as pairs (the test that will
-    # judge them once there are MIN_PAIRED_ROUNDS: verdict/decide.py's `rounds_to_decide`); None otherwise.
+    # judge them once there are MIN_PAIRED_ROUNDS: verdict/decide.py's `forecast`); None otherwise.
     pairs_spread: float | None = None
 
     @property
@@ -271,21 +271,15 @@ def welch_log_ratio(current: Sequence[float], baseline: Sequence[float]) -> LogR
 
 
 def paired_log_ratio(logs: Sequence[float]) -> LogRatio:
-    """log(current / baseline) from the log ratios of rounds taken in turns (`paired_rounds`): their mean, its standard
+    """log(current / baseline) from the log ratios of rounds taken in turns (`turn_pairs`): their mean, its standard
     error from their spread, n - 1 degrees of freedom; at least two rounds."""
     return LogRatio(statistics.fmean(logs), statistics.stdev(logs) / math.sqrt(len(logs)), float(len(logs) - 1))
 
 
-def paired_rounds(current: Sequence[Record], baseline: Sequence[Record]) -> list[float] | None:
-    """`turn_pairs`, where they are at least MIN_PAIRED_ROUNDS (`compare` judges them as pairs); else None (`compare`
-    then uses Welch)."""
-    pairs = turn_pairs(current, baseline)
-    return pairs if len(pairs) >= MIN_PAIRED_ROUNDS else None
-
-
 def turn_pairs(current: Sequence[Record], baseline: Sequence[Record]) -> list[float]:
     """log(current's fastest sample / baseline's) of each round both figures took in turns in one run (records' env
-    `turns`), rounds in order; none where the figures are of different runs."""
+    `turns`), rounds in order; none where the figures are of different runs. `compare` judges them as pairs from
+    MIN_PAIRED_ROUNDS on, and by Welch below."""
     if len({record.run_id for record in (*current, *baseline)}) != 1:
         return []
     mine, theirs = (_by_round([record for record in side if record.env.get("turns") is True], _fastest)
@@ -344,8 +338,8 @@ def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison
     iqr = _iqr(base) if len(base) > 1 else (base_record.iqr_s or 0.0)
     log_ratio = None
     spread = None
-    pairs = paired_rounds(current, baseline)
-    so_far = turn_pairs(current, baseline) if pairs is None else []
+    in_turns = turn_pairs(current, baseline)
+    pairs = in_turns if len(in_turns) >= MIN_PAIRED_ROUNDS else None
     if pairs is not None:
         log_ratio = paired_log_ratio(pairs)
         spread = statistics.stdev(pairs)
@@ -365,7 +359,8 @@ def compare(current: Sequence[Record], baseline: Sequence[Record]) -> Comparison
         median_s=statistics.median(now), iqr_s=_iqr(now) if len(now) > 1 else (current[-1].iqr_s or 0.0),
         busy=busy, spread=spread, busy_rounds_left_out=left_out, paired=pairs is not None,
         unpaired_rounds_left_out=0 if pairs is None else len(now) + len(base) - 2 * len(pairs),
-        pairs_spread=statistics.stdev(so_far) if len(so_far) >= 2 and log_ratio is not None else None,
+        pairs_spread=(statistics.stdev(in_turns) if pairs is None and len(in_turns) >= 2 and log_ratio is not None
+                      else None),
     )
     return judge([comparison], 0.0)[0]
 
