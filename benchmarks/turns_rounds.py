@@ -16,6 +16,9 @@ prints per mode:
 
     .venv/bin/python benchmarks/turns_rounds.py --rounds 6 -- xla all --matrix-size 1000
 
+`--gap settle --gap 0.1` runs one mode in turns per gap (side by side with one process, all alternating): the
+arbiter's gap that waits until the round's processes are quiet against a fixed 0.1 s.
+
 `--join 'pytorch --compile'` (repeatable) adds a command of the group with options of its own, as `verdict --turns`
 joins `mnist pytorch --compile` to `mnist all`'s turns (verdict/cli.py's `taken_in_turns`): today's round is then
 `all` and the joined command one after the other (two processes, their wall times added), the round in turns one more
@@ -43,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from jax_benchmarks.cli.rounds import run_round, run_round_in_turns  # noqa: E402
 from jax_benchmarks.groups import GROUPS  # noqa: E402
-from jax_benchmarks.measure.turns import TURN_GAP_S, TURN_WINDOWS  # noqa: E402
+from jax_benchmarks.measure.turns import TURN_WINDOWS  # noqa: E402
 
 
 def all_backends(group: str) -> list[str]:
@@ -84,10 +87,17 @@ def pair_spreads(figures: dict[tuple[str, str, str], dict[int, float]],
     return out
 
 
+def gap_value(text: str) -> float | None:
+    """'settle' -> None (the arbiter waits until the round's processes are quiet); else fixed seconds."""
+    return None if text == "settle" else float(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--gap", type=float, default=TURN_GAP_S, help="seconds between turns (the arbiter's)")
+    parser.add_argument("--gap", action="append", type=gap_value, default=[],
+                        help="'settle' (the arbiter's: until the round's processes are quiet) or seconds of a fixed "
+                             "gap between turns; repeatable: one mode in turns per gap (default: settle)")
     parser.add_argument("--windows", type=int, default=TURN_WINDOWS, help="turns a figure's samples are split into")
     parser.add_argument("--join", action="append", default=[],
                         help="a command of the group with options of its own ('pytorch --compile'), repeatable")
@@ -97,11 +107,15 @@ def main() -> None:
     if command != "all":
         raise SystemExit("a round in turns runs `all`'s backends side by side: give GROUP all OPTIONS")
     backends = [*all_backends(group), *args.join]
+    gaps: list[float | None] = args.gap or [None]
     folder = Path(tempfile.mkdtemp(prefix="turns-rounds-"))
-    stores = {"one process": folder / "one.jsonl", "in turns": folder / "turns.jsonl"}
+    turns_modes = {("in turns" if gap is None else f"in turns, {gap:g} s gap"): gap for gap in gaps}
+    stores = {"one process": folder / "one.jsonl",
+              **{mode: folder / f"turns{i}.jsonl" for i, mode in enumerate(turns_modes)}}
     walls: dict[str, list[float]] = defaultdict(list)
     print(f"{group} {command} {' '.join(options)}: backends {', '.join(backends)}; {args.rounds} rounds a mode; "
-          f"in turns: {args.windows} windows a figure, {args.gap:g} s between turns; logs in {folder}", flush=True)
+          f"in turns: {args.windows} windows a figure, gaps: "
+          f"{', '.join('settle' if gap is None else f'{gap:g} s' for gap in gaps)}; logs in {folder}", flush=True)
     for index in range(args.rounds):
         modes = list(stores) if index % 2 == 0 else list(reversed(stores))
         for mode in modes:
@@ -112,7 +126,7 @@ def main() -> None:
                         for name, *own in [[command], *(joined.split() for joined in args.join)]]
             else:
                 done = [run_round_in_turns(group, backends, [*options, *store], rounds=args.rounds, index=index,
-                                           run_id="in-turns", log=folder / "turns.log", gap_s=args.gap,
+                                           run_id="in-turns", log=folder / "turns.log", gap_s=turns_modes[mode],
                                            windows=args.windows)]
             walls[mode].append(sum(each.seconds for each in done))
             print(f"round {index + 1} {mode}: {walls[mode][-1]:.1f} s, exit "
@@ -124,32 +138,35 @@ def main() -> None:
         print(f"{mode}: round {statistics.median(walls[mode]):.1f} s (median), {per_minute[mode]:.2f} rounds/min; "
               f"pair spread median {statistics.median(values):.3f} over {len(values)} pairs; variance/min "
               f"{statistics.median(values) ** 2 / per_minute[mode]:.2e}")
-    print(f"{'comparison':58} {'one process':>11} {'in turns':>9} {'var/min ratio':>13}")
-    for key in spreads["one process"]:
-        one, turns = spreads["one process"][key], spreads["in turns"].get(key)
-        if turns is None:
-            continue
-        ratio = (one ** 2 / per_minute["one process"]) / (turns ** 2 / per_minute["in turns"]) if turns else math.inf
-        print(f"{key:58} {one:11.3f} {turns:9.3f} {ratio:12.1f}×")
-    ratios = [(spreads["one process"][k] ** 2 / per_minute["one process"]) / (spreads["in turns"][k] ** 2 /
-              per_minute["in turns"]) for k in spreads["one process"] if spreads["in turns"].get(k)]
-    if ratios:
-        print(f"variance a minute, one process over in turns: median {statistics.median(ratios):.1f}× over "
-              f"{len(ratios)} comparisons (min {min(ratios):.1f}×, max {max(ratios):.1f}×)")
-    one_figures, turns_figures = fastest(stores["one process"]), fastest(stores["in turns"])
-    bias = [math.log(statistics.geometric_mean(turns_figures[k].values()) /
-                     statistics.geometric_mean(one_figures[k].values())) for k in one_figures if k in turns_figures]
-    if bias:
-        print(f"A/A bias, in turns over one process: geometric mean {math.exp(statistics.fmean(bias)):.3f}, largest "
-              f"{max(abs(b) for b in bias) * 100:.1f} % over {len(bias)} figures")
-        per_figure = []
-        for figure in sorted(one_figures):
-            if figure in turns_figures:
-                case, variant, backend = figure
-                ratio = (statistics.geometric_mean(turns_figures[figure].values()) /
-                         statistics.geometric_mean(one_figures[figure].values()))
-                per_figure.append(f"{backend} {case}{' [' + variant + ']' if variant else ''} {ratio:.2f}")
-        print("  per figure: " + ", ".join(per_figure))
+    one_figures = fastest(stores["one process"])
+    for mode in turns_modes:
+        print(f"-- one process against {mode}")
+        print(f"{'comparison':58} {'one process':>11} {'in turns':>9} {'var/min ratio':>13}")
+        for key in spreads["one process"]:
+            one, turns = spreads["one process"][key], spreads[mode].get(key)
+            if turns is None:
+                continue
+            ratio = (one ** 2 / per_minute["one process"]) / (turns ** 2 / per_minute[mode]) if turns else math.inf
+            print(f"{key:58} {one:11.3f} {turns:9.3f} {ratio:12.1f}×")
+        ratios = [(spreads["one process"][k] ** 2 / per_minute["one process"]) / (spreads[mode][k] ** 2 /
+                  per_minute[mode]) for k in spreads["one process"] if spreads[mode].get(k)]
+        if ratios:
+            print(f"variance a minute, one process over {mode}: median {statistics.median(ratios):.1f}× over "
+                  f"{len(ratios)} comparisons (min {min(ratios):.1f}×, max {max(ratios):.1f}×)")
+        turns_figures = fastest(stores[mode])
+        bias = [math.log(statistics.geometric_mean(turns_figures[k].values()) /
+                         statistics.geometric_mean(one_figures[k].values())) for k in one_figures if k in turns_figures]
+        if bias:
+            print(f"A/A bias, {mode} over one process: geometric mean {math.exp(statistics.fmean(bias)):.3f}, "
+                  f"largest {max(abs(b) for b in bias) * 100:.1f} % over {len(bias)} figures")
+            per_figure = []
+            for figure in sorted(one_figures):
+                if figure in turns_figures:
+                    case, variant, backend = figure
+                    ratio = (statistics.geometric_mean(turns_figures[figure].values()) /
+                             statistics.geometric_mean(one_figures[figure].values()))
+                    per_figure.append(f"{backend} {case}{' [' + variant + ']' if variant else ''} {ratio:.2f}")
+            print("  per figure: " + ", ".join(per_figure))
     print(f"ended {time.strftime('%H:%M:%S')}")
 
 

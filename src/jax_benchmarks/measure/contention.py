@@ -269,6 +269,27 @@ def process_tree_cpu_s(pid: int, tick_s: float) -> float | None:
     return own + sum(process_cpu_s(child, tick_s) or 0.0 for child in _descendants(pid))
 
 
+def threads_run_s(pid: int) -> float | None:
+    """Seconds every live thread of `pid` has run on a CPU, from /proc/<pid>/task/<tid>/schedstat (its first field:
+    the scheduler's own count in nanoseconds, where /proc/<pid>/stat counts whole clock ticks of 10 ms); None where
+    the process has ended or the kernel keeps no schedstat. The scheduler brings a running thread's count up to date
+    at each of its ticks (every 4 ms at 250 Hz) and when the thread stops, so a reading lags a running thread by up to
+    a tick: a thread spinning through a window of a few ticks shows."""
+    try:
+        tasks = os.listdir(f"{PROC}/{pid}/task")
+    except OSError:
+        return None
+    total = 0
+    for task in tasks:
+        fields = (_text(f"{PROC}/{pid}/task/{task}/schedstat") or "").split()
+        if not fields:  # the thread ended meanwhile, or no schedstat in this kernel
+            if not os.path.exists(f"{PROC}/{pid}/task/{task}"):
+                continue
+            return None
+        total += int(fields[0])
+    return total / 1e9
+
+
 @dataclass(frozen=True)
 class Sampler:
     """Reads this machine: what holds for a whole suite (clock tick, CPU quota, the CPUs this process may

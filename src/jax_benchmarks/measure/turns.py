@@ -12,8 +12,11 @@ process, and the processes take turns:
 * the round's `Arbiter` (in the process that started the round) grants a turn only while every other process of the
   round is waiting for one (or has ended), so a timed window never runs beside another process's imports, compiles,
   data or memory pass: untimed work of the processes overlaps, timed work never does;
-* between one turn and the next there is `TURN_GAP_S` of nothing: OpenBLAS's and OpenMP's worker threads spin for
-  about 0.1 s after a call (`OPENBLAS_THREAD_TIMEOUT`), and they would take the next process's cores;
+* between one turn and the next the arbiter waits until the round's processes are quiet (`QUIET_CORES` over the
+  last `QUIET_WINDOW_S`, read from their threads' run time), at most `TURN_GAP_MAX_S`: OpenBLAS's worker threads spin
+  for about 0.12 s after a call (`OPENBLAS_THREAD_TIMEOUT`; NumPy's matmul on this kind of VM: 114–118 ms), and
+  they would take the next process's cores, while PyTorch's spin for 4–6 ms and JAX's not at all
+  (benchmarks/thread_spin.py), so a fixed gap is either too short after NumPy or wasted after the others;
 * the turns go in cycles: in each, every process of the round gets one turn, in an order drawn at random for the cycle
   (randomised interleaving, as in Abedi and Brecht's "Conducting repeatable experiments in highly variable cloud
   computing environments", ICPE 2017), so that no framework's windows always follow the same other framework's: a
@@ -49,12 +52,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from jax_benchmarks.measure.contention import Reading, Sampler, process_tree_cpu_s
+from jax_benchmarks.measure.contention import Reading, Sampler, process_tree_cpu_s, threads_run_s
 
-# Seconds of nothing between one turn and the next: OpenBLAS's threads spin about 0.1 s after a call (2**28 cycles,
-# its default OPENBLAS_THREAD_TIMEOUT), so the next process's window starts once they sleep
-# (benchmarks/adjacent_workers.py used 0.2 s).
+# Between one turn and the next, the arbiter waits until the round's processes are quiet: their threads together ran
+# less than QUIET_CORES of a core over the last QUIET_WINDOW_S. The window spans at least one scheduler tick at 100 Hz
+# and three at 250 Hz (a running thread's run time moves at its ticks: `threads_run_s`), so a spinning thread shows.
+QUIET_WINDOW_S = 0.012
+QUIET_CORES = 0.1
+# The longest gap: a process whose background work never stops (compile workers) does not stall the round; what it
+# takes during the next turn is that turn's contention (`K`). OpenBLAS's threads spin 2**28 cycles after a call (its
+# default OPENBLAS_THREAD_TIMEOUT: 0.11-0.12 s at 2.2-2.5 GHz), well within it.
+TURN_GAP_MAX_S = 0.3
+# Where the threads' run time cannot be read (no /proc/<pid>/task/<tid>/schedstat), a fixed gap: the 0.1 s that
+# benchmarks/turns_rounds.py measured before the gap followed the threads (no gap: rounds spread twice as much).
 TURN_GAP_S = 0.1
+# How often the arbiter reads the threads during a gap.
+SETTLE_POLL_S = 0.003
 # A timed window of samples is split into this many turns, each `min_time_s / TURN_WINDOWS` long and holding at least
 # its share of the samples: each framework's fastest sample is then taken from several moments of the round, each
 # beside the other frameworks' turns.
@@ -195,9 +208,9 @@ class Arbiter:
     closed still works until its starter says it ended (`ended`): Python closes the socket while the interpreter
     shuts down, and that shutdown (JAX's and PyTorch's teardown) must not run beside another process's window."""
 
-    def __init__(self, path: str, expected: int, gap_s: float = TURN_GAP_S, windows: int = TURN_WINDOWS) -> None:
+    def __init__(self, path: str, expected: int, gap_s: float | None = None, windows: int = TURN_WINDOWS) -> None:
         self.path = path
-        self.gap_s = gap_s
+        self.gap_s = gap_s  # None: until the round's processes are quiet (`_gap_over`); seconds: a fixed gap
         self.windows = windows
         self._expected = expected
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -205,7 +218,9 @@ class Arbiter:
         self._listener.listen(expected)
         self._members: dict[int, _Member] = {}  # by socket fileno
         self._holder: _Member | None = None
-        self._free_at = 0.0  # when the last turn ended: the next starts `gap_s` later
+        self._free_at = 0.0  # when the last turn ended: the next starts once the gap is over (`_gap_over`)
+        self._since_free: list[tuple[float, dict[int, float]]] = []  # the threads' run time read since then
+        self.gaps_s: list[float] = []  # how long each settled gap waited once every process waited (tests read them)
         self._lock = threading.Lock()
         self._connected: set[int] = set()  # the pid of every process that connected, ever
         self._ended: set[int] = set()  # the pids the starter said ended (connected or not)
@@ -250,8 +265,8 @@ class Arbiter:
         selector = selectors.DefaultSelector()
         selector.register(self._listener, selectors.EVENT_READ)
         while not self._stop.is_set():
-            wait = max(0.0, self._free_at + self.gap_s - time.monotonic()) if self._holder is None else 0.05
-            for key, _ in selector.select(timeout=min(max(wait, 0.001), 0.05)):
+            wait = SETTLE_POLL_S if self._holder is None else 0.05
+            for key, _ in selector.select(timeout=wait):
                 if key.fileobj is self._listener:
                     sock, _ = self._listener.accept()
                     sock.sendall(f"{self.windows}\n".encode())
@@ -274,7 +289,7 @@ class Arbiter:
             del self._members[member.sock.fileno()]
         member.sock.close()
         if self._holder is member:
-            self._holder, self._free_at = None, time.monotonic()
+            self._hand_back()
 
     def _read(self, member: _Member, data: bytes) -> None:
         member.buffer += data
@@ -290,10 +305,37 @@ class Arbiter:
             if message == ASK:
                 member.waiting = True
             elif message == DONE and self._holder is member:
-                self._holder, self._free_at = None, time.monotonic()
+                self._hand_back()
                 member.others_in_turns_s += self._others_since_grant(member)
                 member.sock.sendall(KEPT + f"{member.others_in_turns_s!r}\n".encode())
         member.buffer = b""
+
+    def _hand_back(self) -> None:
+        self._holder, self._free_at, self._since_free = None, time.monotonic(), []
+
+    def _gap_over(self, live: set[int]) -> bool:
+        """Whether the next turn may start, once every process of the round waits for one: a fixed gap (`gap_s`) has
+        passed since the last turn ended; or the round's live processes' threads together ran less than QUIET_CORES
+        of a core over the last QUIET_WINDOW_S, or they have been read for TURN_GAP_MAX_S; where no thread's run
+        time can be read, TURN_GAP_S has passed since the last turn ended. The threads are read from the moment every
+        process waits (`_grant` calls this only then, every SETTLE_POLL_S): a process that asks for a turn right
+        after untimed work of its own (its data, a compile) leaves threads spinning too."""
+        now = time.monotonic()
+        if self.gap_s is not None:
+            return now - self._free_at >= self.gap_s
+        readings = {pid: run for pid in live if (run := threads_run_s(pid)) is not None}
+        if not readings:
+            return now - self._free_at >= TURN_GAP_S
+        self._since_free.append((now, readings))
+        if now - self._since_free[0][0] >= TURN_GAP_MAX_S:
+            return True
+        # The latest reading at least a window old: what the threads ran since then, against the window's share.
+        old = [(at, before) for at, before in self._since_free if at <= now - QUIET_WINDOW_S]
+        if not old:
+            return False
+        at, before = old[-1]
+        ran = sum(max(0.0, run - before[pid]) for pid, run in readings.items() if pid in before)
+        return ran < QUIET_CORES * (now - at)
 
     def _others_cpu_s(self, holder: _Member) -> dict[int, float]:
         """CPU seconds of every process of the round but `holder`, with their descendants (those that ended and were
@@ -311,16 +353,19 @@ class Arbiter:
     def _grant(self) -> None:
         """A turn to the next member of this cycle (a new cycle, in an order drawn at random, once every member was
         served), where nobody holds one, every member is waiting (none is working between turns), none is still to
-        connect or shutting down, and the gap since the last turn has passed. The grant names every process of the
+        connect or shutting down, and the gap since the last turn is over (`_gap_over`). The grant names every process of the
         round, ended ones too (`TurnSampler` counts their CPU time as the taker's own)."""
-        if self._holder is not None or time.monotonic() < self._free_at + self.gap_s:
+        if self._holder is not None:
             return
         with self._lock:
             members = list(self._members.values())
             blocked = self._still_to_connect() > 0 or bool(self._closing())
             pids = ",".join(str(pid) for pid in sorted(self._connected))
-        if not members or blocked or not all(m.waiting for m in members):
+            live = self._connected - self._ended
+        if not members or blocked or not all(m.waiting for m in members) or not self._gap_over(live):
             return
+        if self._since_free:
+            self.gaps_s.append(time.monotonic() - self._since_free[0][0])
         self._cycle = [member for member in self._cycle if member in members]  # those that left are gone
         if not self._cycle:
             self._cycle = self._draw.sample(members, len(members))
