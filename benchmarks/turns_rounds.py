@@ -46,7 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
 from jax_benchmarks.cli.rounds import run_round, run_round_in_turns  # noqa: E402
 from jax_benchmarks.groups import GROUPS  # noqa: E402
-from jax_benchmarks.measure.turns import TURN_WINDOWS  # noqa: E402
+from jax_benchmarks.measure.turns import TURN_GAP, TURN_WINDOWS, Gap  # noqa: E402
 
 
 def all_backends(group: str) -> list[str]:
@@ -87,17 +87,21 @@ def pair_spreads(figures: dict[tuple[str, str, str], dict[int, float]],
     return out
 
 
-def gap_value(text: str) -> float | None:
-    """'settle' -> None (the arbiter waits until the round's processes are quiet); else fixed seconds."""
-    return None if text == "settle" else float(text)
+def gap_value(text: str) -> Gap:
+    """'settle' -> until the round's processes are quiet; 'settle:0.05' -> that, and at least 0.05 s; '0.1' -> a fixed
+    0.1 s."""
+    if text.startswith("settle"):
+        return Gap(float(text.partition(":")[2] or 0.0), until_quiet=True)
+    return Gap(float(text), until_quiet=False)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=6)
     parser.add_argument("--gap", action="append", type=gap_value, default=[],
-                        help="'settle' (the arbiter's: until the round's processes are quiet) or seconds of a fixed "
-                             "gap between turns; repeatable: one mode in turns per gap (default: settle)")
+                        help="'settle' (until the round's processes are quiet), 'settle:SECONDS' (and at least that "
+                             "long) or SECONDS (a fixed gap); repeatable: one mode in turns per gap (default: the "
+                             "arbiter's)")
     parser.add_argument("--windows", type=int, default=TURN_WINDOWS, help="turns a figure's samples are split into")
     parser.add_argument("--join", action="append", default=[],
                         help="a command of the group with options of its own ('pytorch --compile'), repeatable")
@@ -107,15 +111,15 @@ def main() -> None:
     if command != "all":
         raise SystemExit("a round in turns runs `all`'s backends side by side: give GROUP all OPTIONS")
     backends = [*all_backends(group), *args.join]
-    gaps: list[float | None] = args.gap or [None]
+    gaps: list[Gap] = args.gap or [TURN_GAP]
     folder = Path(tempfile.mkdtemp(prefix="turns-rounds-"))
-    turns_modes = {("in turns" if gap is None else f"in turns, {gap:g} s gap"): gap for gap in gaps}
+    turns_modes = {f"in turns, gap {gap}": gap for gap in gaps}
     stores = {"one process": folder / "one.jsonl",
               **{mode: folder / f"turns{i}.jsonl" for i, mode in enumerate(turns_modes)}}
     walls: dict[str, list[float]] = defaultdict(list)
     print(f"{group} {command} {' '.join(options)}: backends {', '.join(backends)}; {args.rounds} rounds a mode; "
           f"in turns: {args.windows} windows a figure, gaps: "
-          f"{', '.join('settle' if gap is None else f'{gap:g} s' for gap in gaps)}; logs in {folder}", flush=True)
+          f"{'; '.join(map(str, gaps))}; logs in {folder}", flush=True)
     for index in range(args.rounds):
         modes = list(stores) if index % 2 == 0 else list(reversed(stores))
         for mode in modes:
@@ -126,7 +130,7 @@ def main() -> None:
                         for name, *own in [[command], *(joined.split() for joined in args.join)]]
             else:
                 done = [run_round_in_turns(group, backends, [*options, *store], rounds=args.rounds, index=index,
-                                           run_id="in-turns", log=folder / "turns.log", gap_s=turns_modes[mode],
+                                           run_id="in-turns", log=folder / "turns.log", gap=turns_modes[mode],
                                            windows=args.windows)]
             walls[mode].append(sum(each.seconds for each in done))
             print(f"round {index + 1} {mode}: {walls[mode][-1]:.1f} s, exit "

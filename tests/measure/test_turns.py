@@ -5,6 +5,8 @@ process's own turns."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -14,7 +16,7 @@ import pytest
 from jax_benchmarks.measure import turns as turns_module
 from jax_benchmarks.measure.contention import Sampler
 from jax_benchmarks.measure.timing import measure, time_runs
-from jax_benchmarks.measure.turns import Arbiter, TurnClient, TurnSampler
+from jax_benchmarks.measure.turns import TURN_GAP_MAX_S, TURN_GAP_S, Arbiter, Gap, TurnClient, TurnSampler
 
 
 class CountingTurns:
@@ -71,11 +73,13 @@ class Worker(threading.Thread):
     once it closed its connection, it tells the arbiter it ended (as the round's starter does for a process)."""
 
     def __init__(self, arbiter: Arbiter, name: str, windows: int, log: list[tuple[str, float, float]],
-                 start_after_s: float = 0.0, work_between_s: float = 0.0, shutdown_s: float = 0.0) -> None:
+                 start_after_s: float = 0.0, work_between_s: float = 0.0, shutdown_s: float = 0.0,
+                 pid: int | None = None) -> None:
         super().__init__(name=name)
         self.arbiter, self.windows, self.log = arbiter, windows, log
         self.start_after_s, self.work_between_s, self.shutdown_s = start_after_s, work_between_s, shutdown_s
-        self.pid = 10_000_000 + sum(map(ord, name))
+        # No such process unless a real one is named: the arbiter reads no thread of it (a fixed gap).
+        self.pid = pid if pid is not None else 10_000_000 + sum(map(ord, name))
 
     def run(self) -> None:
         time.sleep(self.start_after_s)
@@ -103,7 +107,7 @@ def run_side_by_side(*workers: Worker) -> None:
 
 def test_the_arbiter_grants_one_window_at_a_time_alternating_with_the_gap(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
-    with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.02) as arbiter:
+    with Arbiter(str(tmp_path / "turns"), expected=2, gap=Gap(0.02, until_quiet=False)) as arbiter:
         run_side_by_side(*(Worker(arbiter, name, 4, log) for name in ("a", "b")))
     names = [name for name, *_ in log if not name.endswith("ended")]
     log[:] = [row for row in log if not row[0].endswith("ended")]
@@ -113,9 +117,62 @@ def test_the_arbiter_grants_one_window_at_a_time_alternating_with_the_gap(tmp_pa
     assert arbiter.granted == 8
 
 
+def spinning(seconds: float) -> tuple[subprocess.Popen[bytes], float]:
+    """A real process that spins one thread for `seconds` (as NumPy's OpenBLAS threads do for about 0.12 s after a
+    call), then sleeps; and when its spinning ends (CLOCK_MONOTONIC is the machine's, so it reads as ours)."""
+    code = ("import sys, time\nend = time.monotonic() + float(sys.argv[1])\nprint(end, flush=True)\n"
+            "while time.monotonic() < end: pass\ntime.sleep(30)")
+    process = subprocess.Popen([sys.executable, "-c", code, str(seconds)], stdout=subprocess.PIPE)
+    assert process.stdout is not None
+    return process, float(process.stdout.readline())
+
+
+def test_the_next_turn_waits_until_the_round_s_threads_stop_spinning(tmp_path: Path) -> None:
+    # A process of the round whose threads still spin (here, before its first turn) holds every turn back until
+    # they stop; once the round is quiet, turns follow each other well before the cap.
+    spinner, spin_ends = spinning(0.2)
+    try:
+        log: list[tuple[str, float, float]] = []
+        with Arbiter(str(tmp_path / "turns"), expected=2) as arbiter:
+            run_side_by_side(Worker(arbiter, "a", 3, log, pid=spinner.pid), Worker(arbiter, "b", 3, log))
+        windows = [row for row in log if not row[0].endswith("ended")]
+        assert len(windows) == 6
+        assert windows[0][1] >= spin_ends  # no window beside the spinning thread
+        # Each grant while the spinner lives read its threads (a's last window is the 5th or the 6th; once it ended
+        # no thread of the round can be read and the last gap is the fixed one).
+        assert len(arbiter.gaps_s) >= 5
+        assert all(gap < TURN_GAP_MAX_S for gap in arbiter.gaps_s[1:])  # quiet: each later gap ended before the cap
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+def test_a_gap_ends_at_its_cap_where_the_threads_never_stop(tmp_path: Path) -> None:
+    spinner, spin_ends = spinning(3.0)  # background work that outlasts any gap (compile workers)
+    try:
+        log: list[tuple[str, float, float]] = []
+        with Arbiter(str(tmp_path / "turns"), expected=1) as arbiter:
+            run_side_by_side(Worker(arbiter, "a", 2, log, pid=spinner.pid))
+        windows = [row for row in log if not row[0].endswith("ended")]
+        assert len(windows) == 2 and windows[-1][2] < spin_ends  # both windows while it still spun
+        assert all(gap >= TURN_GAP_MAX_S for gap in arbiter.gaps_s) and len(arbiter.gaps_s) == 2
+    finally:
+        spinner.kill()
+        spinner.wait()
+
+
+def test_where_no_thread_can_be_read_the_gap_is_the_fixed_one(tmp_path: Path) -> None:
+    log: list[tuple[str, float, float]] = []
+    with Arbiter(str(tmp_path / "turns"), expected=2) as arbiter:  # the workers' pids name no process
+        run_side_by_side(*(Worker(arbiter, name, 2, log) for name in ("a", "b")))
+    windows = [row for row in log if not row[0].endswith("ended")]
+    for (_, _, ended), (_, began, _) in zip(windows, windows[1:]):
+        assert began - ended >= TURN_GAP_S - 1e-3
+
+
 def test_the_order_within_a_cycle_is_drawn_at_random(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
-    with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
+    with Arbiter(str(tmp_path / "turns"), expected=2, gap=Gap(0.0, until_quiet=False)) as arbiter:
         run_side_by_side(*(Worker(arbiter, name, 20, log) for name in ("a", "b")))
     names = [name for name, *_ in log if not name.endswith("ended")]
     firsts = {names[i] for i in range(0, 40, 2)}
@@ -124,7 +181,7 @@ def test_the_order_within_a_cycle_is_drawn_at_random(tmp_path: Path) -> None:
 
 def test_no_window_is_granted_until_every_process_of_the_round_connected(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
-    with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
+    with Arbiter(str(tmp_path / "turns"), expected=2, gap=Gap(0.0, until_quiet=False)) as arbiter:
         began = time.monotonic()
         run_side_by_side(Worker(arbiter, "early", 1, log), Worker(arbiter, "late", 1, log, start_after_s=0.3))
     assert log[0][1] - began >= 0.3  # the early one waited for the late one's start
@@ -132,7 +189,7 @@ def test_no_window_is_granted_until_every_process_of_the_round_connected(tmp_pat
 
 def test_a_process_that_ended_before_connecting_is_not_waited_for(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
-    with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
+    with Arbiter(str(tmp_path / "turns"), expected=2, gap=Gap(0.0, until_quiet=False)) as arbiter:
         arbiter.ended(999_999)  # the starter saw it exit; it never connected
         run_side_by_side(Worker(arbiter, "alone", 2, log))
     assert [name for name, *_ in log] == ["alone", "alone", "alone ended"]
@@ -140,7 +197,7 @@ def test_a_process_that_ended_before_connecting_is_not_waited_for(tmp_path: Path
 
 def test_no_window_is_granted_while_another_process_works_between_its_turns(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
-    with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
+    with Arbiter(str(tmp_path / "turns"), expected=2, gap=Gap(0.0, until_quiet=False)) as arbiter:
         run_side_by_side(Worker(arbiter, "busy", 2, log, work_between_s=0.3), Worker(arbiter, "quick", 2, log))
     busy_first_end = min(ended for who, _, ended in log if who == "busy")
     for who, began, _ in log:  # no window while busy did its 0.3 s of untimed work after its first turn
@@ -150,7 +207,7 @@ def test_no_window_is_granted_while_another_process_works_between_its_turns(tmp_
 
 def test_no_window_is_granted_while_a_process_shuts_down_after_closing_its_connection(tmp_path: Path) -> None:
     log: list[tuple[str, float, float]] = []
-    with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
+    with Arbiter(str(tmp_path / "turns"), expected=2, gap=Gap(0.0, until_quiet=False)) as arbiter:
         run_side_by_side(Worker(arbiter, "short", 1, log, shutdown_s=0.3), Worker(arbiter, "long", 3, log))
     ended = next(began for name, began, _ in log if name == "short ended")
     short_window = next(ended_at for name, _, ended_at in log if name == "short")
@@ -192,15 +249,12 @@ def test_what_a_waiting_process_uses_during_another_s_turn_is_contention(tmp_pat
     # A process of the round waits for its turn while work of its own runs in the background (torch.compile's
     # compile workers starting; here a process that spins or sleeps, standing for that process): what it uses during
     # this process's turn is not this process's own, however the round's other CPU time is counted.
-    import subprocess
-    import sys
-
     code = ("import time\nprint(flush=True)\nend = time.monotonic() + 20\nwhile time.monotonic() < end: pass"
             if background == "busy" else "import time\nprint(flush=True)\ntime.sleep(20)")
     other = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE)
     try:
         assert other.stdout is not None and other.stdout.readline() == b"\n"  # started: its start is not in the test
-        with Arbiter(str(tmp_path / "turns"), expected=2, gap_s=0.0) as arbiter:
+        with Arbiter(str(tmp_path / "turns"), expected=2, gap=Gap(0.0, until_quiet=False)) as arbiter:
             waiting = TurnClient(arbiter.path, pid=other.pid)
             mine = TurnClient(arbiter.path)
 

@@ -37,7 +37,7 @@ import click
 from jax_benchmarks.cli import relaunch
 from jax_benchmarks.cli.relaunch import ending_with_parent, killed_by, round_argv
 from jax_benchmarks.errors import Failed, interrupt_signal, interrupted
-from jax_benchmarks.measure.turns import TURN_WINDOWS, Arbiter
+from jax_benchmarks.measure.turns import TURN_GAP, TURN_WINDOWS, Arbiter, Gap
 from jax_benchmarks.settings import BenchSettings, command_line
 from jax_benchmarks.store.location import ResultsLocation, as_location, for_children, saved_count
 from jax_benchmarks.store.record import Record
@@ -193,21 +193,21 @@ def wait_in_turns(children: Mapping[str, relaunch.Child], arbiter: Arbiter) -> d
 
 
 def run_round_in_turns(group: str, processes: Sequence[str], options: Sequence[str], *, rounds: int, index: int,
-                       run_id: str, log: Path, label: str = "", gap_s: float | None = None,
+                       run_id: str, log: Path, label: str = "", gap: Gap = TURN_GAP,
                        windows: int = TURN_WINDOWS) -> RoundDone:
     """Round `index` of `rounds` taken in turns (jax_benchmarks.measure.turns): each of `processes` (a command of the
     group with its own options first: 'pytorch --compile') in its own fresh process (`group COMMAND OWN options`), the
     processes side by side, their timed windows granted one at a time by an arbiter of this process. A process that
     died (`died`) is run once more, alone. Each process's output is appended to `log` once the round ended, one
-    process after another (not interleaved). `gap_s` (None: until the processes are quiet) and `windows`: the
-    arbiter's (jax_benchmarks.measure.turns; benchmarks/turns_rounds.py tries others)."""
+    process after another (not interleaved). `gap` and `windows`: the arbiter's (jax_benchmarks.measure.turns;
+    benchmarks/turns_rounds.py tries others)."""
     began = time.perf_counter()
     codes: dict[str, int] = {}
     with tempfile.TemporaryDirectory(prefix="turns-") as folder:
         pending = list(processes)
         for attempt in (1, 2):
             outputs = {name: Path(folder, f"{'_'.join(name.split())}.{attempt}.log") for name in pending}
-            with Arbiter(str(Path(folder, f"turns.{attempt}")), len(pending), gap_s, windows) as arbiter:
+            with Arbiter(str(Path(folder, f"turns.{attempt}")), len(pending), gap, windows) as arbiter:
                 children = {}
                 try:
                     for name in pending:

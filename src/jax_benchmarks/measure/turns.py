@@ -68,6 +68,25 @@ TURN_GAP_MAX_S = 0.3
 TURN_GAP_S = 0.1
 # How often the arbiter reads the threads during a gap.
 SETTLE_POLL_S = 0.003
+
+
+@dataclass(frozen=True)
+class Gap:
+    """What the arbiter leaves between one turn and the next: at least `at_least_s` after the last turn ended, and,
+    `until_quiet`, until the round's processes are quiet (`Arbiter._gap_over`)."""
+
+    at_least_s: float = 0.0
+    until_quiet: bool = True
+
+    def __str__(self) -> str:
+        """'until quiet', 'until quiet, at least 0.05 s', '0.1 s'."""
+        if not self.until_quiet:
+            return f"{self.at_least_s:g} s"
+        return "until quiet" + (f", at least {self.at_least_s:g} s" if self.at_least_s else "")
+
+
+# The arbiter's gap in a verdict's rounds.
+TURN_GAP = Gap()
 # A timed window of samples is split into this many turns, each `min_time_s / TURN_WINDOWS` long and holding at least
 # its share of the samples: each framework's fastest sample is then taken from several moments of the round, each
 # beside the other frameworks' turns.
@@ -208,9 +227,9 @@ class Arbiter:
     closed still works until its starter says it ended (`ended`): Python closes the socket while the interpreter
     shuts down, and that shutdown (JAX's and PyTorch's teardown) must not run beside another process's window."""
 
-    def __init__(self, path: str, expected: int, gap_s: float | None = None, windows: int = TURN_WINDOWS) -> None:
+    def __init__(self, path: str, expected: int, gap: Gap = TURN_GAP, windows: int = TURN_WINDOWS) -> None:
         self.path = path
-        self.gap_s = gap_s  # None: until the round's processes are quiet (`_gap_over`); seconds: a fixed gap
+        self.gap = gap
         self.windows = windows
         self._expected = expected
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -314,15 +333,18 @@ class Arbiter:
         self._holder, self._free_at, self._since_free = None, time.monotonic(), []
 
     def _gap_over(self, live: set[int]) -> bool:
-        """Whether the next turn may start, once every process of the round waits for one: a fixed gap (`gap_s`) has
-        passed since the last turn ended; or the round's live processes' threads together ran less than QUIET_CORES
-        of a core over the last QUIET_WINDOW_S, or they have been read for TURN_GAP_MAX_S; where no thread's run
-        time can be read, TURN_GAP_S has passed since the last turn ended. The threads are read from the moment every
-        process waits (`_grant` calls this only then, every SETTLE_POLL_S): a process that asks for a turn right
-        after untimed work of its own (its data, a compile) leaves threads spinning too."""
+        """Whether the next turn may start, once every process of the round waits for one: `gap.at_least_s` has
+        passed since the last turn ended and, where the gap is `until_quiet`, the round's live processes' threads
+        together ran less than QUIET_CORES of a core over the last QUIET_WINDOW_S, or they have been read for
+        TURN_GAP_MAX_S; where no thread's run time can be read, TURN_GAP_S has passed since the last turn ended. The
+        threads are read from the moment every process waits (`_grant` calls this only then, every SETTLE_POLL_S): a
+        process that asks for a turn right after untimed work of its own (its data, a compile) leaves threads
+        spinning too."""
         now = time.monotonic()
-        if self.gap_s is not None:
-            return now - self._free_at >= self.gap_s
+        if now - self._free_at < self.gap.at_least_s:
+            return False
+        if not self.gap.until_quiet:
+            return True
         readings = {pid: run for pid in live if (run := threads_run_s(pid)) is not None}
         if not readings:
             return now - self._free_at >= TURN_GAP_S
