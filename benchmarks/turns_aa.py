@@ -8,6 +8,9 @@ round, by the verdict's own test (report/compare.py's `compare`: paired from 5 r
 Also printed: each comparison's spread of the rounds' log ratios (what the paired test rests on), and the ratio.
 
     .venv/bin/python benchmarks/turns_aa.py --rounds 6 -- xla numpy --matrix-size 1000
+
+`--gap settle --gap 0.1` takes each round's pair once per gap (the order alternating round by round), so that two
+of the arbiter's gaps are judged side by side.
 """
 
 from __future__ import annotations
@@ -26,17 +29,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 from jax_benchmarks.cli import relaunch  # noqa: E402
 from jax_benchmarks.cli.relaunch import ending_with_parent, round_argv  # noqa: E402
 from jax_benchmarks.cli.rounds import wait_in_turns  # noqa: E402
-from jax_benchmarks.measure.turns import Arbiter  # noqa: E402
+from jax_benchmarks.measure.turns import TURN_GAP, Arbiter, Gap  # noqa: E402
 from jax_benchmarks.report.compare import compare  # noqa: E402
 from jax_benchmarks.store.record import Record  # noqa: E402
 from jax_benchmarks.verdict.decide import decide  # noqa: E402
 
 
 def one_round(group: str, backend: str, options: list[str], stores: list[Path], rounds: int, index: int,
-              run_id: str, folder: Path) -> float:
+              run_id: str, folder: Path, gap: Gap) -> float:
     """Two processes of `group backend` in turns, each into its own store; the round's wall time."""
     began = time.perf_counter()
-    with Arbiter(str(folder / f"turns.{index}"), len(stores)) as arbiter:
+    with Arbiter(str(folder / f"turns.{index}"), len(stores), gap) as arbiter:
         children = {}
         for side, store in enumerate(stores):
             argv = round_argv(group, backend, [*options, "--results", str(store), "--turns", arbiter.path],
@@ -59,35 +62,43 @@ def figures(store: Path) -> dict[tuple[str, str], list[Record]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=6)
+    parser.add_argument("--gap", action="append", type=Gap.parse, default=[],
+                        help="the arbiter's gap: 'settle', 'settle:SECONDS' or SECONDS (see turns_rounds.py); "
+                             "repeatable: each round runs one pair per gap, the order alternating (default: the "
+                             "arbiter's)")
     parser.add_argument("command", nargs="+", help="GROUP BACKEND OPTIONS... (after --)")
     args = parser.parse_args()
     group, backend, *options = args.command
+    gaps: list[Gap] = args.gap or [TURN_GAP]
     folder = Path(tempfile.mkdtemp(prefix="turns-aa-"))
-    stores = [folder / "a.jsonl", folder / "b.jsonl"]
+    stores = {gap: [folder / f"a{i}.jsonl", folder / f"b{i}.jsonl"] for i, gap in enumerate(gaps)}
     run_id = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime()) + "-aaaaaa"
-    print(f"{group} {backend} {' '.join(options)}: two processes in turns a round, {args.rounds} rounds; {folder}",
-          flush=True)
+    print(f"{group} {backend} {' '.join(options)}: two processes in turns a round, {args.rounds} rounds, gap "
+          f"{'; '.join(map(str, gaps))}; {folder}", flush=True)
     for index in range(args.rounds):
-        wall = one_round(group, backend, options, stores, args.rounds, index, run_id, folder)
-        print(f"round {index + 1}: {wall:.1f} s", flush=True)
-    a, b = figures(stores[0]), figures(stores[1])
-    words: collections.Counter[str] = collections.Counter()
-    for key in sorted(a):
-        if key not in b:
-            continue
-        comparison = compare(a[key], b[key])
-        if comparison is None:
-            continue
-        decision = decide([comparison])[0]
-        words[decision.word] += 1
-        low, high = comparison.interval or (math.nan, math.nan)
-        spread = "—" if comparison.spread is None else f"{comparison.spread:.3f}"
-        print(f"{key[0]}{' [' + key[1] + ']' if key[1] else ''}: {comparison.method}, {comparison.rounds} rounds, "
-              f"ratio {1 + comparison.change_pct / 100:.3f}, spread {spread}, 95 % CI {low:.3f}–{high:.3f}: "
-              f"{decision.word}{' (busy)' if decision.busy else ''}")
-    false = words["faster"] + words["slower"]
-    print(f"A/A: {sum(words.values())} comparisons, {false} called faster or slower, {words['same']} the same, "
-          f"{words['undecided']} undecided")
+        for gap in (gaps if index % 2 == 0 else list(reversed(gaps))):
+            wall = one_round(group, backend, options, stores[gap], args.rounds, index, run_id, folder, gap)
+            print(f"round {index + 1}, gap {gap}: {wall:.1f} s", flush=True)
+    for gap in gaps:
+        print(f"-- gap {gap}")
+        a, b = figures(stores[gap][0]), figures(stores[gap][1])
+        words: collections.Counter[str] = collections.Counter()
+        for key in sorted(a):
+            if key not in b:
+                continue
+            comparison = compare(a[key], b[key])
+            if comparison is None:
+                continue
+            decision = decide([comparison])[0]
+            words[decision.word] += 1
+            low, high = comparison.interval or (math.nan, math.nan)
+            spread = "—" if comparison.spread is None else f"{comparison.spread:.3f}"
+            print(f"{key[0]}{' [' + key[1] + ']' if key[1] else ''}: {comparison.method}, {comparison.rounds} rounds, "
+                  f"ratio {1 + comparison.change_pct / 100:.3f}, spread {spread}, 95 % CI {low:.3f}–{high:.3f}: "
+                  f"{decision.word}{' (busy)' if decision.busy else ''}")
+        false = words["faster"] + words["slower"]
+        print(f"A/A, gap {gap}: {sum(words.values())} comparisons, {false} called faster or slower, {words['same']} "
+              f"the same, {words['undecided']} undecided")
     print(f"ended {time.strftime('%H:%M:%S')}")
 
 

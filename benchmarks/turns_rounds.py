@@ -87,18 +87,10 @@ def pair_spreads(figures: dict[tuple[str, str, str], dict[int, float]],
     return out
 
 
-def gap_value(text: str) -> Gap:
-    """'settle' -> until the round's processes are quiet; 'settle:0.05' -> that, and at least 0.05 s; '0.1' -> a fixed
-    0.1 s."""
-    if text.startswith("settle"):
-        return Gap(float(text.partition(":")[2] or 0.0), until_quiet=True)
-    return Gap(float(text), until_quiet=False)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=6)
-    parser.add_argument("--gap", action="append", type=gap_value, default=[],
+    parser.add_argument("--gap", action="append", type=Gap.parse, default=[],
                         help="'settle' (until the round's processes are quiet), 'settle:SECONDS' (and at least that "
                              "long) or SECONDS (a fixed gap); repeatable: one mode in turns per gap (default: the "
                              "arbiter's)")

@@ -78,6 +78,14 @@ class Gap:
     at_least_s: float = 0.0
     until_quiet: bool = True
 
+    @classmethod
+    def parse(cls, text: str) -> Gap:
+        """'settle': until quiet; 'settle:0.05': that, and at least 0.05 s; '0.1': a fixed 0.1 s (the benchmarks'
+        --gap)."""
+        if text.startswith("settle"):
+            return cls(float(text.partition(":")[2] or 0.0), until_quiet=True)
+        return cls(float(text), until_quiet=False)
+
     def __str__(self) -> str:
         """'until quiet', 'until quiet, at least 0.05 s', '0.1 s'."""
         if not self.until_quiet:
