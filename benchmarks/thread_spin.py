@@ -32,7 +32,8 @@ CHILD = {
     "jax": ("import jax\njax.config.update('jax_enable_x64', True)\nimport jax.numpy as jnp\n"
             "a = jnp.ones((1000, 1000))\nf = jax.jit(lambda x: x @ x)\ncall = lambda: f(a).block_until_ready()\n"),
 }
-LOOP = "import sys\ncall()\nprint('ready', flush=True)\nfor _ in sys.stdin:\n    call()\n    print('done', flush=True)\n"
+LOOP = ("import sys\ncall()\nprint('ready', flush=True)\n"
+        "for _ in sys.stdin:\n    call()\n    print('done', flush=True)\n")
 
 
 def spin_after_calls(framework: str, calls: int) -> list[tuple[float, float]]:

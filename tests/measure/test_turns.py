@@ -5,6 +5,7 @@ process's own turns."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -117,20 +118,33 @@ def test_the_arbiter_grants_one_window_at_a_time_alternating_with_the_gap(tmp_pa
     assert arbiter.granted == 8
 
 
-def spinning(seconds: float) -> tuple[subprocess.Popen[bytes], float]:
+SPIN = ("import sys, time\nend = time.monotonic() + float(sys.argv[1])\nprint(end, flush=True)\n"
+        "while time.monotonic() < end: pass\ntime.sleep(30)")
+
+
+def spinning(seconds: float, in_child: bool = False) -> tuple[subprocess.Popen[bytes], float]:
     """A real process that spins one thread for `seconds` (as NumPy's OpenBLAS threads do for about 0.12 s after a
-    call), then sleeps; and when its spinning ends (CLOCK_MONOTONIC is the machine's, so it reads as ours)."""
-    code = ("import sys, time\nend = time.monotonic() + float(sys.argv[1])\nprint(end, flush=True)\n"
-            "while time.monotonic() < end: pass\ntime.sleep(30)")
-    process = subprocess.Popen([sys.executable, "-c", code, str(seconds)], stdout=subprocess.PIPE)
+    call), then sleeps, or (`in_child`) one whose child does (a compile worker); and when the spinning ends
+    (CLOCK_MONOTONIC is the machine's, so it reads as ours)."""
+    code = (f"import subprocess, sys\nsubprocess.run([sys.executable, '-c', {SPIN!r}, sys.argv[1]])" if in_child
+            else SPIN)
+    process = subprocess.Popen([sys.executable, "-c", code, str(seconds)], stdout=subprocess.PIPE,
+                               start_new_session=True)
     assert process.stdout is not None
     return process, float(process.stdout.readline())
 
 
-def test_the_next_turn_waits_until_the_round_s_threads_stop_spinning(tmp_path: Path) -> None:
-    # A process of the round whose threads still spin (here, before its first turn) holds every turn back until
-    # they stop; once the round is quiet, turns follow each other well before the cap.
-    spinner, spin_ends = spinning(0.2)
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Kill the process and its child (its own session's process group)."""
+    os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+
+
+@pytest.mark.parametrize("in_child", [False, True], ids=["its own thread", "its child's"])
+def test_the_next_turn_waits_until_the_round_s_threads_stop_spinning(tmp_path: Path, in_child: bool) -> None:
+    # A process of the round whose threads (or its child's) still spin (here, before its first turn) holds every
+    # turn back until they stop; once the round is quiet, turns follow each other well before the cap.
+    spinner, spin_ends = spinning(0.2, in_child)
     try:
         log: list[tuple[str, float, float]] = []
         with Arbiter(str(tmp_path / "turns"), expected=2) as arbiter:
@@ -143,8 +157,7 @@ def test_the_next_turn_waits_until_the_round_s_threads_stop_spinning(tmp_path: P
         assert len(arbiter.gaps_s) >= 5
         assert all(gap < TURN_GAP_MAX_S for gap in arbiter.gaps_s[1:])  # quiet: each later gap ended before the cap
     finally:
-        spinner.kill()
-        spinner.wait()
+        stop(spinner)
 
 
 def test_a_gap_ends_at_its_cap_where_the_threads_never_stop(tmp_path: Path) -> None:
@@ -157,8 +170,7 @@ def test_a_gap_ends_at_its_cap_where_the_threads_never_stop(tmp_path: Path) -> N
         assert len(windows) == 2 and windows[-1][2] < spin_ends  # both windows while it still spun
         assert all(gap >= TURN_GAP_MAX_S for gap in arbiter.gaps_s) and len(arbiter.gaps_s) == 2
     finally:
-        spinner.kill()
-        spinner.wait()
+        stop(spinner)
 
 
 def test_where_no_thread_can_be_read_the_gap_is_the_fixed_one(tmp_path: Path) -> None:

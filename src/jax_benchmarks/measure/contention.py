@@ -290,6 +290,12 @@ def threads_run_s(pid: int) -> float | None:
     return total / 1e9
 
 
+def tree_threads_run_s(pid: int) -> dict[int, float]:
+    """`threads_run_s` of `pid` and of each of its live descendants (torch.compile's compile workers), by pid; the
+    ones that cannot be read (ended meanwhile, no schedstat) left out."""
+    return {each: run for each in (pid, *_descendants(pid)) if (run := threads_run_s(each)) is not None}
+
+
 @dataclass(frozen=True)
 class Sampler:
     """Reads this machine: what holds for a whole suite (clock tick, CPU quota, the CPUs this process may

@@ -52,7 +52,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from jax_benchmarks.measure.contention import Reading, Sampler, process_tree_cpu_s, threads_run_s
+from jax_benchmarks.measure.contention import Reading, Sampler, process_tree_cpu_s, tree_threads_run_s
 
 # Between one turn and the next, the arbiter waits until the round's processes are quiet: their threads together ran
 # less than QUIET_CORES of a core over the last QUIET_WINDOW_S. The window spans at least one scheduler tick at 100 Hz
@@ -292,7 +292,10 @@ class Arbiter:
         selector = selectors.DefaultSelector()
         selector.register(self._listener, selectors.EVENT_READ)
         while not self._stop.is_set():
-            wait = SETTLE_POLL_S if self._holder is None else 0.05
+            # While every process waits for a turn, the gap's threads are read every SETTLE_POLL_S; otherwise a
+            # message (a request, a hand-back) ends the wait.
+            waiting = self._holder is None and all(member.waiting for member in self._members.values())
+            wait = SETTLE_POLL_S if waiting else 0.05
             for key, _ in selector.select(timeout=wait):
                 if key.fileobj is self._listener:
                     sock, _ = self._listener.accept()
@@ -342,8 +345,9 @@ class Arbiter:
 
     def _gap_over(self, live: set[int]) -> bool:
         """Whether the next turn may start, once every process of the round waits for one: `gap.at_least_s` has
-        passed since the last turn ended and, where the gap is `until_quiet`, the round's live processes' threads
-        together ran less than QUIET_CORES of a core over the last QUIET_WINDOW_S, or they have been read for
+        passed since the last turn ended and, where the gap is `until_quiet`, the threads of the round's live
+        processes and their descendants (compile workers) together ran less than QUIET_CORES of a core over the last
+        QUIET_WINDOW_S (a process that started since is counted from its first reading), or they have been read for
         TURN_GAP_MAX_S; where no thread's run time can be read, TURN_GAP_S has passed since the last turn ended. The
         threads are read from the moment every process waits (`_grant` calls this only then, every SETTLE_POLL_S): a
         process that asks for a turn right after untimed work of its own (its data, a compile) leaves threads
@@ -353,7 +357,7 @@ class Arbiter:
             return False
         if not self.gap.until_quiet:
             return True
-        readings = {pid: run for pid in live if (run := threads_run_s(pid)) is not None}
+        readings = {each: run for pid in live for each, run in tree_threads_run_s(pid).items()}
         if not readings:
             return now - self._free_at >= TURN_GAP_S
         self._since_free.append((now, readings))
@@ -383,8 +387,8 @@ class Arbiter:
     def _grant(self) -> None:
         """A turn to the next member of this cycle (a new cycle, in an order drawn at random, once every member was
         served), where nobody holds one, every member is waiting (none is working between turns), none is still to
-        connect or shutting down, and the gap since the last turn is over (`_gap_over`). The grant names every process of the
-        round, ended ones too (`TurnSampler` counts their CPU time as the taker's own)."""
+        connect or shutting down, and the gap since the last turn is over (`_gap_over`). The grant names every
+        process of the round, ended ones too (`TurnSampler` counts their CPU time as the taker's own)."""
         if self._holder is not None:
             return
         with self._lock:
