@@ -14,8 +14,8 @@ process, and the processes take turns:
   data or memory pass: untimed work of the processes overlaps, timed work never does;
 * between one turn and the next the arbiter waits until the round's processes are quiet (`QUIET_CORES` over the
   last `QUIET_WINDOW_S`, read from their threads' run time), at most `TURN_GAP_MAX_S`: OpenBLAS's worker threads spin
-  for about 0.12 s after a call (`OPENBLAS_THREAD_TIMEOUT`; NumPy's matmul on this kind of VM: 114–118 ms), and
-  they would take the next process's cores, while PyTorch's spin for 4–6 ms and JAX's not at all
+  for about 0.12 s after a call (`OPENBLAS_THREAD_TIMEOUT`; after NumPy's 1000×1000 matmul on this kind of VM:
+  116–120 ms), and they would take the next process's cores, while PyTorch's spin for 4–6 ms and JAX's not at all
   (benchmarks/thread_spin.py), so a fixed gap is either too short after NumPy or wasted after the others;
 * the turns go in cycles: in each, every process of the round gets one turn, in an order drawn at random for the cycle
   (randomised interleaving, as in Abedi and Brecht's "Conducting repeatable experiments in highly variable cloud
