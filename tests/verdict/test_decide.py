@@ -144,3 +144,33 @@ def test_the_same_framework_against_itself_is_called_faster_at_most_once_in_a_hu
                     called.append((seed, noise, rounds))
     assert trials == 120 and len(called) <= 1, called
     assert all(rounds == 3 for _, _, rounds in called)
+
+
+def test_an_interval_clear_of_the_margin_that_the_family_holds_back_says_so_beside_undecided() -> None:
+    """Item 6 (issue 48): the page shows each comparison's own 99.9 % interval; where that interval lies beyond the
+    margin but the finding's comparisons judged together (Benjamini–Hochberg) leave it undecided, its reason says so,
+    never "a difference below … is not detectable" beside an interval that plainly shows one."""
+    from jax_benchmarks.verdict.decide import DECISION_ALPHA, p_beyond_margin, p_differs
+    from jax_benchmarks.report.compare import LogRatio
+
+    def judged(ratio: LogRatio) -> Comparison:
+        return Comparison("b", 0.01, 0.0, 0.0, "unchanged", "welch-rounds", None, 6, 6, ratio, spread=0.05)
+
+    # A 1.27× slowdown at a ±1 % margin whose own p-values (beyond the margin, and off 1) lie between α/2 and α:
+    # alone it is decided; with an equal pair beside it, BH doubles both past α.
+    se, df, margin = 0.05, 10.0, 1.0
+    value = next(v / 1000 for v in range(100, 700)
+                 if DECISION_ALPHA / 2 < p_differs(LogRatio(v / 1000, se, df))
+                 and p_beyond_margin(LogRatio(v / 1000, se, df), margin) <= DECISION_ALPHA)
+    clear = LogRatio(value, se, df)
+    low, _ = clear.interval(0.999)
+    assert low > 1.01  # its own interval lies beyond the margin
+    alone = decide([judged(clear)], margin)[0]
+    assert alone.word == "slower" and alone.beyond_margin
+    held, other = decide([judged(clear), judged(LogRatio(0.0, 0.1, df))], margin)
+    assert held.word == "undecided" and other.word == "undecided"
+    assert held.why_undecided.startswith("its own interval lies beyond the margin, but not once the finding's 2 "
+                                         "comparisons are judged together (Benjamini–Hochberg: q = ")
+    assert undecided_text(held).startswith("undecided after 6 rounds: its own interval lies beyond the margin")
+    assert "not detectable" not in undecided_text(held)
+    assert other.why_undecided == "not resolved"  # an interval that decides nothing alone keeps the usual reason

@@ -1,4 +1,5 @@
-"""The verdict's summary chart: per answer, how many times faster JAX is, with its 95 % confidence interval."""
+"""The verdict's summary chart: per answer, how many times faster JAX is, with the interval every outcome rests on
+(`DECISION_CONFIDENCE`, verdict/decide.py)."""
 
 from __future__ import annotations
 

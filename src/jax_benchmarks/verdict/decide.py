@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
 
 from jax_benchmarks.report.compare import (MIN_PAIRED_ROUNDS, MIN_ROUNDS, Comparison, LogRatio, benjamini_hochberg,
@@ -173,6 +173,9 @@ def decide(comparisons: Sequence[Comparison], margin: float = DEFAULT_MARGIN_PCT
             decision = Decision("same", rounds, margin, detectable, q_within[i], differs=differs)
         elif differs:
             decision = Decision(direction, rounds, margin, detectable, q_differs[i], differs=True)
+        if not decision.decided and decision.why_undecided == "not resolved":
+            decision = replace(decision, why_undecided=not_resolved_why(
+                ratio, margin, len(testable), (q_beyond[i], q_within[i], q_differs[i])))
         if not decision.decided:
             needed = forecast(comparison, ratio, margin)
             if needed is not None:  # BH over the family can ask a little more than one test: never fewer than done
@@ -181,6 +184,20 @@ def decide(comparisons: Sequence[Comparison], margin: float = DEFAULT_MARGIN_PCT
                                 rounds_to_decide=needed)
         out.append(decision)
     return out
+
+
+def not_resolved_why(ratio: LogRatio, margin: float, family: int, q_values: tuple[float, float, float]) -> str:
+    """Why a tested comparison stays undecided: "not resolved" where its own interval decides nothing either; where
+    its own interval alone would decide it (beyond the margin, inside it, or off 1) but the finding's comparisons
+    judged together (Benjamini–Hochberg) do not, that, so that the interval the page shows beside "undecided" is not
+    read as a decision it is not."""
+    own = ((p_beyond_margin(ratio, margin), "lies beyond the margin"),
+           (p_within_margin(ratio, margin), "lies inside the margin"), (p_differs(ratio), "excludes 1"))
+    for (p, what), q in zip(own, q_values, strict=True):
+        if p <= DECISION_ALPHA:
+            return (f"its own interval {what}, but not once the finding's {family} comparisons are judged together "
+                    f"(Benjamini–Hochberg: q = {q:.2g}, above {DECISION_ALPHA:g})")
+    return "not resolved"
 
 
 def refusal(rounds: int, differs: str) -> Decision:
