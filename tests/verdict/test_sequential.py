@@ -14,8 +14,8 @@ from jax_benchmarks.verdict import cli as verdict_cli
 from jax_benchmarks.verdict.cli import RoundDone, add_rounds
 from jax_benchmarks.verdict.findings import latest_runs
 from jax_benchmarks.verdict.scale import SCALES, Scale, Step
-from jax_benchmarks.verdict.sequential import (measured_round_s, next_round, open_groups, rounds_wanted,
-                                              settle_by_group)
+from jax_benchmarks.verdict.sequential import (backends_wanted, measured_round_s, next_round, open_groups,
+                                              rounds_wanted, settle_by_group)
 from tests.conftest import invoke
 from tests.verdict.fixtures import RUN, figure
 
@@ -57,10 +57,10 @@ def test_a_group_gets_a_round_only_where_the_rounds_it_needs_fit_the_budget() ->
 
 
 def test_a_group_s_round_costs_what_its_rounds_of_this_verdict_took_not_its_reference_figure() -> None:
-    # jit has two commands (their rounds of one index add up); mnist in turns took 44-46 s where its figure says 99.
-    took = [("jit", 0, 10.0), ("jit", 0, 30.0), ("jit", 1, 12.0), ("jit", 1, 34.0), ("mnist", 0, 44.0),
-            ("mnist", 1, 46.0), ("mnist", 2, 45.0)]
-    assert measured_round_s(took) == {"jit": 43.0, "mnist": 45.0}
+    # jit has two commands (each step its own median); mnist in turns took 44-46 s where its figure says 99.
+    took = [("jit", "all", 0, 10.0), ("jit", "flax", 0, 30.0), ("jit", "all", 1, 12.0), ("jit", "flax", 1, 34.0),
+            ("mnist", "all", 0, 44.0), ("mnist", "all", 1, 46.0), ("mnist", "all", 2, 45.0)]
+    assert measured_round_s(took) == {("jit", "all"): 11.0, ("jit", "flax"): 32.0, ("mnist", "all"): 45.0}
     scale = Scale("standard", 3, (Step("mnist", "all", (), 99.0), Step("scipy", "all", (), 10.0)), "test")
     # 200 s left, mnist asks for 4 more: at its figure (4 × 99 s) it does not fit, at what it took (4 × 45 s) it does.
     assert next_round(scale, 3, {"mnist": 4}, spent_s=400.0, budget_s=600.0, pace=1.0) is None
@@ -68,7 +68,8 @@ def test_a_group_s_round_costs_what_its_rounds_of_this_verdict_took_not_its_refe
                       measured=measured_round_s(took))
     assert more is not None and [s.group for s in more.steps] == ["mnist"]
     # A group with no round measured yet costs its figure at the pace.
-    assert next_round(scale, 3, {"scipy": 1}, spent_s=590.0, budget_s=600.0, pace=2.0, measured={"mnist": 45.0}) is None
+    assert next_round(scale, 3, {"scipy": 1}, spent_s=590.0, budget_s=600.0, pace=2.0,
+                      measured={("mnist", "all"): 45.0}) is None
 
 
 def test_a_comparison_within_its_rounds_noise_of_one_and_of_the_margin_asks_for_no_rounds() -> None:
@@ -89,6 +90,35 @@ def test_a_budget_too_small_for_every_open_group_buys_rounds_for_the_cheapest() 
     assert more is not None and [(s.group, s.command) for s in more.steps] == [("jit", "all"), ("jit", "flax"),
                                                                               ("scipy", "all")]
     assert more.rounds == 4
+
+
+def test_a_group_s_added_round_runs_only_the_steps_whose_figures_its_open_findings_rest_on() -> None:
+    """jit's `flax` step (30-40 s a round) records only Flax's figures: a round added for `jax jit against eager`,
+    which `jit all` records, runs `jit all` alone and costs what `jit all` takes, so it fits where both would not."""
+    scale = Scale("standard", 3, (Step("xla", "all", (), 14.0), Step("jit", "all", (), 15.0),
+                                  Step("jit", "flax", (), 35.0)), "test")
+    all_three = frozenset({"numpy", "pytorch", "jax"})
+    runs = {("xla", "all"): all_three, ("jit", "all"): all_three, ("jit", "flax"): frozenset({"flax"})}
+    # 40 s left: jit's two steps (50 s) do not fit; the one its open finding needs (15 s) does.
+    assert next_round(scale, 3, {"jit": 1}, spent_s=440.0, budget_s=480.0, pace=1.0) is None
+    more = next_round(scale, 3, {"jit": 1}, spent_s=440.0, budget_s=480.0, pace=1.0, needs={"jit": frozenset({"jax"})},
+                      runs=runs)
+    assert more is not None and [(s.group, s.command) for s in more.steps] == [("jit", "all")]
+    flax_open = next_round(scale, 3, {"jit": 1}, 400.0, 480.0, 1.0, needs={"jit": frozenset({"flax"})}, runs=runs)
+    assert flax_open is not None and [(s.group, s.command) for s in flax_open.steps] == [("jit", "flax")]
+    both = next_round(scale, 3, {"jit": 1}, 400.0, 480.0, 1.0, needs={"jit": frozenset({"flax", "jax"})}, runs=runs)
+    assert both is not None and [(s.group, s.command) for s in both.steps] == [("jit", "all"), ("jit", "flax")]
+
+
+def test_the_backends_a_finding_rests_on_come_from_its_records_and_its_answer() -> None:
+    undecided = [r for i in range(3) for r in xla_round(i)]
+    settle = settle_by_group(latest_runs(undecided), 0.98)
+    assert backends_wanted(settle) == {"xla": frozenset({"jax", "numpy"})}
+    assert verdict_cli.step_backends(Step("jit", "flax", ())) == frozenset({"flax"})
+    assert verdict_cli.step_backends(Step("mnist", "pytorch", ("--compile",))) == frozenset({"pytorch"})
+    assert verdict_cli.step_backends(Step("jit", "all", ())) == frozenset({"numpy", "pytorch", "jax"})
+    joined = Step("mnist", "all", (), in_turns=("flax", "pytorch", "pytorch --compile"))
+    assert verdict_cli.step_backends(joined) == frozenset({"flax", "pytorch"})
 
 
 def test_rounds_are_added_until_the_finding_is_decided(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

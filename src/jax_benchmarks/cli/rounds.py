@@ -29,7 +29,7 @@ import subprocess
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
@@ -129,6 +129,7 @@ class RoundDone:
     index: int = 0
     failure: str = ""
     stdout: str = ""
+    command: str = ""  # the step's command ('all', 'flax'): with `group`, which step's round it was (`run_steps`)
 
     @property
     def ended(self) -> str:
@@ -316,11 +317,12 @@ def run_steps(steps: Sequence[Step], rounds: int, results: ResultsLocation | Pat
                     out.write(f"\n== verdict {run_id}: {step.label} (round {index + 1}/{rounds})\n")
                 options = step_options(step, index, given, threads)
                 if step.taken_in_turns(index):
-                    done.append(run_round_in_turns(step.group, step.in_turns, options, rounds=rounds, index=index,
-                                                   run_id=run_id, log=log, label=label))
+                    ran = run_round_in_turns(step.group, step.in_turns, options, rounds=rounds, index=index,
+                                             run_id=run_id, log=log, label=label)
                 else:
-                    done.append(run_round(step.group, step.command, options, rounds=rounds, index=index,
-                                          run_id=run_id, log=log, label=label))
+                    ran = run_round(step.group, step.command, options, rounds=rounds, index=index, run_id=run_id,
+                                    log=log, label=label)
+                done.append(replace(ran, command=step.command))
                 with log.open("a", encoding="utf-8") as out:  # the wall times the scale's round estimates come from
                     out.write(f"== verdict {run_id}: {step.label} (round {index + 1}/{rounds}) took "
                               f"{done[-1].seconds:.1f} s, exit {done[-1].code}\n")

@@ -120,11 +120,12 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
     but no round is added, one line says what they would need."""
     from jax_benchmarks.verdict.findings import latest_runs, without_failed
     from jax_benchmarks.verdict.decide import MAX_ROUNDS
-    from jax_benchmarks.verdict.sequential import (measured_round_s, next_round, open_groups, rounds_wanted,
-                                                   settle_by_group)
+    from jax_benchmarks.verdict.sequential import (backends_wanted, measured_round_s, next_round, open_groups,
+                                                   rounds_wanted, settle_by_group)
     from jax_benchmarks.verdict.source import read_results
 
     rounds, reference_s = list(done), scale.budget_s
+    runs = {(step.group, step.command): step_backends(step) for step in scale.steps}
     while True:
         spent = sum(r.seconds for r in rounds)
         records = read_results(results, warn, run_id)[0]
@@ -133,7 +134,8 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
         wanted = rounds_wanted(settle)
         more = next_round(scale, max(r.round_index or 0 for r in records) + 1, wanted, spent, budget_s,
                           spent / reference_s if reference_s else 1.0,
-                          measured_round_s([(r.group, r.index, r.seconds) for r in rounds if r.group]))
+                          measured_round_s([(r.group, r.command, r.index, r.seconds) for r in rounds if r.group]),
+                          backends_wanted(settle), runs)
         if more is None:
             still = open_groups(settle)
             if still:
@@ -142,10 +144,28 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
                 say(f"verdict run {run_id}: no round added with {duration_text(max(0.0, budget_s - spent))} of "
                     f"--budget left: the undecided findings need more rounds ({needs})")
             return rounds
-        say(f"verdict run {run_id}: {', '.join(s.group for s in more.steps)} undecided: round {more.rounds} "
+        say(f"verdict run {run_id}: {', '.join(step_name(s) for s in more.steps)} undecided: round {more.rounds} "
             f"({duration_text(budget_s - spent)} of --budget left)")
         rounds += measure(more, results, run_id, log, lambda label, finished, left: None, threads, more.rounds - 1)
         reference_s += sum(step.round_s for step in more.steps)
+
+
+def step_backends(step: Step) -> frozenset[str]:
+    """The backends whose figures a step's rounds record: a backend's own command's ('flax'; 'pytorch' of `pytorch
+    --compile`), or, for `all`, the group's backends in `all` that are installed (cli/commands.py's `turn_plan`) and
+    those joined to its turns; empty where they are not known (fewer than two installed): such a step serves every
+    finding of its group (verdict/sequential.py's `next_round`)."""
+    from jax_benchmarks.cli.commands import turn_plan
+
+    if step.command != "all":
+        return frozenset({step.command})
+    backends = turn_plan(step.group)[0]
+    return frozenset((*backends, *(process.split()[0] for process in step.in_turns))) if backends else frozenset()
+
+
+def step_name(step: Step) -> str:
+    """'jit' for a group's `all`, 'jit flax' for another of its commands."""
+    return step.group if step.command == "all" else f"{step.group} {step.command}"
 
 
 def failed_rounds(rounds: Sequence[RoundDone]) -> list[FailedRound]:

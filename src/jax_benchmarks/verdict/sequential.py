@@ -4,10 +4,11 @@ is decided, none left open can be decided within what is left, or the budget is 
 
 Each added round is a fresh process per group command, run by the verdict's own round launcher
 (`verdict.cli.measure`) with the next round index; a group command runs every framework it compares in each
-round, one after the other, so the frameworks stay interleaved round by round. A round is started only when it
-fits what is left of the budget at what the group's finished rounds of this verdict took (the median; a group
-with none yet: its reference figure at the pace the finished rounds ran against theirs); where the rounds of every
-open group do not fit, those that do (the cheapest first) run.
+round, one after the other, so the frameworks stay interleaved round by round. Of a group with two commands
+(jit: `all` and `flax`), only those whose rounds record a backend its open findings rest on run (`next_round`).
+A round is started only when it fits what is left of the budget at what the step's finished rounds of this verdict
+took (the median; a step with none yet: its reference figure at the pace the finished rounds ran against theirs);
+where the rounds of every open group do not fit, those that do (the cheapest first) run.
 A refused comparison (the records are not the same work) is never a reason to add rounds: more rounds cannot
 make it comparable.
 
@@ -27,13 +28,13 @@ from __future__ import annotations
 import statistics
 from collections import defaultdict
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict.answer import Answer, answers
 from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, MAX_ROUNDS, Decision
 from jax_benchmarks.verdict.findings import Finding, group_findings
-from jax_benchmarks.verdict.scale import Scale
+from jax_benchmarks.verdict.scale import Scale, Step
 
 
 def is_open(finding: Finding) -> bool:
@@ -93,58 +94,95 @@ def rounds_to_settle(finding: Finding, answer: Answer | None) -> int | None:
     return max(wanted) if len(wanted) == len(parts) else None
 
 
+@dataclass(frozen=True)
+class Settle:
+    """What one finding asks of more rounds: `rounds`, its `rounds_to_settle` (0: decided; None: more than 100
+    rounds); `backends`, the backends whose figures it and its answer rest on (the steps whose rounds can move it)."""
+
+    rounds: int | None
+    backends: frozenset[str] = frozenset()
+
+
 def settle_by_group(chosen: Mapping[str, Sequence[Record]], target: float | None,
-                    margin_pct: float = DEFAULT_MARGIN_PCT) -> dict[str, list[int | None]]:
-    """Per group of `chosen` (per group, the run's records): `rounds_to_settle` of each of its findings, the answers
-    judged together, as the page judges them (one family), at the page's margin ±`margin_pct` %."""
+                    margin_pct: float = DEFAULT_MARGIN_PCT) -> dict[str, list[Settle]]:
+    """Per group of `chosen` (per group, the run's records): what each of its findings asks of more rounds
+    (`rounds_to_settle` and the backends it rests on), the answers judged together, as the page judges them (one
+    family), at the page's margin ±`margin_pct` %."""
     per_group = group_findings_of(chosen, target, margin_pct)
     answer_of = {a.key: a for a in answers([f for found in per_group.values() for f in found], margin_pct)}
-    return {group: [rounds_to_settle(f, answer_of.get(f.key)) for f in found] for group, found in per_group.items()}
+    return {group: [Settle(rounds_to_settle(f, answer_of.get(f.key)), rests_on(f, answer_of.get(f.key)))
+                    for f in found] for group, found in per_group.items()}
 
 
-def rounds_wanted(settle: Mapping[str, Sequence[int | None]]) -> dict[str, int]:
+def rests_on(finding: Finding, answer: Answer | None) -> frozenset[str]:
+    """The backends of the records behind `finding` and its answer (JAX against the fastest other framework)."""
+    records = [*finding.records, *((*answer.contrast.a_records, *answer.contrast.b_records) if answer else ())]
+    return frozenset(record.backend for record in records)
+
+
+def rounds_wanted(settle: Mapping[str, Sequence[Settle]]) -> dict[str, int]:
     """Per group (`settle`: `settle_by_group`) with a finding that is not decided yet and that more rounds may
     decide: the fewest more rounds after which one of them would be. A group none of whose open findings 100 rounds
     would decide is left out."""
-    return {group: min(wanted) for group, values in settle.items() if (wanted := [n for n in values if n])}
+    return {group: min(wanted) for group, values in settle.items()
+            if (wanted := [s.rounds for s in values if s.rounds])}
 
 
-def open_groups(settle: Mapping[str, Sequence[int | None]]) -> list[str]:
+def backends_wanted(settle: Mapping[str, Sequence[Settle]]) -> dict[str, frozenset[str]]:
+    """Per group in `rounds_wanted`: the backends whose figures its findings that more rounds may decide rest on
+    (a group's step whose rounds record none of them cannot move those findings: `next_round`)."""
+    return {group: frozenset().union(*(s.backends for s in values if s.rounds))
+            for group, values in settle.items() if any(s.rounds for s in values)}
+
+
+def open_groups(settle: Mapping[str, Sequence[Settle]]) -> list[str]:
     """The groups (`settle`: `settle_by_group`) with at least one finding the page counts undecided, whether or not
     more rounds may decide it."""
-    return [group for group, values in settle.items() if any(n != 0 for n in values)]
+    return [group for group, values in settle.items() if any(s.rounds != 0 for s in values)]
 
 
-def measured_round_s(rounds: Sequence[tuple[str, int, float]]) -> dict[str, float]:
-    """Per group, what one of its rounds took in this verdict: the median over its round indices of the seconds its
-    commands' rounds of that index took together (`rounds`: group, round index, seconds of each round run). A
-    group's reference figure can be far from it: `mnist all` with `mnist pytorch --compile` joined to its turns (the
-    two steps' figures added) took 44 s a round on an Intel Xeon where the figures say 99 s."""
-    by_round: dict[str, dict[int, float]] = defaultdict(lambda: defaultdict(float))
-    for group, index, seconds in rounds:
-        by_round[group][index] += seconds
-    return {group: statistics.median(per_index.values()) for group, per_index in by_round.items()}
+def measured_round_s(rounds: Sequence[tuple[str, str, int, float]]) -> dict[tuple[str, str], float]:
+    """Per step (group, command), what one of its rounds took in this verdict: the median of the seconds its rounds
+    took (`rounds`: group, command, round index, seconds of each round run). A step's reference figure can be far
+    from it: `mnist all` with `mnist pytorch --compile` joined to its turns (the two steps' figures added) took 44 s
+    a round on an Intel Xeon where the figures said 99 s."""
+    by_step: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for group, command, _, seconds in rounds:
+        by_step[(group, command)].append(seconds)
+    return {step: statistics.median(took) for step, took in by_step.items()}
 
 
 def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_s: float, budget_s: float,
-               pace: float, measured: Mapping[str, float] | None = None) -> Scale | None:
-    """The scale to run round `rounds_done` (0-based index) of: the steps of the groups in `wanted` (group: the more
-    rounds its cheapest open decision asks for) whose wanted rounds fit what is left of the budget, a round of a
-    group costing what its rounds of this verdict took (`measured`: `measured_round_s`) or, for a group without
-    one, its reference figure at `pace` (seconds taken per reference second); the cheapest decision first, each
-    taking one round's cost from what is left, so that a budget too small for every open group still buys rounds
-    for some; `rounds` one more than done. None when none is wanted, none fits, or the rounds' cap is reached."""
+               pace: float, measured: Mapping[tuple[str, str], float] | None = None,
+               needs: Mapping[str, frozenset[str]] | None = None,
+               runs: Mapping[tuple[str, str], frozenset[str]] | None = None) -> Scale | None:
+    """The scale to run round `rounds_done` (0-based index) of: of each group in `wanted` (group: the more rounds its
+    cheapest open decision asks for), the steps that can move its open findings, where its wanted rounds of them fit
+    what is left of the budget. A step can move them where the backends its rounds record (`runs`, per (group,
+    command); unknown: any) include one its open findings rest on (`needs`: `backends_wanted`; unknown: any): `jit
+    flax`, 30–40 s a round, is not run again for jit's open `jax jit against eager`, which `jit all` records. A
+    step's round costs what its rounds of this verdict took (`measured`: `measured_round_s`) or, without one, its
+    reference figure at `pace` (seconds taken per reference second); the cheapest decision first, each taking one
+    round's cost from what is left, so that a budget too small for every open group still buys rounds for some;
+    `rounds` one more than done. None when none is wanted, none fits, or the rounds' cap is reached."""
     if rounds_done >= MAX_ROUNDS:
         return None
+    known, needed, recorded = measured or {}, needs or {}, runs or {}
+
+    def moves(step: Step) -> bool:
+        backends = recorded.get((step.group, step.command), frozenset())
+        return not backends or step.group not in needed or bool(backends & needed[step.group])
+
     groups = [group for group in dict.fromkeys(step.group for step in scale.steps) if group in wanted]
-    known = measured or {}
-    cost = {group: known[group] if group in known else pace * scale.group_round_s(group) for group in groups}
-    left, chosen = budget_s - spent_s, set()
+    serving = {group: [s for s in scale.steps if s.group == group and moves(s)]
+               or [s for s in scale.steps if s.group == group] for group in groups}
+    cost = {group: sum(known.get((s.group, s.command), pace * s.round_s) for s in serving[group]) for group in groups}
+    left, chosen = budget_s - spent_s, set[Step]()
     for group in sorted(groups, key=lambda g: (wanted[g] * cost[g], cost[g])):
         if wanted[group] * cost[group] <= left:
-            chosen.add(group)
+            chosen.update(serving[group])
             left -= cost[group]
-    steps = tuple(step for step in scale.steps if step.group in chosen)
+    steps = tuple(step for step in scale.steps if step in chosen)
     return replace(scale, rounds=rounds_done + 1, steps=steps) if steps else None
 
 
