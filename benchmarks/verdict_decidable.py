@@ -4,9 +4,11 @@ Goal (issue 37): `verdict --scale standard` decides at least 80 % of its compari
 2 cores). For each comparison the page counts (`verdict/sequential.decided_count`: every finding that compares, a
 finding whose answer, JAX against the fastest other framework, is undecided counted undecided), this prints whether
 it was decided and, if not, the rounds a side its rounds say would decide it (`Decision.rounds_to_decide`: at the
-rounds' spread and observed ratio, α 0.05 two-sided, 80 % power), and what those rounds cost at the scale's round
-times (`verdict/scale.py`, measured on a quiet 2-core CPU). Then the least added time that would decide 80 % of the
-comparisons, adding rounds to the groups where deciding is cheapest (a group's round serves all its comparisons).
+rounds' spread and observed ratio, at the verdict's 99.9 % two-sided, 80 % power), and what those rounds cost at the
+scale's round times (`verdict/scale.py`, measured on a quiet 2-core CPU; every step of the group: an upper bound
+where the verdict's added round runs only the steps the open finding rests on, verdict/sequential.py's
+`next_round`). Then the least added time that would decide 80 % of the comparisons, adding rounds to the groups
+where deciding is cheapest (a group's round serves all its comparisons).
 
     .venv/bin/python benchmarks/verdict_decidable.py [--scale standard] STORE [STORE ...]
 """
