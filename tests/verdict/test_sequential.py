@@ -217,3 +217,39 @@ def test_the_page_says_how_many_undecided_comparisons_no_budget_would_decide() -
     page = build_page(clear + edge, None, None, "markdown", margin_pct=5.0)
     assert ("Decided: 1 of 2 comparisons; 1 stayed undecided (at most 3 rounds a figure); 1 of them would need more "
             "than 100 rounds a side here (a ratio within the rounds' noise of the margin).") in page.splitlines()
+
+
+def test_an_added_jit_round_runs_jit_all_alone_when_only_its_findings_are_open(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Through the verdict's own loop (`add_rounds`): Flax's jit against eager is decided after 3 rounds, JAX's is
+    not; the added rounds run `jit all` (whose rounds record JAX's figures) and never `jit flax`."""
+    store = tmp_path / "r.jsonl"
+    scale = Scale("standard", 3, (Step("jit", "all", (), 15.0), Step("jit", "flax", (), 35.0)), "test")
+    ran: list[tuple[tuple[str, ...], int]] = []
+    noisy = (1.0, 1.06, 0.95, 1.03, 0.98, 1.0, 1.02, 0.99, 1.01, 1.0, 1.0, 1.0)
+
+    def step_round(command: str, index: int) -> list[Record]:
+        if command == "flax":  # jit 2× faster than eager, rounds ±2 %: decided after 3
+            return [figure("jit", "flax", "train_step_128x28x28_float32", seconds, variant=variant, rounds=index + 1,
+                           compile_s=2.0 if variant == "jit" else None)[index]
+                    for variant, seconds in (("jit", 0.15), ("eager", 0.30))]
+        return [figure("jit", "jax", "f_100000_float32", seconds, variant=variant, rounds=index + 1, drift=drift,
+                       compile_s=0.05 if variant == "jit" else None)[index]
+                for variant, seconds, drift in (("jit", 0.0080, noisy), ("eager", 0.0092, tuple(reversed(noisy))))]
+
+    def fake_measure(scale: Scale, results: object, run_id: str, log: Path, show: object, threads: object = None,
+                     first_round: int = 0) -> list[RoundDone]:
+        ran.append((tuple(s.command for s in scale.steps), first_round))
+        with store.open("a", encoding="utf-8") as out:
+            for step in scale.steps:
+                for index in range(first_round, scale.rounds):
+                    out.write("".join(r.model_dump_json() + "\n" for r in step_round(step.command, index)))
+        return [RoundDone(f"round {i}", 15.0 if s.command == "all" else 35.0, 0, s.group, i, command=s.command)
+                for s in scale.steps for i in range(first_round, scale.rounds)]
+
+    monkeypatch.setattr(verdict_cli, "measure", fake_measure)
+    done = fake_measure(scale, store, RUN, tmp_path / "log", None)
+    add_rounds(scale, 600.0, as_location(store), RUN, tmp_path / "log", done, None, None, 10.0)
+    added = ran[1:]
+    assert added, "JAX's jit against eager asks for rounds the budget holds"
+    assert all(commands == ("all",) for commands, _ in added), added
