@@ -14,7 +14,7 @@ from jax_benchmarks.verdict import cli as verdict_cli
 from jax_benchmarks.verdict.cli import RoundDone, add_rounds
 from jax_benchmarks.verdict.findings import latest_runs
 from jax_benchmarks.verdict.scale import SCALES, Scale, Step
-from jax_benchmarks.verdict.sequential import (backends_wanted, measured_round_s, next_round, open_groups,
+from jax_benchmarks.verdict.sequential import (Settle, backends_wanted, measured_round_s, next_round, open_groups,
                                               rounds_wanted, settle_by_group)
 from tests.conftest import invoke
 from tests.verdict.fixtures import RUN, figure
@@ -114,6 +114,8 @@ def test_the_backends_a_finding_rests_on_come_from_its_records_and_its_answer() 
     undecided = [r for i in range(3) for r in xla_round(i)]
     settle = settle_by_group(latest_runs(undecided), 0.98)
     assert backends_wanted(settle) == {"xla": frozenset({"jax", "numpy"})}
+    # A finding that rests on no record (a time to accuracy no run reached) leaves its group's steps all needed.
+    assert backends_wanted({"mnist": [Settle(1), Settle(2, frozenset({"flax"}))], "jit": [Settle(0)]}) == {}
     assert verdict_cli.step_backends(Step("jit", "flax", ())) == frozenset({"flax"})
     assert verdict_cli.step_backends(Step("mnist", "pytorch", ("--compile",))) == frozenset({"pytorch"})
     assert verdict_cli.step_backends(Step("jit", "all", ())) == frozenset({"numpy", "pytorch", "jax"})

@@ -130,9 +130,15 @@ def rounds_wanted(settle: Mapping[str, Sequence[Settle]]) -> dict[str, int]:
 
 def backends_wanted(settle: Mapping[str, Sequence[Settle]]) -> dict[str, frozenset[str]]:
     """Per group in `rounds_wanted`: the backends whose figures its findings that more rounds may decide rest on
-    (a group's step whose rounds record none of them cannot move those findings: `next_round`)."""
-    return {group: frozenset().union(*(s.backends for s in values if s.rounds))
-            for group, values in settle.items() if any(s.rounds for s in values)}
+    (a group's step whose rounds record none of them cannot move those findings: `next_round`). A group with such a
+    finding that rests on no record (e.g. a time to accuracy no run reached) is left out: any of its steps may move
+    it."""
+    out = {}
+    for group, values in settle.items():
+        wanting = [s.backends for s in values if s.rounds]
+        if wanting and all(wanting):
+            out[group] = frozenset().union(*wanting)
+    return out
 
 
 def open_groups(settle: Mapping[str, Sequence[Settle]]) -> list[str]:
