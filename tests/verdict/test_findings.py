@@ -59,6 +59,10 @@ def test_break_even_is_the_first_call_count_that_repays_the_compilation() -> Non
     assert break_even(1.0, 0.0030, 0.0010001) == 501
     assert break_even(1.0, 0.001, 0.002) is None  # compiled is slower: never
     assert break_even(None, 0.003, 0.001) is None
+    # Eager's own first call counts too (JAX's eager mode compiles each operation the first time): 0.4 s of it leaves
+    # 0.6 s to repay; where it costs as much as the compile or more, compiled is ahead from the first call.
+    assert break_even(1.0, 0.003, 0.001, eager_first_s=0.4) == 300
+    assert break_even(1.0, 0.003, 0.001, eager_first_s=1.5) == 1
 
 
 def test_jit_finding_gives_gain_compile_cost_and_break_even_per_size() -> None:
@@ -70,10 +74,29 @@ def test_jit_finding_gives_gain_compile_cost_and_break_even_per_size() -> None:
     [finding] = jit_findings(records)
     assert finding.status == "found"
     small, large = finding.rows
-    assert small[0] == "f_10000_float32" and small[5] == "faster" and small[7] == "500"
-    assert large[5] == "same" and large[7] == "never"
+    assert small[0] == "f_10000_float32" and small[5] == "faster" and small[-1] == "500"
+    assert small[-3] == "—"  # eager's first call not recorded here
+    assert large[5] == "same" and large[-1] == "never"
     assert "3.00× faster than eager" in finding.sentence and "paid back after 500 calls" in finding.sentence
     assert "never pays off" in finding.sentence
+    assert finding.headers[4] == "99.9 % CI"
+
+
+def test_the_break_even_counts_eager_s_own_first_call() -> None:
+    """As recorded on a 2-core CPU (2026-11-28): JAX eager's first call of f took 0.26 s above its steady calls (each
+    operation compiled on first use), jax.jit's compile 0.05 s: jit is ahead from the first call, not after 10."""
+    eager = [r.model_copy(update={"metrics": {"first_call_s": 0.0224 + 0.26}})
+             for r in figure("jit", "jax", "f_10000_float32", 0.0224, variant="eager")]
+    records = eager + figure("jit", "jax", "f_10000_float32", 0.0127, variant="jit", compile_s=0.05)
+    [finding] = jit_findings(records)
+    [row] = finding.rows
+    assert row[-3:] == ("260 ms", "50 ms", "1")
+    assert ("compiling costs 50 ms against eager's first call 260 ms above its steady calls: ahead from the first "
+            "call") in finding.sentence
+    # Without eager's first call recorded, the compile alone: paid back after ceil(0.05 / 0.0097) = 6 calls.
+    plain = figure("jit", "jax", "f_10000_float32", 0.0224, variant="eager") + records[len(eager):]
+    [alone] = jit_findings(plain)
+    assert "compiling costs 50 ms, paid back after 6 calls" in alone.sentence
 
 
 def test_missing_groups_are_said_to_be_missing() -> None:

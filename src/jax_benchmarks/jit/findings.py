@@ -12,14 +12,14 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.report.select import FigureKey
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.training.names import TrainedCase, kind_of
-from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT, undecided_text
+from jax_benchmarks.verdict.decide import DECISION_CONFIDENCE, DEFAULT_MARGIN_PCT, undecided_text
 from jax_benchmarks.verdict.findings import (Contrast, Finding, Status, case_names, contrasts, figures, is_compiled,
                                              label, plural, run_ids, size_of)
 
@@ -53,6 +53,9 @@ class JitGain:
     compiled: str  # the compiled variant's name (jit, compile)
     contrast: Contrast  # compiled against eager
     compile_s: float | None
+    # Eager's own one-off cost: its first call above its steady calls (JAX's eager mode compiles each operation the
+    # first time it runs it: 0.2 s for f, 10 s for the CNN's train step on a 2-core CPU); None where not recorded.
+    eager_first_s: float | None = None
 
     @property
     def call(self) -> str:
@@ -61,15 +64,18 @@ class JitGain:
 
     @property
     def break_even_calls(self) -> int | None:
-        """Calls after which the compilation has paid for itself; None when compiled is not faster."""
-        return break_even(self.compile_s, self.contrast.b_median_s, self.contrast.a_median_s)
+        """Calls after which the compilation has paid for itself against eager, eager's own first call counted;
+        None when compiled is not faster."""
+        return break_even(self.compile_s, self.contrast.b_median_s, self.contrast.a_median_s,
+                          self.eager_first_s or 0.0)
 
 
-def break_even(compile_s: float | None, eager_s: float, compiled_s: float) -> int | None:
-    """Smallest n with n · eager ≥ compile + n · compiled; None when compiled is not faster or no compile time."""
+def break_even(compile_s: float | None, eager_s: float, compiled_s: float, eager_first_s: float = 0.0) -> int | None:
+    """Smallest n ≥ 1 with eager_first + n · eager ≥ compile + n · compiled (each side's one-off cost above its
+    steady calls, then n steady calls); None when compiled is not faster or no compile time."""
     if compile_s is None or compiled_s >= eager_s:
         return None
-    return max(1, math.ceil(compile_s / (eager_s - compiled_s)))
+    return max(1, math.ceil((compile_s - eager_first_s) / (eager_s - compiled_s)))
 
 
 def jit_gains(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_PCT) -> list[JitGain]:
@@ -83,29 +89,46 @@ def jit_gains(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_PCT)
         eager = timed.get((group, case, backend, "eager", device))
         if eager is None:
             continue
-        compile_times = compile_times_of(timed, key)
+        compile_times = one_off_times(timed, key, compile_time)
+        eager_first = one_off_times(timed, (group, case, backend, "eager", device), first_call_extra)
         pairs.append((label(recs[-1]), recs, label(eager[-1]), eager))
-        meta.append((backend, case, variant or "", statistics.median(compile_times) if compile_times else None))
+        meta.append((backend, case, variant or "", statistics.median(compile_times) if compile_times else None,
+                     statistics.median(eager_first) if eager_first else None))
     # One family per backend: the comparisons of one finding are corrected together.
     judged: dict[int, Contrast] = {}
     for backend in dict.fromkeys(m[0] for m in meta):
         mine = [i for i, m in enumerate(meta) if m[0] == backend]
         judged.update(zip(mine, contrasts([pairs[i] for i in mine], margin_pct), strict=True))
-    return [JitGain(b, c, v, judged[i], s) for i, (b, c, v, s) in enumerate(meta)]
+    return [JitGain(b, c, v, judged[i], s, e) for i, (b, c, v, s, e) in enumerate(meta)]
 
 
-def compile_times_of(timed: dict[FigureKey, list[Record]], key: FigureKey) -> list[float]:
-    """The compile times a compiled figure paid, one per round: its own records' (its first call compiled), or for a
-    training epoch run on a step compiled before it (mnist's per-epoch records), its train step's in the same runs."""
-    recs = timed[key]
-    own = [r.compile_s for r in recs if r.compile_s is not None]
+def compile_time(record: Record) -> float | None:
+    """A compiled figure's one-off cost: its first call above its steady calls (trace and compile)."""
+    return record.compile_s
+
+
+def first_call_extra(record: Record) -> float | None:
+    """An eager figure's one-off cost: its first call (metric `first_call_s`) above its steady calls (the median)."""
+    first = record.metrics.get("first_call_s")
+    if not isinstance(first, (int, float)) or isinstance(first, bool) or not record.median_s:
+        return None
+    return max(float(first) - record.median_s, 0.0)
+
+
+def one_off_times(timed: dict[FigureKey, list[Record]], key: FigureKey,
+                  one_off: Callable[[Record], float | None]) -> list[float]:
+    """The one-off cost (`one_off`: `compile_time`, `first_call_extra`) a figure paid, one per round: its own
+    records', or for a training epoch run on a step warmed up before it (mnist's per-epoch records), its train step's
+    in the same runs."""
+    recs = timed.get(key, [])
+    own = [x for r in recs if (x := one_off(r)) is not None]
     group, case, backend, variant, device = key
     epoch = TrainedCase.of(case)
     if own or epoch is None or epoch.kind != "epoch":
         return own
     runs = {r.run_id for r in recs}
     step = timed.get((group, epoch.sibling("step").name, backend, variant, device), [])
-    return [r.compile_s for r in step if r.compile_s is not None and r.run_id in runs]
+    return [x for r in step if r.run_id in runs and (x := one_off(r)) is not None]
 
 
 def gain_text(gain: JitGain) -> str:
@@ -119,15 +142,21 @@ def gain_text(gain: JitGain) -> str:
 
 
 def cost_text(gain: JitGain) -> str:
+    """'compiling costs 2 s, paid back after 9 epochs'; with eager's own first call where it was recorded:
+    'compiling costs 50 ms against eager's first call 250 ms above its steady calls: ahead from the first call' (or
+    epoch, for a training epoch's figure)."""
     if gain.compile_s is None:
         return "compile time not recorded"
     calls, cost = gain.break_even_calls, format_seconds(gain.compile_s)
+    if gain.eager_first_s:
+        cost += f" against eager's first call {format_seconds(gain.eager_first_s)} above its steady calls"
     if calls is None or gain.contrast.judged in ("same", "slower"):
         return f"compiling costs {cost} and never pays off here"
+    ahead = gain.eager_first_s is not None and gain.compile_s <= gain.eager_first_s
+    paid = f"ahead from the first {gain.call}" if ahead else f"paid back after {plural(calls, gain.call)}"
     if gain.contrast.judged == "undecided":
-        return (f"compiling costs {cost}; at the median times it would be paid back after {plural(calls, gain.call)} "
-                "(undecided)")
-    return f"compiling costs {cost}, paid back after {plural(calls, gain.call)}"
+        return f"compiling costs {cost}; at the median times it would be {paid} (undecided)"
+    return f"compiling costs {cost}: {paid}" if ahead else f"compiling costs {cost}, {paid}"
 
 
 def jit_findings(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_PCT) -> list[Finding]:
@@ -142,6 +171,7 @@ def jit_findings(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_P
         rows = tuple((g.case, format_seconds(g.contrast.b_median_s), format_seconds(g.contrast.a_median_s),
                       f"{g.contrast.speedup:.2f}", "—" if g.contrast.interval is None else
                       f"{g.contrast.interval[0]:.2f}–{g.contrast.interval[1]:.2f}", g.contrast.judged,
+                      "—" if g.eager_first_s is None else format_seconds(g.eager_first_s),
                       "—" if g.compile_s is None else format_seconds(g.compile_s),
                       "never" if g.break_even_calls is None or g.contrast.judged in ("same", "slower")
                       else f"{g.break_even_calls:,}") for g in mine)
@@ -151,8 +181,8 @@ def jit_findings(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_P
             f"jit-{backend}", f"{backend} {compiled} against eager",
             ". ".join(parts) + ".", status,
             run_ids(evidence), case_names(evidence),
-            ("case", "eager", compiled, "speed-up", "95 % CI", "judged", "compile",
-             "break-even calls (epochs for an epoch)"),
+            ("case", "eager", compiled, "speed-up", f"{DECISION_CONFIDENCE * 100:g} % CI", "judged",
+             "eager's first call (above its steady ones)", "compile", "break-even calls (epochs for an epoch)"),
             rows, evidence, tuple(g.contrast.decision for g in mine)))  # any size decided decides the finding
     return out
 
