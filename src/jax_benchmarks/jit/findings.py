@@ -81,7 +81,7 @@ def break_even(compile_s: float | None, eager_s: float, compiled_s: float, eager
 def jit_gains(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_PCT) -> list[JitGain]:
     timed = figures(records)
     pairs: list[tuple[str, Sequence[Record], str, Sequence[Record]]] = []
-    meta: list[tuple[str, str, str, float | None]] = []
+    meta: list[tuple[str, str, str, float | None, float | None]] = []
     for key, recs in timed.items():
         group, case, backend, variant, device = key
         if not is_compiled(variant):
