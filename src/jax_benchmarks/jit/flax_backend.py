@@ -86,11 +86,12 @@ def against_eager(settings: JitTrainingSettings) -> Callable[[FlaxTrainer, Epoch
 
 def summary(records: SuiteRecords, names: CaseNames, epochs: int) -> tuple[str | None, list[Record]]:
     """One line from the records of the suite's cases `names`: an epoch not jitted vs jitted (`epoch_figure`: the
-    median over the epochs), the compilation paid once (the jitted step's), the last test accuracy of each mode;
+    median over the epochs), the compilation paid once (the jitted step's, beside eager's own first step above its
+    steady ones), the last test accuracy of each mode;
     and the epoch records it read, eager's then jit's, each mode's in order (what `--plot` draws)."""
     timed = {mode: [r for n in range(1, epochs + 1) if (r := records.last(names.epoch, mode, epoch=n)) is not None]
              for mode in MODES}
-    step = records.last(names.step, "jit")
+    step, eager_step = records.last(names.step, "jit"), records.last(names.step, "eager")
     tested = [records.last(names.validation, mode) for mode in MODES]
     every = [r for mode in MODES for r in timed[mode]]
     eager, jitted = (epoch_figure(timed[mode]) for mode in MODES)
@@ -98,6 +99,10 @@ def summary(records: SuiteRecords, names: CaseNames, epochs: int) -> tuple[str |
         return None, every
     e, j = eager[0], jitted[0]
     compile_text = f", compilation {format_seconds(step.compile_s)} paid once" if step and step.compile_s else ""
+    # Eager's own one-off: its first step above its steady ones (JAX's eager mode compiles each operation on first use).
+    first = eager_step.metrics.get("first_call_s") if eager_step else None
+    if compile_text and eager_step and eager_step.median_s and isinstance(first, float) and first > eager_step.median_s:
+        compile_text += f" (eager's first step {format_seconds(first - eager_step.median_s)} above its steady ones)"
     accuracy = [a for r in tested if r is not None and isinstance(a := r.metrics.get("accuracy"), float)]
     accuracy_text = "; test accuracy " + " / ".join(f"{a:.1%}" for a in accuracy) if len(accuracy) == 2 else ""
     return (f"one epoch: not jitted {format_seconds(e)}, jitted {format_seconds(j)} → "
