@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from jax_benchmarks.cli.tables import format_seconds
 from jax_benchmarks.report.select import FigureKey
-from jax_benchmarks.store.record import Record
+from jax_benchmarks.store.record import Record, first_call_extra_s
 from jax_benchmarks.training.names import TrainedCase, kind_of
 from jax_benchmarks.verdict.decide import DECISION_CONFIDENCE, DEFAULT_MARGIN_PCT, undecided_text
 from jax_benchmarks.verdict.findings import (Contrast, Finding, Status, case_names, contrasts, figures, is_compiled,
@@ -86,11 +86,12 @@ def jit_gains(records: Sequence[Record], margin_pct: float = DEFAULT_MARGIN_PCT)
         group, case, backend, variant, device = key
         if not is_compiled(variant):
             continue
-        eager = timed.get((group, case, backend, "eager", device))
+        eager_key = (group, case, backend, "eager", device)
+        eager = timed.get(eager_key)
         if eager is None:
             continue
         compile_times = one_off_times(timed, key, compile_time)
-        eager_first = one_off_times(timed, (group, case, backend, "eager", device), first_call_extra)
+        eager_first = one_off_times(timed, eager_key, first_call_extra_s)
         pairs.append((label(recs[-1]), recs, label(eager[-1]), eager))
         meta.append((backend, case, variant or "", statistics.median(compile_times) if compile_times else None,
                      statistics.median(eager_first) if eager_first else None))
@@ -107,17 +108,9 @@ def compile_time(record: Record) -> float | None:
     return record.compile_s
 
 
-def first_call_extra(record: Record) -> float | None:
-    """An eager figure's one-off cost: its first call (metric `first_call_s`) above its steady calls (the median)."""
-    first = record.metrics.get("first_call_s")
-    if not isinstance(first, (int, float)) or isinstance(first, bool) or not record.median_s:
-        return None
-    return max(float(first) - record.median_s, 0.0)
-
-
 def one_off_times(timed: dict[FigureKey, list[Record]], key: FigureKey,
                   one_off: Callable[[Record], float | None]) -> list[float]:
-    """The one-off cost (`one_off`: `compile_time`, `first_call_extra`) a figure paid, one per round: its own
+    """The one-off cost (`one_off`: `compile_time`, `first_call_extra_s`) a figure paid, one per round: its own
     records', or for a training epoch run on a step warmed up before it (mnist's per-epoch records), its train step's
     in the same runs."""
     recs = timed.get(key, [])

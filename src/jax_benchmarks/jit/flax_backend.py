@@ -35,7 +35,7 @@ from jax_benchmarks.training.data import MnistData
 from jax_benchmarks.training.flax_trainer import FlaxTrainer
 from jax_benchmarks.training.trainer import EpochResult
 from jax_benchmarks.run import Run
-from jax_benchmarks.store.record import Record, Scalar
+from jax_benchmarks.store.record import Record, Scalar, first_call_extra_s
 
 BACKEND = "flax"
 Mode = Literal["eager", "jit"]
@@ -99,10 +99,9 @@ def summary(records: SuiteRecords, names: CaseNames, epochs: int) -> tuple[str |
         return None, every
     e, j = eager[0], jitted[0]
     compile_text = f", compilation {format_seconds(step.compile_s)} paid once" if step and step.compile_s else ""
-    # Eager's own one-off: its first step above its steady ones (JAX's eager mode compiles each operation on first use).
-    first = eager_step.metrics.get("first_call_s") if eager_step else None
-    if compile_text and eager_step and eager_step.median_s and isinstance(first, float) and first > eager_step.median_s:
-        compile_text += f" (eager's first step {format_seconds(first - eager_step.median_s)} above its steady ones)"
+    eager_first = first_call_extra_s(eager_step) if eager_step else None
+    if compile_text and eager_first:
+        compile_text += f" (eager's first step {format_seconds(eager_first)} above its steady ones)"
     accuracy = [a for r in tested if r is not None and isinstance(a := r.metrics.get("accuracy"), float)]
     accuracy_text = "; test accuracy " + " / ".join(f"{a:.1%}" for a in accuracy) if len(accuracy) == 2 else ""
     return (f"one epoch: not jitted {format_seconds(e)}, jitted {format_seconds(j)} → "

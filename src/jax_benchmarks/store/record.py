@@ -75,6 +75,16 @@ def of_operation(case: str, operation: str) -> bool:
     return case == operation or case.startswith(f"{operation}_")
 
 
+def first_call_extra_s(record: Record) -> float | None:
+    """How much longer a figure's first call took than its steady calls (metric `first_call_s` above the median, at
+    least 0): an eager figure's one-off cost, as `compile_s` is a compiled one's (JAX's eager mode compiles each
+    operation the first time it runs it); None where not recorded."""
+    first = record.metrics.get("first_call_s")
+    if not isinstance(first, (int, float)) or isinstance(first, bool) or not record.median_s:
+        return None
+    return max(float(first) - record.median_s, 0.0)
+
+
 def new_run_id() -> str:
     """Sortable and unique: UTC time plus a random suffix."""
     return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-" + secrets.token_hex(3)

@@ -134,7 +134,7 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
         wanted = rounds_wanted(settle)
         more = next_round(scale, max(r.round_index or 0 for r in records) + 1, wanted, spent, budget_s,
                           spent / reference_s if reference_s else 1.0,
-                          measured_round_s([(r.group, r.command, r.index, r.seconds) for r in rounds if r.group]),
+                          measured_round_s([(r.group, r.command, r.seconds) for r in rounds if r.group]),
                           backends_wanted(settle), runs)
         if more is None:
             still = open_groups(settle)

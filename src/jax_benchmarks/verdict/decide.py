@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Literal
 
 from jax_benchmarks.report.compare import (MIN_PAIRED_ROUNDS, MIN_ROUNDS, Comparison, LogRatio, benjamini_hochberg,
@@ -145,10 +145,12 @@ def decide(comparisons: Sequence[Comparison], margin: float = DEFAULT_MARGIN_PCT
     (Benjamini–Hochberg)."""
     testable = [i for i, comparison in enumerate(comparisons)
                 if comparison.log_ratio is not None and comparison.busy is None and comparison.detectable_pct is not None]
-    ratios = [_ratio(comparisons[i]) for i in testable]
-    q_beyond = dict(zip(testable, benjamini_hochberg([p_beyond_margin(r, margin) for r in ratios]), strict=True))
-    q_within = dict(zip(testable, benjamini_hochberg([p_within_margin(r, margin) for r in ratios]), strict=True))
-    q_differs = dict(zip(testable, benjamini_hochberg([p_differs(r) for r in ratios]), strict=True))
+    # Each comparison's own p-values (beyond the margin, within it, off 1), then each test's corrected over the family.
+    own = [(p_beyond_margin(r, margin), p_within_margin(r, margin), p_differs(r))
+           for r in (_ratio(comparisons[i]) for i in testable)]
+    p_own = dict(zip(testable, own, strict=True))
+    q_beyond, q_within, q_differs = (dict(zip(testable, benjamini_hochberg([p[test] for p in own]), strict=True))
+                                     for test in range(3))
     out = []
     for i, comparison in enumerate(comparisons):
         rounds = min(comparison.rounds, comparison.baseline_rounds)
@@ -173,27 +175,25 @@ def decide(comparisons: Sequence[Comparison], margin: float = DEFAULT_MARGIN_PCT
             decision = Decision("same", rounds, margin, detectable, q_within[i], differs=differs)
         elif differs:
             decision = Decision(direction, rounds, margin, detectable, q_differs[i], differs=True)
-        if not decision.decided and decision.why_undecided == "not resolved":
-            decision = replace(decision, why_undecided=not_resolved_why(
-                ratio, margin, len(testable), (q_beyond[i], q_within[i], q_differs[i])))
         if not decision.decided:
             needed = forecast(comparison, ratio, margin)
             if needed is not None:  # BH over the family can ask a little more than one test: never fewer than done
                 needed = max(needed, rounds + 1)
-            decision = Decision("undecided", rounds, margin, detectable, None, decision.why_undecided,
-                                rounds_to_decide=needed)
+            why = decision.why_undecided
+            if why == "not resolved":
+                why = not_resolved_why(p_own[i], (q_beyond[i], q_within[i], q_differs[i]), len(testable))
+            decision = Decision("undecided", rounds, margin, detectable, None, why, rounds_to_decide=needed)
         out.append(decision)
     return out
 
 
-def not_resolved_why(ratio: LogRatio, margin: float, family: int, q_values: tuple[float, float, float]) -> str:
+def not_resolved_why(p_values: tuple[float, float, float], q_values: tuple[float, float, float], family: int) -> str:
     """Why a tested comparison stays undecided: "not resolved" where its own interval decides nothing either; where
-    its own interval alone would decide it (beyond the margin, inside it, or off 1) but the finding's comparisons
-    judged together (Benjamini–Hochberg) do not, that, so that the interval the page shows beside "undecided" is not
-    read as a decision it is not."""
-    own = ((p_beyond_margin(ratio, margin), "lies beyond the margin"),
-           (p_within_margin(ratio, margin), "lies inside the margin"), (p_differs(ratio), "excludes 1"))
-    for (p, what), q in zip(own, q_values, strict=True):
+    its own interval alone would decide it (its own p-values, beyond the margin, within it, off 1, at most α) but
+    the finding's `family` comparisons judged together (Benjamini–Hochberg: `q_values`) do not, that, so that the
+    interval the page shows beside "undecided" is not read as a decision it is not."""
+    whats = ("lies beyond the margin", "lies inside the margin", "excludes 1")
+    for p, q, what in zip(p_values, q_values, whats, strict=True):
         if p <= DECISION_ALPHA:
             return (f"its own interval {what}, but not once the finding's {family} comparisons are judged together "
                     f"(Benjamini–Hochberg: q = {q:.2g}, above {DECISION_ALPHA:g})")

@@ -147,13 +147,13 @@ def open_groups(settle: Mapping[str, Sequence[Settle]]) -> list[str]:
     return [group for group, values in settle.items() if any(s.rounds != 0 for s in values)]
 
 
-def measured_round_s(rounds: Sequence[tuple[str, str, int, float]]) -> dict[tuple[str, str], float]:
+def measured_round_s(rounds: Sequence[tuple[str, str, float]]) -> dict[tuple[str, str], float]:
     """Per step (group, command), what one of its rounds took in this verdict: the median of the seconds its rounds
-    took (`rounds`: group, command, round index, seconds of each round run). A step's reference figure can be far
-    from it: `mnist all` with `mnist pytorch --compile` joined to its turns (the two steps' figures added) took 44 s
-    a round on an Intel Xeon where the figures said 99 s."""
+    took (`rounds`: group, command, seconds of each round run; a round run again after its process died is one). A
+    step's reference figure can be far from it: `mnist all` with `mnist pytorch --compile` joined to its turns (the
+    two steps' figures added) took 44 s a round on an Intel Xeon where the figures said 99 s."""
     by_step: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for group, command, _, seconds in rounds:
+    for group, command, seconds in rounds:
         by_step[(group, command)].append(seconds)
     return {step: statistics.median(took) for step, took in by_step.items()}
 
