@@ -14,7 +14,7 @@ from jax_benchmarks.verdict import cli as verdict_cli
 from jax_benchmarks.verdict.cli import RoundDone, add_rounds
 from jax_benchmarks.verdict.findings import latest_runs
 from jax_benchmarks.verdict.scale import SCALES, Scale, Step
-from jax_benchmarks.verdict.sequential import (Settle, backends_wanted, measured_round_s, next_round, open_groups,
+from jax_benchmarks.verdict.sequential import (Settle, figures_wanted, measured_round_s, next_round, open_groups,
                                               rounds_wanted, settle_by_group)
 from tests.conftest import invoke
 from tests.verdict.fixtures import RUN, figure
@@ -58,9 +58,10 @@ def test_a_group_gets_a_round_only_where_the_rounds_it_needs_fit_the_budget() ->
 
 def test_a_group_s_round_costs_what_its_rounds_of_this_verdict_took_not_its_reference_figure() -> None:
     # jit has two commands (each step its own median); mnist in turns took 44-46 s where its figure says 99.
-    took = [("jit", "all", 10.0), ("jit", "flax", 30.0), ("jit", "all", 12.0), ("jit", "flax", 34.0),
-            ("mnist", "all", 44.0), ("mnist", "all", 46.0), ("mnist", "all", 45.0)]
-    assert measured_round_s(took) == {("jit", "all"): 11.0, ("jit", "flax"): 32.0, ("mnist", "all"): 45.0}
+    took = [(("jit", "all", ()), 10.0), (("jit", "flax", ()), 30.0), (("jit", "all", ()), 12.0),
+            (("jit", "flax", ()), 34.0), (("mnist", "all", ()), 44.0), (("mnist", "all", ()), 46.0),
+            (("mnist", "all", ()), 45.0)]
+    assert measured_round_s(took) == {("jit", "all", ()): 11.0, ("jit", "flax", ()): 32.0, ("mnist", "all", ()): 45.0}
     scale = Scale("standard", 3, (Step("mnist", "all", (), 99.0), Step("scipy", "all", (), 10.0)), "test")
     # 200 s left, mnist asks for 4 more: at its figure (4 × 99 s) it does not fit, at what it took (4 × 45 s) it does.
     assert next_round(scale, 3, {"mnist": 4}, spent_s=400.0, budget_s=600.0, pace=1.0) is None
@@ -69,7 +70,7 @@ def test_a_group_s_round_costs_what_its_rounds_of_this_verdict_took_not_its_refe
     assert more is not None and [s.group for s in more.steps] == ["mnist"]
     # A group with no round measured yet costs its figure at the pace.
     assert next_round(scale, 3, {"scipy": 1}, spent_s=590.0, budget_s=600.0, pace=2.0,
-                      measured={("mnist", "all"): 45.0}) is None
+                      measured={("mnist", "all", ()): 45.0}) is None
 
 
 def test_a_comparison_within_its_rounds_noise_of_one_and_of_the_margin_asks_for_no_rounds() -> None:
@@ -101,21 +102,47 @@ def test_a_group_s_added_round_runs_only_the_steps_whose_figures_its_open_findin
     runs = {("xla", "all"): all_three, ("jit", "all"): all_three, ("jit", "flax"): frozenset({"flax"})}
     # 40 s left: jit's two steps (50 s) do not fit; the one its open finding needs (15 s) does.
     assert next_round(scale, 3, {"jit": 1}, spent_s=440.0, budget_s=480.0, pace=1.0) is None
-    more = next_round(scale, 3, {"jit": 1}, spent_s=440.0, budget_s=480.0, pace=1.0, needs={"jit": frozenset({"jax"})},
+    jax, flax = ("jax", "f_100000_float32"), ("flax", "train_step_128x28x28_float32")
+    more = next_round(scale, 3, {"jit": 1}, spent_s=440.0, budget_s=480.0, pace=1.0, needs={"jit": frozenset({jax})},
                       runs=runs)
     assert more is not None and [(s.group, s.command) for s in more.steps] == [("jit", "all")]
-    flax_open = next_round(scale, 3, {"jit": 1}, 400.0, 480.0, 1.0, needs={"jit": frozenset({"flax"})}, runs=runs)
+    flax_open = next_round(scale, 3, {"jit": 1}, 400.0, 480.0, 1.0, needs={"jit": frozenset({flax})}, runs=runs)
     assert flax_open is not None and [(s.group, s.command) for s in flax_open.steps] == [("jit", "flax")]
-    both = next_round(scale, 3, {"jit": 1}, 400.0, 480.0, 1.0, needs={"jit": frozenset({"flax", "jax"})}, runs=runs)
+    both = next_round(scale, 3, {"jit": 1}, 400.0, 480.0, 1.0, needs={"jit": frozenset({flax, jax})}, runs=runs)
     assert both is not None and [(s.group, s.command) for s in both.steps] == [("jit", "all"), ("jit", "flax")]
+    # Each step runs only the cases of its own backends' open figures.
+    assert [s.cases for s in both.steps] == [("f_100000_float32",), ("train_step_128x28x28_float32",)]
+
+
+def test_an_added_round_runs_only_the_cases_its_open_findings_rest_on() -> None:
+    """xla's open matmul rests on one of its six cases: the added round runs `-k` that case (in place of the step's
+    own `-k`), and once such a round has run it costs what it took (4.6 s), not a whole round (9.7 s)."""
+    step = Step("xla", "all", ("--quick", "-k", "matmul"), 10.0)
+    scale = Scale("quick", 3, (step,), "test")
+    runs = {("xla", "all"): frozenset({"numpy", "pytorch", "jax"})}
+    needs = {"xla": frozenset({("jax", CASE), ("numpy", CASE)})}
+    more = next_round(scale, 3, {"xla": 1}, 30.0, 240.0, 1.0, needs=needs, runs=runs)
+    assert more is not None and [s.cases for s in more.steps] == [(CASE,)]
+    assert more.steps[0].own_options == ("--quick", "-k", CASE) and more.steps[0].label == f"xla all --quick -k {CASE}"
+    assert verdict_cli.step_name(more.steps[0]) == f"xla ({CASE})"
+    # 20 s left, 4 more rounds wanted: at a whole round's 9.7 s they do not fit; at the 4.6 s the narrowed ones took,
+    # they do. A narrowed round not yet run costs a whole one (an upper bound).
+    whole = {("xla", "all", ()): 9.7}
+    assert next_round(scale, 3, {"xla": 4}, 220.0, 240.0, 1.0, whole, needs, runs) is None
+    narrowed = {**whole, ("xla", "all", (CASE,)): 4.6}
+    assert next_round(scale, 3, {"xla": 4}, 220.0, 240.0, 1.0, narrowed, needs, runs) is not None
+    # A step whose backends are not known runs every case: a -k that selected none of its cases would fail the round.
+    unknown = next_round(scale, 3, {"xla": 1}, 30.0, 240.0, 1.0, needs=needs, runs={})
+    assert unknown is not None and unknown.steps == (step,) and step.own_options == step.options
 
 
 def test_the_backends_a_finding_rests_on_come_from_its_records_and_its_answer() -> None:
     undecided = [r for i in range(3) for r in xla_round(i)]
     settle = settle_by_group(latest_runs(undecided), 0.98)
-    assert backends_wanted(settle) == {"xla": frozenset({"jax", "numpy"})}
+    assert figures_wanted(settle) == {"xla": frozenset({("jax", CASE), ("numpy", CASE)})}
     # A finding that rests on no record (a time to accuracy no run reached) leaves its group's steps all needed.
-    assert backends_wanted({"mnist": [Settle(1), Settle(2, frozenset({"flax"}))], "jit": [Settle(0)]}) == {}
+    flax = frozenset({("flax", "train_step_128x28x28_float32")})
+    assert figures_wanted({"mnist": [Settle(1), Settle(2, flax)], "jit": [Settle(0)]}) == {}
     assert verdict_cli.step_backends(Step("jit", "flax", ())) == frozenset({"flax"})
     assert verdict_cli.step_backends(Step("mnist", "pytorch", ("--compile",))) == frozenset({"pytorch"})
     assert verdict_cli.step_backends(Step("jit", "all", ())) == frozenset({"numpy", "pytorch", "jax"})
@@ -228,6 +255,7 @@ def test_an_added_jit_round_runs_jit_all_alone_when_only_its_findings_are_open(
     store = tmp_path / "r.jsonl"
     scale = Scale("standard", 3, (Step("jit", "all", (), 15.0), Step("jit", "flax", (), 35.0)), "test")
     ran: list[tuple[tuple[str, ...], int]] = []
+    cases: list[tuple[tuple[str, ...], ...]] = []
     noisy = (1.0, 1.06, 0.95, 1.03, 0.98, 1.0, 1.02, 0.99, 1.01, 1.0, 1.0, 1.0)
 
     def step_round(command: str, index: int) -> list[Record]:
@@ -242,6 +270,7 @@ def test_an_added_jit_round_runs_jit_all_alone_when_only_its_findings_are_open(
     def fake_measure(scale: Scale, results: object, run_id: str, log: Path, show: object, threads: object = None,
                      first_round: int = 0) -> list[RoundDone]:
         ran.append((tuple(s.command for s in scale.steps), first_round))
+        cases.append(tuple(s.cases for s in scale.steps))
         with store.open("a", encoding="utf-8") as out:
             for step in scale.steps:
                 for index in range(first_round, scale.rounds):
@@ -255,3 +284,4 @@ def test_an_added_jit_round_runs_jit_all_alone_when_only_its_findings_are_open(
     added = ran[1:]
     assert added, "JAX's jit against eager asks for rounds the budget holds"
     assert all(commands == ("all",) for commands, _ in added), added
+    assert all(each == (("f_100000_float32",),) for each in cases[1:]), cases  # only the case its finding rests on

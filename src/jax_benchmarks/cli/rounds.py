@@ -93,18 +93,36 @@ class Step:
     round_s: float = 0.0
     in_turns: tuple[str, ...] = ()
     turns_from: int = 0
+    # Only these cases (the command's `-k`, in place of any the options give): a verdict's added round, which runs
+    # only the cases its open findings rest on (verdict/sequential.py's `next_round`); empty: the options' cases.
+    cases: tuple[str, ...] = ()
 
     def taken_in_turns(self, index: int) -> bool:
         return bool(self.in_turns) and index >= self.turns_from
 
     @property
     def label(self) -> str:
-        return " ".join((self.group, self.command, *self.options))
+        return " ".join((self.group, self.command, *self.own_options))
+
+    @property
+    def own_options(self) -> tuple[str, ...]:
+        """The options every round of the step gets, `cases` as its `-k` (the option's last value is the one a
+        command takes: the options' own `-k` is dropped so that the line says once which cases run)."""
+        if not self.cases:
+            return self.options
+        kept = [option for i, option in enumerate(self.options)
+                if option not in CASE_OPTIONS and (i == 0 or self.options[i - 1] not in CASE_OPTIONS)]
+        return (*kept, "-k", ",".join(self.cases))
+
+
+# The spellings of a group command's case filter (settings.py's `case`).
+CASE_OPTIONS = ("-k", "--case")
 
 
 def round_options(step: Step, index: int) -> list[str]:
-    """The step's options for round `index`: `ROUND_INDEX` in an option replaced by the index."""
-    return [option.replace(ROUND_INDEX, str(index)) for option in step.options]
+    """The step's options for round `index` (`Step.own_options`): `ROUND_INDEX` in an option replaced by the
+    index."""
+    return [option.replace(ROUND_INDEX, str(index)) for option in step.own_options]
 
 
 def step_options(step: Step, index: int, results: ResultsLocation | Path, threads: int | None) -> list[str]:
@@ -130,6 +148,7 @@ class RoundDone:
     failure: str = ""
     stdout: str = ""
     command: str = ""  # the step's command ('all', 'flax'): with `group`, which step's round it was (`run_steps`)
+    cases: tuple[str, ...] = ()  # the step's `cases` (its `-k`): only those ran (`run_steps`)
 
     @property
     def ended(self) -> str:
@@ -322,7 +341,7 @@ def run_steps(steps: Sequence[Step], rounds: int, results: ResultsLocation | Pat
                 else:
                     ran = run_round(step.group, step.command, options, rounds=rounds, index=index, run_id=run_id,
                                     log=log, label=label)
-                done.append(replace(ran, command=step.command))
+                done.append(replace(ran, command=step.command, cases=step.cases))
                 with log.open("a", encoding="utf-8") as out:  # the wall times the scale's round estimates come from
                     out.write(f"== verdict {run_id}: {step.label} (round {index + 1}/{rounds}) took "
                               f"{done[-1].seconds:.1f} s, exit {done[-1].code}\n")

@@ -120,7 +120,7 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
     but no round is added, one line says what they would need."""
     from jax_benchmarks.verdict.findings import latest_runs, without_failed
     from jax_benchmarks.verdict.decide import MAX_ROUNDS
-    from jax_benchmarks.verdict.sequential import (backends_wanted, measured_round_s, next_round, open_groups,
+    from jax_benchmarks.verdict.sequential import (figures_wanted, measured_round_s, next_round, open_groups,
                                                    rounds_wanted, settle_by_group)
     from jax_benchmarks.verdict.source import read_results
 
@@ -134,8 +134,8 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
         wanted = rounds_wanted(settle)
         more = next_round(scale, max(r.round_index or 0 for r in records) + 1, wanted, spent, budget_s,
                           spent / reference_s if reference_s else 1.0,
-                          measured_round_s([(r.group, r.command, r.seconds) for r in rounds if r.group]),
-                          backends_wanted(settle), runs)
+                          measured_round_s([((r.group, r.command, r.cases), r.seconds) for r in rounds if r.group]),
+                          figures_wanted(settle), runs)
         if more is None:
             still = open_groups(settle)
             if still:
@@ -164,8 +164,10 @@ def step_backends(step: Step) -> frozenset[str]:
 
 
 def step_name(step: Step) -> str:
-    """'jit' for a group's `all`, 'jit flax' for another of its commands."""
-    return step.group if step.command == "all" else f"{step.group} {step.command}"
+    """'jit' for a group's `all`, 'jit flax' for another of its commands; the cases after it where the step runs
+    only some ('xla (matmul_1000x1000_float64)')."""
+    name = step.group if step.command == "all" else f"{step.group} {step.command}"
+    return f"{name} ({', '.join(step.cases)})" if step.cases else name
 
 
 def failed_rounds(rounds: Sequence[RoundDone]) -> list[FailedRound]:

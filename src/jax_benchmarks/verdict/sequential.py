@@ -5,7 +5,10 @@ is decided, none left open can be decided within what is left, or the budget is 
 Each added round is a fresh process per group command, run by the verdict's own round launcher
 (`verdict.cli.measure`) with the next round index; a group command runs every framework it compares in each
 round, one after the other, so the frameworks stay interleaved round by round. Of a group with two commands
-(jit: `all` and `flax`), only those whose rounds record a backend its open findings rest on run (`next_round`).
+(jit: `all` and `flax`), only those whose rounds record a backend its open findings rest on run (`next_round`),
+and each runs only the cases its open findings rest on (its `-k`): a round of `xla all --matrix-size 1000` runs six
+cases of three frameworks in 9.7 s, one of only the matmul they ask for in 4.6 s (benchmarks/case_rounds.py,
+docs/verdict.md). The first such round is costed as a whole one; later ones at what they took.
 A round is started only when it fits what is left of the budget at what the step's finished rounds of this verdict
 took (the median; a step with none yet: its reference figure at the pace the finished rounds ran against theirs);
 where the rounds of every open group do not fit, those that do (the cheapest first) run.
@@ -97,10 +100,15 @@ def rounds_to_settle(finding: Finding, answer: Answer | None) -> int | None:
 @dataclass(frozen=True)
 class Settle:
     """What one finding asks of more rounds: `rounds`, its `rounds_to_settle` (0: decided; None: more than 100
-    rounds); `backends`, the backends whose figures it and its answer rest on (the steps whose rounds can move it)."""
+    rounds); `figures`, the (backend, case) of the records it and its answer rest on (the steps whose rounds can move
+    it, and the cases those rounds need to run)."""
 
     rounds: int | None
-    backends: frozenset[str] = frozenset()
+    figures: frozenset[tuple[str, str]] = frozenset()
+
+    @property
+    def backends(self) -> frozenset[str]:
+        return frozenset(backend for backend, _ in self.figures)
 
 
 def settle_by_group(chosen: Mapping[str, Sequence[Record]], target: float | None,
@@ -114,10 +122,11 @@ def settle_by_group(chosen: Mapping[str, Sequence[Record]], target: float | None
                     for f in found] for group, found in per_group.items()}
 
 
-def rests_on(finding: Finding, answer: Answer | None) -> frozenset[str]:
-    """The backends of the records behind `finding` and its answer (JAX against the fastest other framework)."""
+def rests_on(finding: Finding, answer: Answer | None) -> frozenset[tuple[str, str]]:
+    """The (backend, case) of the records behind `finding` and its answer (JAX against the fastest other
+    framework)."""
     records = [*finding.records, *((*answer.contrast.a_records, *answer.contrast.b_records) if answer else ())]
-    return frozenset(record.backend for record in records)
+    return frozenset((record.backend, record.case) for record in records)
 
 
 def rounds_wanted(settle: Mapping[str, Sequence[Settle]]) -> dict[str, int]:
@@ -128,14 +137,14 @@ def rounds_wanted(settle: Mapping[str, Sequence[Settle]]) -> dict[str, int]:
             if (wanted := [s.rounds for s in values if s.rounds])}
 
 
-def backends_wanted(settle: Mapping[str, Sequence[Settle]]) -> dict[str, frozenset[str]]:
-    """Per group in `rounds_wanted`: the backends whose figures its findings that more rounds may decide rest on
-    (a group's step whose rounds record none of them cannot move those findings: `next_round`). A group with such a
-    finding that rests on no record (e.g. a time to accuracy no run reached) is left out: any of its steps may move
-    it."""
+def figures_wanted(settle: Mapping[str, Sequence[Settle]]) -> dict[str, frozenset[tuple[str, str]]]:
+    """Per group in `rounds_wanted`: the (backend, case) of the figures its findings that more rounds may decide rest
+    on (a group's step whose rounds record none of those backends cannot move them, and a round needs to run only
+    those cases: `next_round`). A group with such a finding that rests on no record (e.g. a time to accuracy no run
+    reached) is left out: any of its steps and cases may move it."""
     out = {}
     for group, values in settle.items():
-        wanting = [s.backends for s in values if s.rounds]
+        wanting = [s.figures for s in values if s.rounds]
         if wanting and all(wanting):
             out[group] = frozenset().union(*wanting)
     return out
@@ -147,48 +156,69 @@ def open_groups(settle: Mapping[str, Sequence[Settle]]) -> list[str]:
     return [group for group, values in settle.items() if any(s.rounds != 0 for s in values)]
 
 
-def measured_round_s(rounds: Sequence[tuple[str, str, float]]) -> dict[tuple[str, str], float]:
-    """Per step (group, command), what one of its rounds took in this verdict: the median of the seconds its rounds
-    took (`rounds`: group, command, seconds of each round run; a round run again after its process died is one). A
-    step's reference figure can be far from it: `mnist all` with `mnist pytorch --compile` joined to its turns (the
-    two steps' figures added) took 44 s a round on an Intel Xeon where the figures said 99 s."""
-    by_step: dict[tuple[str, str], list[float]] = defaultdict(list)
-    for group, command, seconds in rounds:
-        by_step[(group, command)].append(seconds)
-    return {step: statistics.median(took) for step, took in by_step.items()}
+RoundKey = tuple[str, str, tuple[str, ...]]  # a step's rounds of one kind: (group, command, the cases run; (): all)
+
+
+def measured_round_s(rounds: Sequence[tuple[RoundKey, float]]) -> dict[RoundKey, float]:
+    """Per step and cases run (group, command, cases), what one of its rounds took in this verdict: the median of the
+    seconds its rounds took (`rounds`: each round run, its key and seconds; a round run again after its process died
+    is one). A step's reference figure can be far from it: `mnist all` with `mnist pytorch --compile` joined to its
+    turns (the two steps' figures added) took 44 s a round on an Intel Xeon where the figures said 99 s."""
+    by_step: dict[RoundKey, list[float]] = defaultdict(list)
+    for key, seconds in rounds:
+        by_step[key].append(seconds)
+    return {key: statistics.median(took) for key, took in by_step.items()}
 
 
 def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_s: float, budget_s: float,
-               pace: float, measured: Mapping[tuple[str, str], float] | None = None,
-               needs: Mapping[str, frozenset[str]] | None = None,
+               pace: float, measured: Mapping[RoundKey, float] | None = None,
+               needs: Mapping[str, frozenset[tuple[str, str]]] | None = None,
                runs: Mapping[tuple[str, str], frozenset[str]] | None = None) -> Scale | None:
     """The scale to run round `rounds_done` (0-based index) of: of each group in `wanted` (group: the more rounds its
-    cheapest open decision asks for), the steps that can move its open findings, where its wanted rounds of them fit
-    what is left of the budget. A step can move them where the backends its rounds record (`runs`, per (group,
-    command); unknown: any) include one its open findings rest on (`needs`: `backends_wanted`; unknown: any): `jit
-    flax`, 30–40 s a round, is not run again for jit's open `jax jit against eager`, which `jit all` records. A
-    step's round costs what its rounds of this verdict took (`measured`: `measured_round_s`) or, without one, its
-    reference figure at `pace` (seconds taken per reference second); the cheapest decision first, each taking one
-    round's cost from what is left, so that a budget too small for every open group still buys rounds for some;
-    `rounds` one more than done. None when none is wanted, none fits, or the rounds' cap is reached."""
+    cheapest open decision asks for), the steps that can move its open findings, each running only the cases they
+    rest on, where its wanted rounds of them fit what is left of the budget.
+
+    A step can move them where the backends its rounds record (`runs`, per (group, command); unknown: any) include
+    one its open findings rest on (`needs`: `figures_wanted`, their (backend, case); unknown: any): `jit flax`, 30–40
+    s a round, is not run again for jit's open `jax jit against eager`, which `jit all` records. A step whose
+    backends are known runs only the cases of those backends' figures (`Step.cases`: its `-k`); one whose backends
+    are not known runs every case (a `-k` that selects none of its cases would fail the round).
+
+    A step's round costs what its rounds of this verdict with the same cases took (`measured`: `measured_round_s`),
+    else what its whole rounds took (an upper bound), else its reference figure at `pace` (seconds taken per
+    reference second); the cheapest decision first, each taking one round's cost from what is left, so that a budget
+    too small for every open group still buys rounds for some; `rounds` one more than done. None when none is
+    wanted, none fits, or the rounds' cap is reached."""
     if rounds_done >= MAX_ROUNDS:
         return None
     known, needed, recorded = measured or {}, needs or {}, runs or {}
 
     def moves(step: Step) -> bool:
         backends = recorded.get((step.group, step.command), frozenset())
-        return not backends or step.group not in needed or bool(backends & needed[step.group])
+        return (not backends or step.group not in needed
+                or bool(backends & {backend for backend, _ in needed[step.group]}))
+
+    def narrowed(step: Step) -> Step:
+        backends = recorded.get((step.group, step.command), frozenset())
+        if not backends or step.group not in needed:
+            return step
+        cases = sorted({case for backend, case in needed[step.group] if backend in backends})
+        return replace(step, cases=tuple(cases)) if cases else step
+
+    def cost(step: Step) -> float:
+        whole = known.get((step.group, step.command, ()), pace * step.round_s)
+        return known.get((step.group, step.command, step.cases), whole)
 
     groups = [group for group in dict.fromkeys(step.group for step in scale.steps) if group in wanted]
-    serving = {group: [s for s in scale.steps if s.group == group and moves(s)]
+    serving = {group: [narrowed(s) for s in scale.steps if s.group == group and moves(s)]
                or [s for s in scale.steps if s.group == group] for group in groups}
-    cost = {group: sum(known.get((s.group, s.command), pace * s.round_s) for s in serving[group]) for group in groups}
-    left, chosen = budget_s - spent_s, set[Step]()
-    for group in sorted(groups, key=lambda g: (wanted[g] * cost[g], cost[g])):
-        if wanted[group] * cost[group] <= left:
-            chosen.update(serving[group])
-            left -= cost[group]
-    steps = tuple(step for step in scale.steps if step in chosen)
+    group_cost = {group: sum(map(cost, serving[group])) for group in groups}
+    left, chosen = budget_s - spent_s, set[str]()
+    for group in sorted(groups, key=lambda g: (wanted[g] * group_cost[g], group_cost[g])):
+        if wanted[group] * group_cost[group] <= left:
+            chosen.add(group)
+            left -= group_cost[group]
+    steps = tuple(step for group in groups if group in chosen for step in serving[group])
     return replace(scale, rounds=rounds_done + 1, steps=steps) if steps else None
 
 
