@@ -11,11 +11,12 @@ import pytest
 from jax_benchmarks.store.location import as_location
 from jax_benchmarks.store.record import Record
 from jax_benchmarks.verdict import cli as verdict_cli
-from jax_benchmarks.verdict.cli import RoundDone, add_rounds
+from jax_benchmarks.cli.rounds import RoundDone
+from jax_benchmarks.verdict.cli import add_rounds
 from jax_benchmarks.verdict.findings import latest_runs
 from jax_benchmarks.verdict.scale import SCALES, Scale, Step
-from jax_benchmarks.verdict.sequential import (Settle, figures_wanted, measured_round_s, next_round, open_groups,
-                                              rounds_wanted, settle_by_group)
+from jax_benchmarks.verdict.sequential import (Settle, figures_measured, figures_wanted, measured_round_s, next_round,
+                                              RoundKey, open_groups, rounds_wanted, settle_by_group)
 from tests.conftest import invoke
 from tests.verdict.fixtures import RUN, figure
 
@@ -127,13 +128,21 @@ def test_an_added_round_runs_only_the_cases_its_open_findings_rest_on() -> None:
     assert verdict_cli.step_name(more.steps[0]) == f"xla ({CASE})"
     # 20 s left, 4 more rounds wanted: at a whole round's 9.7 s they do not fit; at the 4.6 s the narrowed ones took,
     # they do. A narrowed round not yet run costs a whole one (an upper bound).
-    whole = {("xla", "all", ()): 9.7}
+    whole: dict[RoundKey, float] = {("xla", "all", ()): 9.7}
     assert next_round(scale, 3, {"xla": 4}, 220.0, 240.0, 1.0, whole, needs, runs) is None
     narrowed = {**whole, ("xla", "all", (CASE,)): 4.6}
     assert next_round(scale, 3, {"xla": 4}, 220.0, 240.0, 1.0, narrowed, needs, runs) is not None
     # A step whose backends are not known runs every case: a -k that selected none of its cases would fail the round.
     unknown = next_round(scale, 3, {"xla": 1}, 30.0, 240.0, 1.0, needs=needs, runs={})
     assert unknown is not None and unknown.steps == (step,) and step.own_options == step.options
+    # Where the open findings rest on every case its backends measured, the round is a whole one (no -k of them all).
+    inverse = "inverse_1000x1000_float64"
+    measures = figures_measured({"xla": [*xla_round(0), *(r.model_copy(update={"case": inverse}) for r in xla_round(0))]})
+    assert measures == {"xla": frozenset({("jax", CASE), ("numpy", CASE), ("jax", inverse), ("numpy", inverse)})}
+    only_matmul = next_round(scale, 3, {"xla": 1}, 30.0, 240.0, 1.0, needs=needs, runs=runs, measures=measures)
+    assert only_matmul is not None and [s.cases for s in only_matmul.steps] == [(CASE,)]
+    every = next_round(scale, 3, {"xla": 1}, 30.0, 240.0, 1.0, needs=measures, runs=runs, measures=measures)
+    assert every is not None and every.steps == (step,)
 
 
 def test_the_backends_a_finding_rests_on_come_from_its_records_and_its_answer() -> None:
@@ -151,16 +160,26 @@ def test_the_backends_a_finding_rests_on_come_from_its_records_and_its_answer() 
 
 
 def test_rounds_are_added_until_the_finding_is_decided(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The matmul is open, the inverse (JAX 2× faster, every round) decided from the first rounds: the added rounds
+    run only the matmul (`-k`), as the real rounds would record only it."""
     store = tmp_path / "r.jsonl"
     ran: list[tuple[tuple[str, ...], int]] = []
+    cases: list[tuple[tuple[str, ...], ...]] = []
+    inverse = "inverse_1000x1000_float64"
 
     def fake_measure(scale: Scale, results: object, run_id: str, log: Path, show: object, threads: object = None,
                      first_round: int = 0) -> list[RoundDone]:
         ran.append((tuple(s.group for s in scale.steps), first_round))
+        cases.append(tuple(s.cases for s in scale.steps))
         with store.open("a", encoding="utf-8") as out:
             for index in range(first_round, scale.rounds):
-                out.write("".join(r.model_dump_json() + "\n" for r in xla_round(index)))
-        return [RoundDone(f"round {i}", 5.0, 0) for i in range(first_round, scale.rounds)]
+                decided = [r.model_copy(update={"case": inverse}) for r in xla_round(index, 0.0200)]
+                ran_cases = scale.steps[0].cases or (CASE, inverse)
+                out.write("".join(r.model_dump_json() + "\n" for r in (*xla_round(index), *decided)
+                                  if r.case in ran_cases))
+        xla = scale.steps[0]
+        return [RoundDone(f"round {i}", 5.0, 0, xla.group, i, command=xla.command, cases=xla.cases)
+                for i in range(first_round, scale.rounds)]
 
     monkeypatch.setattr(verdict_cli, "measure", fake_measure)
     done = fake_measure(SCALE, store, RUN, tmp_path / "log", None)  # the scale's 3 rounds
@@ -172,6 +191,7 @@ def test_rounds_are_added_until_the_finding_is_decided(tmp_path: Path, monkeypat
     assert open_groups(settle_by_group(latest_runs(records), 0.98, 5.0)) == []  # it stopped: the finding was decided
     assert open_groups(settle_by_group(latest_runs(records[:-2]), 0.98, 5.0)) == ["xla"]  # ... and not a round earlier
     assert len(rounds) == 3 + len(added)
+    assert cases[0] == ((), ()) and all(each == ((CASE,),) for each in cases[1:]), cases
 
 
 def test_no_round_is_added_that_the_budget_cannot_turn_into_a_decision(
@@ -284,4 +304,5 @@ def test_an_added_jit_round_runs_jit_all_alone_when_only_its_findings_are_open(
     added = ran[1:]
     assert added, "JAX's jit against eager asks for rounds the budget holds"
     assert all(commands == ("all",) for commands, _ in added), added
-    assert all(each == (("f_100000_float32",),) for each in cases[1:]), cases  # only the case its finding rests on
+    # The finding rests on every case `jit all` measured here (one): whole rounds, no -k naming them all.
+    assert all(each == ((),) for each in cases[1:]), cases

@@ -120,8 +120,8 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
     but no round is added, one line says what they would need."""
     from jax_benchmarks.verdict.findings import latest_runs, without_failed
     from jax_benchmarks.verdict.decide import MAX_ROUNDS
-    from jax_benchmarks.verdict.sequential import (figures_wanted, measured_round_s, next_round, open_groups,
-                                                   rounds_wanted, settle_by_group)
+    from jax_benchmarks.verdict.sequential import (figures_measured, figures_wanted, measured_round_s, next_round,
+                                                   open_groups, rounds_wanted, settle_by_group)
     from jax_benchmarks.verdict.source import read_results
 
     rounds, reference_s = list(done), scale.budget_s
@@ -130,12 +130,13 @@ def add_rounds(scale: Scale, budget_s: float, results: ResultsLocation, run_id: 
         spent = sum(r.seconds for r in rounds)
         records = read_results(results, warn, run_id)[0]
         judged = without_failed(records, run_id, failed_rounds(rounds))
-        settle = settle_by_group(latest_runs(judged, run_id), target, margin_pct)
+        chosen = latest_runs(judged, run_id)
+        settle = settle_by_group(chosen, target, margin_pct)
         wanted = rounds_wanted(settle)
         more = next_round(scale, max(r.round_index or 0 for r in records) + 1, wanted, spent, budget_s,
                           spent / reference_s if reference_s else 1.0,
                           measured_round_s([((r.group, r.command, r.cases), r.seconds) for r in rounds if r.group]),
-                          figures_wanted(settle), runs)
+                          figures_wanted(settle), runs, figures_measured(chosen))
         if more is None:
             still = open_groups(settle)
             if still:

@@ -106,10 +106,6 @@ class Settle:
     rounds: int | None
     figures: frozenset[tuple[str, str]] = frozenset()
 
-    @property
-    def backends(self) -> frozenset[str]:
-        return frozenset(backend for backend, _ in self.figures)
-
 
 def settle_by_group(chosen: Mapping[str, Sequence[Record]], target: float | None,
                     margin_pct: float = DEFAULT_MARGIN_PCT) -> dict[str, list[Settle]]:
@@ -150,6 +146,13 @@ def figures_wanted(settle: Mapping[str, Sequence[Settle]]) -> dict[str, frozense
     return out
 
 
+def figures_measured(chosen: Mapping[str, Sequence[Record]]) -> dict[str, frozenset[tuple[str, str]]]:
+    """Per group of `chosen` (per group, the run's records), the (backend, case) of its timed records: what its
+    steps' whole rounds measure (`next_round`)."""
+    return {group: frozenset((r.backend, r.case) for r in records if r.median_s is not None)
+            for group, records in chosen.items()}
+
+
 def open_groups(settle: Mapping[str, Sequence[Settle]]) -> list[str]:
     """The groups (`settle`: `settle_by_group`) with at least one finding the page counts undecided, whether or not
     more rounds may decide it."""
@@ -173,7 +176,8 @@ def measured_round_s(rounds: Sequence[tuple[RoundKey, float]]) -> dict[RoundKey,
 def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_s: float, budget_s: float,
                pace: float, measured: Mapping[RoundKey, float] | None = None,
                needs: Mapping[str, frozenset[tuple[str, str]]] | None = None,
-               runs: Mapping[tuple[str, str], frozenset[str]] | None = None) -> Scale | None:
+               runs: Mapping[tuple[str, str], frozenset[str]] | None = None,
+               measures: Mapping[str, frozenset[tuple[str, str]]] | None = None) -> Scale | None:
     """The scale to run round `rounds_done` (0-based index) of: of each group in `wanted` (group: the more rounds its
     cheapest open decision asks for), the steps that can move its open findings, each running only the cases they
     rest on, where its wanted rounds of them fit what is left of the budget.
@@ -181,8 +185,9 @@ def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_
     A step can move them where the backends its rounds record (`runs`, per (group, command); unknown: any) include
     one its open findings rest on (`needs`: `figures_wanted`, their (backend, case); unknown: any): `jit flax`, 30–40
     s a round, is not run again for jit's open `jax jit against eager`, which `jit all` records. A step whose
-    backends are known runs only the cases of those backends' figures (`Step.cases`: its `-k`); one whose backends
-    are not known runs every case (a `-k` that selects none of its cases would fail the round).
+    backends are known runs only the cases of those backends' figures (`Step.cases`: its `-k`), unless those are all
+    the cases its backends' records hold (`measures`: `figures_measured`; then the round is a whole one); one whose
+    backends are not known runs every case (a `-k` that selects none of its cases would fail the round).
 
     A step's round costs what its rounds of this verdict with the same cases took (`measured`: `measured_round_s`),
     else what its whole rounds took (an upper bound), else its reference figure at `pace` (seconds taken per
@@ -191,7 +196,7 @@ def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_
     wanted, none fits, or the rounds' cap is reached."""
     if rounds_done >= MAX_ROUNDS:
         return None
-    known, needed, recorded = measured or {}, needs or {}, runs or {}
+    known, needed, recorded, held = measured or {}, needs or {}, runs or {}, measures or {}
 
     def moves(step: Step) -> bool:
         backends = recorded.get((step.group, step.command), frozenset())
@@ -202,8 +207,9 @@ def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_
         backends = recorded.get((step.group, step.command), frozenset())
         if not backends or step.group not in needed:
             return step
-        cases = sorted({case for backend, case in needed[step.group] if backend in backends})
-        return replace(step, cases=tuple(cases)) if cases else step
+        cases = {case for backend, case in needed[step.group] if backend in backends}
+        whole = {case for backend, case in held[step.group] if backend in backends} if step.group in held else None
+        return replace(step, cases=tuple(sorted(cases))) if cases and not (whole and cases >= whole) else step
 
     def cost(step: Step) -> float:
         whole = known.get((step.group, step.command, ()), pace * step.round_s)
