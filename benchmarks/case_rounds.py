@@ -31,12 +31,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from turns_rounds import fastest, pair_spreads  # noqa: E402  (benchmarks/: the same folder)
+from turns_aa import judged, outcomes  # noqa: E402  (benchmarks/: the same folder)
+from turns_rounds import fastest, pair_spreads  # noqa: E402
 
 from jax_benchmarks.cli.rounds import run_round  # noqa: E402
-from jax_benchmarks.report.compare import compare  # noqa: E402
 from jax_benchmarks.store.record import Record  # noqa: E402
-from jax_benchmarks.verdict.decide import decide  # noqa: E402
 
 
 def figure_records(store: Path) -> dict[tuple[str, str, str], list[Record]]:
@@ -88,13 +87,7 @@ def main() -> None:
               f"{len(ratios)} comparisons (min {min(ratios):.1f}×, max {max(ratios):.1f}×)")
     only_figures, every_figures = figure_records(stores[only]), figure_records(stores[every])
     words: collections.Counter[str] = collections.Counter()
-    for figure in sorted(only_figures):
-        if figure not in every_figures:
-            continue
-        comparison = compare(only_figures[figure], every_figures[figure])
-        if comparison is None:
-            continue
-        decision = decide([comparison])[0]
+    for figure, comparison, decision in judged(only_figures, every_figures):
         words[decision.word] += 1
         ratio = (statistics.geometric_mean(r.min_s or r.median_s or math.nan for r in only_figures[figure]) /
                  statistics.geometric_mean(r.min_s or r.median_s or math.nan for r in every_figures[figure]))
@@ -102,9 +95,7 @@ def main() -> None:
         print(f"A/A {backend} {case}{' [' + variant + ']' if variant else ''}: {comparison.rounds} vs "
               f"{comparison.baseline_rounds} rounds, selected ÷ every case {ratio:.3f}: {decision.word}"
               f"{' (busy)' if decision.busy else ''}")
-    false = words["faster"] + words["slower"]
-    print(f"A/A: {sum(words.values())} figures, {false} called faster or slower, {words['same']} the same, "
-          f"{words['undecided']} undecided")
+    print(f"A/A: {outcomes(words)}")
     print(f"ended {time.strftime('%H:%M:%S')}")
 
 

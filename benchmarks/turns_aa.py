@@ -22,7 +22,9 @@ import math
 import sys
 import tempfile
 import time
+from collections.abc import Iterator, Mapping
 from pathlib import Path
+from typing import TypeVar
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
@@ -30,9 +32,9 @@ from jax_benchmarks.cli import relaunch  # noqa: E402
 from jax_benchmarks.cli.relaunch import ending_with_parent, round_argv  # noqa: E402
 from jax_benchmarks.cli.rounds import wait_in_turns  # noqa: E402
 from jax_benchmarks.measure.turns import TURN_GAP, Arbiter, Gap  # noqa: E402
-from jax_benchmarks.report.compare import compare  # noqa: E402
+from jax_benchmarks.report.compare import Comparison, compare  # noqa: E402
 from jax_benchmarks.store.record import Record  # noqa: E402
-from jax_benchmarks.verdict.decide import decide  # noqa: E402
+from jax_benchmarks.verdict.decide import Decision, decide  # noqa: E402
 
 
 def one_round(group: str, backend: str, options: list[str], stores: list[Path], rounds: int, index: int,
@@ -48,6 +50,24 @@ def one_round(group: str, backend: str, options: list[str], stores: list[Path], 
                 children[f"side {side}"] = relaunch.start(ending_with_parent(argv), stdout=out, stderr=out)
         wait_in_turns(children, arbiter)
     return time.perf_counter() - began
+
+
+Key = TypeVar("Key", bound=tuple[str, ...])  # a figure: (case, variant) or (case, variant, backend)
+
+
+def judged(a: Mapping[Key, list[Record]], b: Mapping[Key, list[Record]]) -> Iterator[tuple[Key, Comparison, Decision]]:
+    """Each figure both sides hold (in key order), `a`'s rounds against `b`'s by the verdict's own test (`compare`,
+    then `decide` at its 99.9 % and margin); a figure `compare` cannot judge (untimed) is left out."""
+    for key in sorted(a):
+        if key in b and (comparison := compare(a[key], b[key])) is not None:
+            yield key, comparison, decide([comparison])[0]
+
+
+def outcomes(words: collections.Counter[str]) -> str:
+    """'N comparisons, F called faster or slower, S the same, U undecided': an A/A's count (F is its false
+    decisions)."""
+    return (f"{sum(words.values())} comparisons, {words['faster'] + words['slower']} called faster or slower, "
+            f"{words['same']} the same, {words['undecided']} undecided")
 
 
 def figures(store: Path) -> dict[tuple[str, str], list[Record]]:
@@ -83,22 +103,14 @@ def main() -> None:
         print(f"-- gap {gap}")
         a, b = figures(stores[gap][0]), figures(stores[gap][1])
         words: collections.Counter[str] = collections.Counter()
-        for key in sorted(a):
-            if key not in b:
-                continue
-            comparison = compare(a[key], b[key])
-            if comparison is None:
-                continue
-            decision = decide([comparison])[0]
+        for key, comparison, decision in judged(a, b):
             words[decision.word] += 1
             low, high = comparison.interval or (math.nan, math.nan)
             spread = "—" if comparison.spread is None else f"{comparison.spread:.3f}"
             print(f"{key[0]}{' [' + key[1] + ']' if key[1] else ''}: {comparison.method}, {comparison.rounds} rounds, "
                   f"ratio {1 + comparison.change_pct / 100:.3f}, spread {spread}, 95 % CI {low:.3f}–{high:.3f}: "
                   f"{decision.word}{' (busy)' if decision.busy else ''}")
-        false = words["faster"] + words["slower"]
-        print(f"A/A, gap {gap}: {sum(words.values())} comparisons, {false} called faster or slower, {words['same']} "
-              f"the same, {words['undecided']} undecided")
+        print(f"A/A, gap {gap}: {outcomes(words)}")
     print(f"ended {time.strftime('%H:%M:%S')}")
 
 
