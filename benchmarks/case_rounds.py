@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import collections
-import json
 import math
 import statistics
 import sys
@@ -31,21 +30,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
 
-from turns_aa import judged, outcomes  # noqa: E402  (benchmarks/: the same folder)
+from turns_aa import figures, judged, outcomes  # noqa: E402  (benchmarks/: the same folder)
 from turns_rounds import fastest, pair_spreads  # noqa: E402
 
 from jax_benchmarks.cli.rounds import run_round  # noqa: E402
-from jax_benchmarks.store.record import Record  # noqa: E402
-
-
-def figure_records(store: Path) -> dict[tuple[str, str, str], list[Record]]:
-    """(case, variant, backend) -> the timed records of that figure, every round."""
-    out: dict[tuple[str, str, str], list[Record]] = collections.defaultdict(list)
-    for line in store.read_text().splitlines():
-        record = Record.model_validate(json.loads(line))
-        if record.median_s:
-            out[(record.case, record.variant or "", record.backend)].append(record)
-    return out
 
 
 def main() -> None:
@@ -85,7 +73,7 @@ def main() -> None:
     if ratios:
         print(f"variance a minute, every case over selected: median {statistics.median(ratios):.1f}× over "
               f"{len(ratios)} comparisons (min {min(ratios):.1f}×, max {max(ratios):.1f}×)")
-    only_figures, every_figures = figure_records(stores[only]), figure_records(stores[every])
+    only_figures, every_figures = figures(stores[only]), figures(stores[every])
     words: collections.Counter[str] = collections.Counter()
     for figure, comparison, decision in judged(only_figures, every_figures):
         words[decision.word] += 1

@@ -70,12 +70,13 @@ def outcomes(words: collections.Counter[str]) -> str:
             f"{words['same']} the same, {words['undecided']} undecided")
 
 
-def figures(store: Path) -> dict[tuple[str, str], list[Record]]:
-    out: dict[tuple[str, str], list[Record]] = collections.defaultdict(list)
+def figures(store: Path) -> dict[tuple[str, str, str], list[Record]]:
+    """(case, variant, backend) -> the timed records of that figure, every round."""
+    out: dict[tuple[str, str, str], list[Record]] = collections.defaultdict(list)
     for line in store.read_text().splitlines():
         record = Record.model_validate(json.loads(line))
         if record.median_s:
-            out[(record.case, record.variant or "")].append(record)
+            out[(record.case, record.variant or "", record.backend)].append(record)
     return out
 
 

@@ -198,33 +198,33 @@ def next_round(scale: Scale, rounds_done: int, wanted: Mapping[str, int], spent_
         return None
     known, needed, recorded, held = measured or {}, needs or {}, runs or {}, measures or {}
 
-    def moves(step: Step) -> bool:
-        backends = recorded.get((step.group, step.command), frozenset())
-        return (not backends or step.group not in needed
-                or bool(backends & {backend for backend, _ in needed[step.group]}))
-
-    def narrowed(step: Step) -> Step:
+    def serving(step: Step) -> Step | None:
+        """`step` as a round for its group's open figures: None where its rounds record none of their backends;
+        narrowed to their cases (`Step.cases`) where its backends and theirs are known and those cases are not all
+        that its backends measured; else whole."""
         backends = recorded.get((step.group, step.command), frozenset())
         if not backends or step.group not in needed:
             return step
         cases = {case for backend, case in needed[step.group] if backend in backends}
-        whole = {case for backend, case in held[step.group] if backend in backends} if step.group in held else None
-        return replace(step, cases=tuple(sorted(cases))) if cases and not (whole and cases >= whole) else step
+        if not cases:
+            return None
+        whole = {case for backend, case in held.get(step.group, frozenset()) if backend in backends}
+        return step if whole and cases >= whole else replace(step, cases=tuple(sorted(cases)))
 
     def cost(step: Step) -> float:
         whole = known.get((step.group, step.command, ()), pace * step.round_s)
         return known.get((step.group, step.command, step.cases), whole)
 
     groups = [group for group in dict.fromkeys(step.group for step in scale.steps) if group in wanted]
-    serving = {group: [narrowed(s) for s in scale.steps if s.group == group and moves(s)]
-               or [s for s in scale.steps if s.group == group] for group in groups}
-    group_cost = {group: sum(map(cost, serving[group])) for group in groups}
+    serve = {group: [served for s in scale.steps if s.group == group and (served := serving(s)) is not None]
+             or [s for s in scale.steps if s.group == group] for group in groups}
+    group_cost = {group: sum(map(cost, serve[group])) for group in groups}
     left, chosen = budget_s - spent_s, set[str]()
     for group in sorted(groups, key=lambda g: (wanted[g] * group_cost[g], group_cost[g])):
         if wanted[group] * group_cost[group] <= left:
             chosen.add(group)
             left -= group_cost[group]
-    steps = tuple(step for group in groups if group in chosen for step in serving[group])
+    steps = tuple(step for group in groups if group in chosen for step in serve[group])
     return replace(scale, rounds=rounds_done + 1, steps=steps) if steps else None
 
 
