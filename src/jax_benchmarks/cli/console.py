@@ -175,10 +175,12 @@ def print_run_header(console: Console, run: Run, settings: BenchSettings) -> Non
     from jax_benchmarks.hardware.devices import device_text
     from jax_benchmarks.hardware.environment import environment
 
+    from jax_benchmarks.report.envdiff import cpu_text
+
     env = environment()
     gpu = env["gpu"] or "no GPU"
     console.print(
-        f"run {run.run_id} · device {device_text(settings.device)} · {env['cpu']} ({env['cpu_cores']} cores) · {gpu}\n"
+        f"run {run.run_id} · device {device_text(settings.device)} · {cpu_text(env)} · {gpu}\n"
         + " · ".join(f"{name} {env[name]}" for name in ("python", *header_versions())
                      if env[name] is not None)  # a framework not installed is not named
     )

@@ -59,6 +59,29 @@ def cpu_mhz() -> float | None:
     return None
 
 
+# The widest vector instructions a CPU offers, widest first, as /proc/cpuinfo's flags (x86) or Features (Arm) name
+# them. Two CPUs of one marketing name can differ here (a hypervisor may report every AMD EPYC as "AMD EPYC"), and a
+# library with kernels for the wider set runs a matmul up to twice as fast as one without: on a 2-core "AMD EPYC" with
+# AVX-512, XLA's own CPU kernels ran the 1000×1000 float64 matmul 1.9× faster than NumPy's OpenBLAS, which chose
+# its Haswell (AVX2) kernels (docs/verdict.md, 2026-11-28).
+VECTOR_SETS = (("avx512f", "AVX-512"), ("avx2", "AVX2"), ("avx", "AVX"), ("sve", "SVE"), ("asimd", "NEON"))
+
+
+def cpu_vector() -> str | None:
+    """The widest vector instruction set the CPU offers ('AVX-512', 'AVX2', 'NEON', ...: `VECTOR_SETS`) from
+    /proc/cpuinfo; None where it is not readable or names none of them."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return None
+    flags = set()
+    for line in text.splitlines():
+        if line.startswith(("flags", "Features")):
+            flags.update(line.split(":", 1)[1].split())
+            break
+    return next((name for flag, name in VECTOR_SETS if flag in flags), None)
+
+
 def ram_gib() -> float | None:
     """Total memory of the machine in GiB (/proc/meminfo, else sysconf)."""
     try:
@@ -140,6 +163,7 @@ def _fixed_environment() -> Env:
         host=platform.node() or None,
         cpu=cpu_model(),
         cpu_cores=cpu_count(),
+        cpu_vector=cpu_vector(),
         cpu_mhz=cpu_mhz(),
         ram_gib=ram_gib(),
         gpu=gpu_name(),

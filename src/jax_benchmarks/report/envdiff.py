@@ -8,7 +8,7 @@ from jax_benchmarks.store.record import Scalar
 
 # The machine a figure was measured on. A record without `host` (written before it was recorded) is
 # matched on the rest.
-MACHINE_KEYS = ("host", "cpu", "cpu_cores", "gpu")
+MACHINE_KEYS = ("host", "cpu", "cpu_cores", "cpu_vector", "gpu")
 
 
 def compared_keys() -> tuple[str, ...]:
@@ -66,10 +66,17 @@ def _version_text(value: Scalar) -> str:
     return "not installed" if value is None else str(value)
 
 
+def cpu_text(env: Mapping[str, Scalar]) -> str:
+    """'AMD EPYC (2 cores, AVX-512)': a record's CPU, its cores and its widest vector instructions, each where
+    recorded (hardware/environment.py)."""
+    details = [f"{env['cpu_cores']} cores" if env.get("cpu_cores") else "", str(env.get("cpu_vector") or "")]
+    shown = ", ".join(detail for detail in details if detail)
+    return f"{env.get('cpu') or 'unknown CPU'}{f' ({shown})' if shown else ''}"
+
+
 def machine_text(env: Mapping[str, Scalar]) -> str:
     host = f"{env['host']}: " if env.get("host") else ""
-    cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
-    return f"{host}{env.get('cpu') or 'unknown CPU'}{cores}, GPU {env.get('gpu') or 'none'}"
+    return f"{host}{cpu_text(env)}, GPU {env.get('gpu') or 'none'}"
 
 
 def differences(current: Mapping[str, Scalar], baseline: Mapping[str, Scalar]) -> list[str]:

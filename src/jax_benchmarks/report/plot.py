@@ -19,6 +19,7 @@ from jax_benchmarks.frameworks.descriptors import version_keys
 from jax_benchmarks.cli.plots import new_figure, save_figure
 from jax_benchmarks.groups import GROUPS
 from jax_benchmarks.measure.memory import format_bytes
+from jax_benchmarks.report.envdiff import cpu_text
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.report.history import GroupHistory, quartiles
 from jax_benchmarks.report.rows import FigureRow, ReportTable
@@ -120,10 +121,9 @@ def time_axis(ax: Axes, log_scale: bool) -> None:
 
 
 def machine_title(env: dict[str, Scalar]) -> str:
-    """'<CPU> (N cores) · GPU: <name> · jax 0.10.2 · torch 2.13.0 · ...': where and with what it ran."""
-    cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
+    """'<CPU> (N cores, AVX-512) · GPU: <name> · jax 0.10.2 · torch 2.13.0 · ...': where and with what it ran."""
     versions = [f"{lib} {env[lib]}" for lib in ("python", *version_keys()) if env.get(lib)]
-    return " · ".join([f"{env.get('cpu') or 'unknown CPU'}{cores}", f"GPU: {env.get('gpu') or 'none'}", *versions])
+    return " · ".join([cpu_text(env), f"GPU: {env.get('gpu') or 'none'}", *versions])
 
 
 def spreads_widely(values: Sequence[float]) -> bool:

@@ -16,6 +16,7 @@ from rich.console import Console
 from rich.table import Table
 
 from jax_benchmarks.measure.memory import SHOWN_BYTES
+from jax_benchmarks.report.envdiff import cpu_text
 from jax_benchmarks.store.record import Scalar
 from jax_benchmarks.frameworks.descriptors import version_keys
 from jax_benchmarks.cli.console import literal, markdown_row, markdown_text, spreadsheet_cell
@@ -38,8 +39,7 @@ VERDICT_STYLE = {"slower": "red", "faster": "green", "unchanged": "dim", "too fe
 
 def env_header(env: dict[str, Scalar]) -> str:
     """CPU, GPU and library versions of a run, on one line."""
-    cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
-    parts = [f"CPU: {env.get('cpu') or 'unknown'}{cores}", f"GPU: {env.get('gpu') or 'none'}"]
+    parts = [f"CPU: {cpu_text(env)}", f"GPU: {env.get('gpu') or 'none'}"]
     parts += [f"{lib} {env[lib]}" for lib in ("python", *version_keys()) if env.get(lib)]
     if env.get("git_commit"):
         parts.append(f"git {env['git_commit']}")

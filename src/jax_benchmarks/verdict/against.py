@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from jax_benchmarks.groups import BENCHMARK_GROUPS
+from jax_benchmarks.report.envdiff import cpu_text
 from jax_benchmarks.store.record import Record, Scalar
 from jax_benchmarks.verdict.decide import DECISION_CONFIDENCE, DEFAULT_MARGIN_PCT
 from jax_benchmarks.verdict.findings import Contrast, Finding, Status, contrasts, figures, run_ids
@@ -66,9 +67,8 @@ def work_key(record: Record) -> WorkKey:
 
 
 def machine_name(env: Mapping[str, Scalar]) -> str:
-    """'AMD EPYC (2 cores), no GPU': the CPU, its cores and the GPU, from a record's env."""
-    cores = f" ({env['cpu_cores']} cores)" if env.get("cpu_cores") else ""
-    return f"{env.get('cpu') or 'unknown CPU'}{cores}, {env.get('gpu') or 'no GPU'}"
+    """'AMD EPYC (2 cores, AVX-512), no GPU': the CPU (`cpu_text`) and the GPU, from a record's env."""
+    return f"{cpu_text(env)}, {env.get('gpu') or 'no GPU'}"
 
 
 def machine_ratios(here: Mapping[str, Sequence[Record]], there: Mapping[str, Sequence[Record]],
