@@ -174,7 +174,6 @@ def print_run_header(console: Console, run: Run, settings: BenchSettings) -> Non
     from jax_benchmarks.frameworks.descriptors import header_versions, registered
     from jax_benchmarks.hardware.devices import device_text
     from jax_benchmarks.hardware.environment import environment
-
     from jax_benchmarks.report.envdiff import cpu_text
 
     env = environment()

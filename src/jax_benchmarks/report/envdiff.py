@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 from jax_benchmarks.store.record import Scalar
 
-# The machine a figure was measured on. A record without `host` (written before it was recorded) is
-# matched on the rest.
+# The machine a figure was measured on. A record without `host` or `cpu_vector` (written before they were
+# recorded) is matched on the rest.
 MACHINE_KEYS = ("host", "cpu", "cpu_cores", "cpu_vector", "gpu")
 
 
