@@ -1,7 +1,8 @@
 """Rounds of only the cases an open finding rests on, against rounds of every case, side by side (issue 48, item 1).
 
-A verdict's added round (verdict/sequential.py) serves the findings still open. Today it runs every case of its step
-(`xla all --matrix-size 1000`: six cases of three frameworks, 9 s) where the open finding rests on one (the matmul).
+A verdict's added round (verdict/sequential.py) serves the findings still open. Until 2026-11-28 it ran every case of
+its step (`xla all --matrix-size 1000`: six cases of three frameworks, 9 s) where the open finding rests on one (the
+matmul); this script measured what running only that case buys (it now does: `next_round`).
 This script runs N rounds of one group command in two modes, alternating round by round (which goes first alternates
 too), each into its own store: every case, and only the cases `--case` selects (the command's own `-k`). It prints:
 

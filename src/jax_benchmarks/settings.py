@@ -367,6 +367,13 @@ def short_option(info: FieldInfo) -> list[str]:
     return [short] if isinstance(short, str) else []
 
 
+def option_spellings(model: type[BaseModel], field: str) -> tuple[str, ...]:
+    """Every spelling a command takes for `field`'s option: its name, its short form and its hidden aliases
+    ('--case', '-k')."""
+    info = model.model_fields[field]
+    return (option_name(model, field), *short_option(info), *option_aliases(info))
+
+
 def metavar(info: FieldInfo) -> str | None:
     extra = info.json_schema_extra
     value = extra.get("metavar") if isinstance(extra, dict) else None

@@ -110,13 +110,12 @@ class Step:
         command takes: the options' own `-k` is dropped so that the line says once which cases run)."""
         if not self.cases:
             return self.options
+        from jax_benchmarks.settings import BenchSettings, option_spellings
+
+        spellings = option_spellings(BenchSettings, "case")  # the group commands' case filter: '--case', '-k'
         kept = [option for i, option in enumerate(self.options)
-                if option not in CASE_OPTIONS and (i == 0 or self.options[i - 1] not in CASE_OPTIONS)]
+                if option not in spellings and (i == 0 or self.options[i - 1] not in spellings)]
         return (*kept, "-k", ",".join(self.cases))
-
-
-# The spellings of a group command's case filter (settings.py's `case`).
-CASE_OPTIONS = ("-k", "--case")
 
 
 def round_options(step: Step, index: int) -> list[str]:
