@@ -80,6 +80,26 @@ def test_pytorch_dry_run_and_checkpoint_round_trip(results_path: Path) -> None:
     check_dry_run_and_round_trip("pytorch", results_path)
 
 
+def test_no_save_leaves_the_saved_model_alone(results_path: Path) -> None:
+    """--no-save (a verdict's rounds) trains and records as ever, prints the run's last line, and writes no checkpoint
+    and no plot: a model saved before stays as it was, and the folders are not checked (a plots folder that cannot
+    be one stops a saving run before any work, not this one)."""
+    saved = Path("data/checkpoints/pytorch_mnist.pt")
+    saved.parent.mkdir(parents=True)
+    saved.write_bytes(b"a model trained by hand")
+    Path("data/plots").write_text("a file where the plots folder would be")
+    refused = invoke("mnist", "pytorch", *TINY, "--results", str(results_path))
+    assert refused.exit_code == 2 and "plots" in refused.stderr and not results_path.exists()
+
+    result = invoke("mnist", "pytorch", *TINY, "--no-save", "--results", str(results_path))
+    assert result.exit_code == 0, result.output
+    assert saved.read_bytes() == b"a model trained by hand"
+    assert sorted(p.name for p in saved.parent.iterdir()) == ["pytorch_mnist.pt"]
+    assert "checkpoint:" not in result.stdout and "plot:" not in result.stdout
+    assert "pytorch: test accuracy" in result.stdout
+    assert [r["case"] for r in read_jsonl(results_path)][-2:] == [EPOCH, VALIDATION]
+
+
 def test_evaluate_without_checkpoint_is_a_clear_error() -> None:
     result = invoke("mnist", "evaluate", "pytorch")
     assert result.exit_code == 2

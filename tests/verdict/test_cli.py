@@ -120,6 +120,12 @@ def test_every_round_joins_the_one_run_with_its_index() -> None:
             groups == {"xla", "jit", "scipy"})
 
 
+def test_no_round_of_a_verdict_saves_a_model() -> None:
+    """A verdict's mnist rounds train with --no-save: a round's model would replace one the user trained by hand."""
+    mnist_steps = [step for scale in SCALES.values() for step in scale.steps if step.group == "mnist"]
+    assert mnist_steps and all("--no-save" in step.options for step in mnist_steps)
+
+
 def test_time_left_follows_the_pace_of_the_finished_rounds() -> None:
     scale = SCALES["quick"]
     assert seconds_left(scale, []) == pytest.approx(scale.budget_s)

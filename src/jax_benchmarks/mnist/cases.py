@@ -2,8 +2,8 @@
 cases (`jax_benchmarks.training.cases`: the load and peak cases, then the trainer's step, epochs and validations).
 
 What mnist adds around them: the comet.ml experiment (a fixture that subscribes to the records as they are written,
-and is ended however the suite ends), the checkpoint and the prediction plot saved once every epoch trained, the
-evaluation of a saved checkpoint, and what `mnist preprocess-images` shows of the data.
+and is ended however the suite ends), the checkpoint and the prediction plot saved once every epoch trained (unless
+--no-save), the evaluation of a saved checkpoint, and what `mnist preprocess-images` shows of the data.
 """
 
 from __future__ import annotations
@@ -103,7 +103,8 @@ def training_suite(settings: MnistSettings, backend: str, variant: str | None, b
                    compiled: bool, finish: Callable[[], None] | None = None, data: MnistData | None = None,
                    cannot_run: tuple[type[Exception], ...] = ()) -> Suite:
     """`mnist flax|pytorch`: the training cases; `after` saves the checkpoint and the plot once every epoch is
-    trained, then `finish` (e.g. end the worker processes). `data`: the data set another process read."""
+    trained (unless --no-save), then `finish` (e.g. end the worker processes). `data`: the data set another process
+    read."""
     shared = suite_data(settings, variant, given=data)
     trainer = trainer_fixture(build, shared.data, check=lambda loaded: settings.check_batch_fits(len(loaded.y_train)))
     experiment = experiment_fixture(settings, backend, variant, shared, trainer)
@@ -124,16 +125,44 @@ def training_suite(settings: MnistSettings, backend: str, variant: str | None, b
 
 def save_outputs(settings: MnistSettings, names: CaseNames, backend: str, variant: str | None, run: Recorder,
                  trainer: AnyTrainer, data: MnistData, records: SuiteRecords) -> None:
-    """The checkpoint and its metadata, the prediction plot and the run's last line, once every epoch trained (the
-    suite's records of its cases `names`)."""
-    from jax_benchmarks.mnist.plots import prediction_grid
-
+    """Once every epoch trained (the suite's records of its cases `names`): the checkpoint and its metadata and the
+    prediction plot (unless --no-save), and the run's last line."""
     trained = records.count(names.epoch, variant)
     val = records.output(names.validation, variant)
     last = records.last(names.epoch, variant, epoch=settings.num_epochs)
     if trained < settings.num_epochs:
-        run.log(f"no checkpoint saved: {trained} of {settings.num_epochs} epochs trained (--case {settings.case})")
+        if settings.save:
+            run.log(f"no checkpoint saved: {trained} of {settings.num_epochs} epochs trained (--case {settings.case})")
         return
+    if settings.save:
+        save_checkpoint(settings, backend, run, trainer, data, val)
+    if not settings.lead:
+        return
+    seconds = last.median_s if last is not None and last.median_s is not None else math.nan
+    speed = f"{trainer.plan.images_per_epoch / seconds:.0f} images/s · epoch {seconds:.2f} s"
+    speed += f" · {peak}" if last is not None and (peak := memory_text(last.memory)) else ""
+    if val is None:
+        run.log(f"[bold]{backend}: {speed} (no validation selected)[/]")
+        return
+    assert isinstance(val, EvalResult)
+    if settings.save:
+        from jax_benchmarks.mnist.plots import prediction_grid
+
+        n = min(25, val.images)
+        plot = prediction_grid(
+            data.x_test[:n], data.y_test[:n], val.predictions[:n],
+            title=f"{backend} · {settings.dataset} · test accuracy {val.accuracy:.2%}",
+            name=f"mnist_{backend}_{settings.dataset}_predictions",
+        )
+        run.log(f"plot: {plot}")
+    run.log(f"[bold]{backend}: test accuracy {val.accuracy:.2%} on {tested_text(val, settings.test_batch_size)} · "
+            f"{speed}[/]")
+
+
+def save_checkpoint(settings: MnistSettings, backend: str, run: Recorder, trainer: AnyTrainer, data: MnistData,
+                    val: object) -> None:
+    """The trained parameters under data/checkpoints/ (renamed into place), and beside them, written by the lead
+    process, the metadata `mnist evaluate` reads: what the model was trained on and its test accuracy."""
     path = checkpoint_path(backend, settings.dataset)
     if settings.multi_process:
         # Every process of a job writes its part of one JAX checkpoint of global arrays, jointly, to one
@@ -157,21 +186,6 @@ def save_outputs(settings: MnistSettings, names: CaseNames, backend: str, varian
     }
     write_atomically(metadata_path(path), json.dumps(meta, indent=2).encode())
     run.log(f"checkpoint: {saved}")
-    seconds = last.median_s if last is not None and last.median_s is not None else math.nan
-    speed = f"{trainer.plan.images_per_epoch / seconds:.0f} images/s · epoch {seconds:.2f} s"
-    speed += f" · {peak}" if last is not None and (peak := memory_text(last.memory)) else ""
-    if val is None:
-        run.log(f"[bold]{backend}: {speed} (no validation selected)[/]")
-        return
-    n = min(25, val.images)
-    plot = prediction_grid(
-        data.x_test[:n], data.y_test[:n], val.predictions[:n],
-        title=f"{backend} · {settings.dataset} · test accuracy {val.accuracy:.2%}",
-        name=f"mnist_{backend}_{settings.dataset}_predictions",
-    )
-    run.log(f"plot: {plot}")
-    run.log(f"[bold]{backend}: test accuracy {val.accuracy:.2%} on {tested_text(val, settings.test_batch_size)} · "
-            f"{speed}[/]")
 
 
 def evaluation_suite(settings: EvaluateSettings, backend: str, build: BuildTrainer) -> Suite:

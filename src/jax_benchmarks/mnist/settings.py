@@ -24,7 +24,7 @@ CHECKPOINTS_DIR = Path("data/checkpoints")
 
 class MnistSettings(TrainingSettings):
     """`mnist flax|pytorch|all`: training, plus devices, where this process stands in a multi-process job (1
-    process: a plain single-process run) and tracking; the model is saved."""
+    process: a plain single-process run) and tracking; the model is saved unless --no-save."""
 
     # One epoch of a few batches on the embedded digits (no download, no hub lookup), no tracking.
     QUICK: ClassVar[dict[str, Any]] = {**EvaluateSettings.QUICK, "num_epochs": 1, "dry_run": True,
@@ -58,6 +58,11 @@ class MnistSettings(TrainingSettings):
     devices: str = Field(
         "1", description="Devices to train on: a number or 'all' (CPU: one XLA device / process per core)."
     )
+    save: bool = Field(
+        True, description="After the last epoch, save the model under data/checkpoints/ (what `mnist evaluate` "
+                          "reloads) and a plot of its test predictions under data/plots/; --no-save writes neither "
+                          "(a verdict's rounds: they leave a model trained by hand in place).",
+    )
     # Flax always jits its step; one process, one device.
     compile_mode: CompileMode | None = compile_field("the train step")
 
@@ -90,8 +95,9 @@ class MnistSettings(TrainingSettings):
             raise OptionError("--comet", "online needs the COMET_API_KEY environment variable; use offline or off")
         # Training saves a checkpoint and a plot: their folders are checked before any work, as an unwritable one
         # found only after training would lose the trained model.
-        writable_dir(CHECKPOINTS_DIR, "checkpoints")
-        writable_dir(PLOTS_DIR, "plots")
+        if self.save:
+            writable_dir(CHECKPOINTS_DIR, "checkpoints")
+            writable_dir(PLOTS_DIR, "plots")
         devices = self.device_count  # validates --devices
         if self.compile_mode is not None and devices > 1:
             raise OptionError("--compile", "compiles the step of one process on one device; leave --devices at 1")
