@@ -15,7 +15,8 @@ modes interleaved round by round (the order rotated each round, so that the mach
           command module): what a worker that never imports JAX or torch before forking would save.
 
 Figures printed, per group command and mode: the rounds' wall times (median), rounds per minute, what the records
-say a round spent in compiling (`compile_s`) and in the timed window (the sum of `samples_s`), and the spread of each
+say a round spent in compiling (`compile_s`) and in the timed window (the sum of `samples_s`), the ceiling of any
+cheaper round that keeps today's figures (today's round time over its compiles' and windows'), the spread of each
 figure's medians across the rounds (the coefficient of variation, CV); "variance per minute" is CV² divided by the
 rounds a minute (the variance of the mean of a minute's rounds: lower is better). Against fresh: the ratio of rounds
 a minute, of that variance a minute, and the A/A bias (each figure's mean median in the mode over fresh: the
@@ -233,6 +234,12 @@ def report(step_label: str, results: dict[str, Mode]) -> None:
             line += f" {'':12} {'':9} {'':8} {'':10}"
         line += f" {mode.failed:6d}  {sorted(mode.threads_before) or '-'}"
         print(line, flush=True)
+    if fresh is not None:
+        round_s, compile_s, window_s = (statistics.median(fresh.walls), statistics.median(fresh.compile_s),
+                                        statistics.median(fresh.window_s))
+        print(f"  ceiling: a round that kept only its compiles and timed windows would be "
+              f"{round_s / (compile_s + window_s):.1f}x cheaper, one that kept only its windows "
+              f"{round_s / window_s:.1f}x (today's round ÷ those seconds)")
     for key, values in (fresh.medians.items() if fresh is not None else ()):
         print(f"    {key}: mean median " + ", ".join(
             f"{mode.name} {statistics.mean(mode.medians[key]) * 1e3:.3g} ms" for mode in results.values()
