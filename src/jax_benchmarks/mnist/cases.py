@@ -129,6 +129,7 @@ def save_outputs(settings: MnistSettings, names: CaseNames, backend: str, varian
     prediction plot (unless --no-save), and the run's last line."""
     trained = records.count(names.epoch, variant)
     val = records.output(names.validation, variant)
+    assert val is None or isinstance(val, EvalResult)
     last = records.last(names.epoch, variant, epoch=settings.num_epochs)
     if trained < settings.num_epochs:
         if settings.save:
@@ -144,7 +145,6 @@ def save_outputs(settings: MnistSettings, names: CaseNames, backend: str, varian
     if val is None:
         run.log(f"[bold]{backend}: {speed} (no validation selected)[/]")
         return
-    assert isinstance(val, EvalResult)
     if settings.save:
         from jax_benchmarks.mnist.plots import prediction_grid
 
@@ -160,7 +160,7 @@ def save_outputs(settings: MnistSettings, names: CaseNames, backend: str, varian
 
 
 def save_checkpoint(settings: MnistSettings, backend: str, run: Recorder, trainer: AnyTrainer, data: MnistData,
-                    val: object) -> None:
+                    val: EvalResult | None) -> None:
     """The trained parameters under data/checkpoints/ (renamed into place), and beside them, written by the lead
     process, the metadata `mnist evaluate` reads: what the model was trained on and its test accuracy."""
     path = checkpoint_path(backend, settings.dataset)
@@ -178,7 +178,6 @@ def save_checkpoint(settings: MnistSettings, backend: str, run: Recorder, traine
         saved = save_atomically(trainer, path)
     if not settings.lead:
         return
-    assert val is None or isinstance(val, EvalResult)
     meta = {
         "backend": backend, "dataset": settings.dataset, "source": data.source, "mean": data.mean,
         "std": data.std, "run_id": run.run_id, "epochs": settings.num_epochs, "dry_run": settings.dry_run,
