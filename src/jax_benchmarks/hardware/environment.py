@@ -20,6 +20,7 @@ from pathlib import Path
 
 from jax_benchmarks.frameworks.descriptors import registered, variables_in, version_keys
 from jax_benchmarks.hardware.devices import cpu_count, gpu_name, gpu_names, query_gpus
+from jax_benchmarks.hardware.peaks import parse_cpuinfo
 from jax_benchmarks.hardware.threads import thread_state
 
 REPO_ROOT = Path(__file__).resolve().parents[3]  # src/jax_benchmarks/hardware/ -> the checkout
@@ -74,11 +75,7 @@ def cpu_vector() -> str | None:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
         return None
-    flags = set()
-    for line in text.splitlines():
-        if line.startswith(("flags", "Features")):
-            flags.update(line.split(":", 1)[1].split())
-            break
+    flags, _ = parse_cpuinfo(text, allowed=None)
     return next((name for flag, name in VECTOR_SETS if flag in flags), None)
 
 
