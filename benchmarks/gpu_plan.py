@@ -15,7 +15,8 @@ runs only when the steps before it ran faster than estimated, and is the first t
   (b) a verdict whose rounds run on the GPU (`--scale gpu`: the steps of standard's that fit, each group saying why
       it leaves one out), which gives the headline's GPU column, and the check that its timed records are the GPU's
   (c) the cross-check of the timing core against CUDA events, under both precision policies
-  (d) `mnist flax` and `mnist pytorch`, then with `--compile` / `--precision bf16` where those options exist
+  (d) `mnist flax` and `mnist pytorch`, then with `--compile` / `--precision bf16|tf32` where those options exist
+      (issue 52's table of modes on the GPU: `verdict --from results.jsonl` shows it)
   (e) every group with `--device auto`, `--devices all`, the refused size, the GPU reader's cost, the default suite
 
 Each step appends to these files in --out (the device call brings back at most 8 files from $OUT) as it
@@ -125,11 +126,31 @@ STEPS: tuple[Step, ...] = (
          needs=(("mnist", "pytorch"), "--compile")),
     Step("mnist-flax-bf16", "d", group("mnist", "flax", "--device", "{device}", "--precision", "bf16", *MNIST,
                                        "--results", "{out}/results.jsonl"),
-         16.7, f"{H200}: as mnist-flax, bf16 products and convolutions", "bf16 is for the GPU's tensor cores", needs=(("mnist", "flax"), "bf16")),
+         16.7, f"{H200}: as mnist-flax, bf16 products and convolutions", "bf16 is for the GPU's tensor cores",
+         needs=(("mnist", "flax"), "bf16")),
     Step("mnist-pytorch-bf16", "d", group("mnist", "pytorch", "--device", "{device}", "--precision", "bf16", *MNIST,
                                           "--results", "{out}/results.jsonl"),
          13, "as mnist-pytorch (12.4 s on the H200): bf16 changes milliseconds of arithmetic",
          "bf16 is for the GPU's tensor cores", needs=(("mnist", "pytorch"), "bf16")),
+    # The rest of issue 52's table of modes (framework × mode × precision) on the GPU: torch.compile's step under
+    # autocast, and TF32 in each mode. Their records share the plain mnist steps' setting, so `verdict --from
+    # results.jsonl` shows them in one table, each row's final accuracy against float32 eager PyTorch's.
+    Step("mnist-pytorch-compile-bf16", "d", group("mnist", "pytorch", "--device", "{device}", "--compile",
+                                                  "--precision", "bf16", *MNIST, "--results", "{out}/results.jsonl"),
+         45, "as mnist-pytorch-compile: torch.compile builds the step again under autocast",
+         "bf16 is for the GPU's tensor cores", needs=(("mnist", "pytorch"), "bf16")),
+    Step("mnist-flax-tf32", "d", group("mnist", "flax", "--device", "{device}", "--precision", "tf32", *MNIST,
+                                       "--results", "{out}/results.jsonl"),
+         22.5, "as mnist-flax (22.5 s on the H200): TF32 changes the products' and convolutions' arithmetic only",
+         "TF32 exists only on NVIDIA's tensor cores", needs=(("mnist", "flax"), "tf32")),
+    Step("mnist-pytorch-tf32", "d", group("mnist", "pytorch", "--device", "{device}", "--precision", "tf32", *MNIST,
+                                          "--results", "{out}/results.jsonl"),
+         13, "as mnist-pytorch (12.4 s on the H200): TF32 changes the products' and convolutions' arithmetic only",
+         "TF32 exists only on NVIDIA's tensor cores", needs=(("mnist", "pytorch"), "tf32")),
+    Step("mnist-pytorch-compile-tf32", "d", group("mnist", "pytorch", "--device", "{device}", "--compile",
+                                                  "--precision", "tf32", *MNIST, "--results", "{out}/results.jsonl"),
+         45, "as mnist-pytorch-compile: torch.compile builds the step again for TF32",
+         "TF32 exists only on NVIDIA's tensor cores", needs=(("mnist", "pytorch"), "tf32")),
     Step("auto-xla", "e", group("xla", "all", "--device", "auto", "--quick", "--results", "{out}/results.jsonl"),
          15.0, f"{H200}: 3 backends' quick cases"),
     Step("auto-jit", "e", group("jit", "all", "--device", "auto", "--quick", "--results", "{out}/results.jsonl"),
@@ -161,6 +182,9 @@ STEPS: tuple[Step, ...] = (
          "the default suite: 6 minutes on the 2-core CPU (issue 53's goal), about as long on the GPU machine "
          "(start-up dominated)", "on a CPU the default suite is CI's (.ci/run)"),
 )
+
+
+NAME_WIDTH = max(len(step.name) for step in STEPS)  # the step column of the plan and of the summary
 
 
 def cumulative(steps: Sequence[Step]) -> list[float]:
@@ -195,16 +219,16 @@ def to_run(steps: Sequence[Step], start: str | None, done: Iterable[str]) -> lis
 
 def plan_lines(steps: Sequence[Step], budget_s: float = GPU_BUDGET_S) -> list[str]:
     """The plan in order: part, name, estimate, running total, with the line where one call's budget ends."""
-    lines = [f"{'part':<4} {'step':<22} {'GPU est.':>9} {'total':>7}  basis",
-             f"(a)  {'wheels':<22} {WHEELS_S:>7.0f} s {WHEELS_S:>5.0f} s  gpu_session.sh: pip install --no-deps of the "
-             "carried wheels into /tmp/site (1 s on the H200)"]
+    lines = [f"{'part':<4} {'step':<{NAME_WIDTH}} {'GPU est.':>9} {'total':>7}  basis",
+             f"(a)  {'wheels':<{NAME_WIDTH}} {WHEELS_S:>7.0f} s {WHEELS_S:>5.0f} s  gpu_session.sh: pip install "
+             "--no-deps of the carried wheels into /tmp/site (1 s on the H200)"]
     marked = False
     for step, upto in zip(steps, cumulative(steps)):
         if upto > budget_s and not marked:
             lines.append(f"---- {budget_s / 60:.0f} minutes: the steps below run when time is left, else in the "
                          "next session")
             marked = True
-        lines.append(f"({step.part})  {step.name:<22} {step.estimate_s:>7.0f} s {upto:>5.0f} s  {step.basis}")
+        lines.append(f"({step.part})  {step.name:<{NAME_WIDTH}} {step.estimate_s:>7.0f} s {upto:>5.0f} s  {step.basis}")
     return lines
 
 
@@ -261,11 +285,12 @@ class RoundTime:
 
 def round_times(text: str) -> list[RoundTime]:
     """Each round's wall time in a verdict's records (the latest run in a JSON-lines store), for every step of the
-    standard scale (the gpu scale's are among them; none where a step did not run) with its declared GPU round time. A round is a run of
-    consecutive records with one group and round index; its time runs from its first record to the next round's
-    first (the next process's start included, as a round's time in the scale is; records carry whole seconds), so
-    the last round recorded has none. Rounds are matched to steps in the scale's order (each step's rounds in turn:
-    `jit all`'s round 0 before `jit flax`'s); a round the scale did not plan there (one the verdict added) ends it."""
+    standard scale (the gpu scale's are among them; none where a step did not run) with its declared GPU round time.
+    A round is a run of consecutive records with one group and round index; its time runs from its first record to
+    the next round's first (the next process's start included, as a round's time in the scale is; records carry
+    whole seconds), so the last round recorded has none. Rounds are matched to steps in the scale's order (each
+    step's rounds in turn: `jit all`'s round 0 before `jit flax`'s); a round the scale did not plan there (one the
+    verdict added) ends it."""
     records = [json.loads(line) for line in text.splitlines() if line.strip()]
     latest = records[-1]["run_id"] if records else None
     runs: list[tuple[str, int, datetime]] = []  # (group, round index, first record's time)
@@ -489,10 +514,10 @@ def main(argv: Sequence[str] | None = None, plan: Sequence[Step] = STEPS) -> int
             rows.write(f"{step.name}\t{status}\t{seconds:.1f}\t{step.estimate_s:.0f}\n")
         print(f"    ({step.part}) {step.name}: {status}" + (f" in {seconds:.1f} s" if seconds else ""), flush=True)
         summary.append((step, status, seconds))
-    print(f"\n{'part':<4} {'step':<22} {'here':>8} {'GPU est.':>9}  status")
+    print(f"\n{'part':<4} {'step':<{NAME_WIDTH}} {'here':>8} {'GPU est.':>9}  status")
     for step, status, seconds in summary:
         here = f"{seconds:.1f} s" if seconds else "—"
-        print(f"({step.part})  {step.name:<22} {here:>8} {step.estimate_s:>7.0f} s  {status}")
+        print(f"({step.part})  {step.name:<{NAME_WIDTH}} {here:>8} {step.estimate_s:>7.0f} s  {status}")
     ran = sum(seconds for _, _, seconds in summary)
     print(f"{ran:.0f} s of steps ({ran / 60:.1f} min) on {options.device}")
     return 0 if all(s == "ok" or s.startswith("skipped") for _, s, _ in summary) else 1

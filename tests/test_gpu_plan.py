@@ -253,3 +253,22 @@ def test_a_step_past_its_limit_is_stopped_with_every_process_it_started(tmp_path
     status = (tmp_path / "steps.tsv").read_text().splitlines()[1].split("\t")[1]
     assert status.startswith("timed out after")
     assert gone(int(pid_file.read_text()))
+
+
+def test_the_plan_trains_issue_52s_table_of_modes_on_the_gpu() -> None:
+    """Issue 52's GPU table: one (d) step for each framework × mode × precision (Flax's jitted step; PyTorch eager
+    and torch.compile'd), float32, TF32 and bf16, all with the same training options, so that `verdict --from
+    results.jsonl` sets them in one table of modes (mnist/findings.py pools no runs of different settings)."""
+    trained: dict[tuple[str, bool, str], tuple[str, ...]] = {}
+    for step in plan.STEPS:
+        if step.part == "d":
+            args = list(step.args)
+            backend = args[args.index("mnist") + 1]
+            precision = args[args.index("--precision") + 1] if "--precision" in args else "float32"
+            others = tuple(a for i, a in enumerate(args) if a != "--compile" and "--precision" not in args[i - 1:i + 1])
+            trained[(backend, "--compile" in args, precision)] = others[others.index("mnist") + 2:]
+    wanted = {(backend, compiled, precision) for backend, compiled in (("flax", False), ("pytorch", False),
+                                                                       ("pytorch", True))
+              for precision in ("float32", "tf32", "bf16")}
+    assert set(trained) == wanted
+    assert len(set(trained.values())) == 1  # one setting: the same epochs, data, device and store in every step

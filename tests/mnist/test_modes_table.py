@@ -12,8 +12,9 @@ from rich.console import Console
 from jax_benchmarks.mnist.cli import print_modes
 from jax_benchmarks.mnist.findings import findings, modes_table
 from jax_benchmarks.store.record import Record
+from jax_benchmarks.verdict.build import build_page
 from jax_benchmarks.verdict.page import evidence_table
-from tests.verdict.fixtures import epochs
+from tests.verdict.fixtures import epochs, matmul
 
 MIB = 2**20
 NO_DEVICE = "unavailable: cpu reports no memory statistics"
@@ -93,6 +94,22 @@ def test_the_verdict_page_shows_why_a_cell_of_the_table_of_modes_is_a_dash() -> 
     html = evidence_table(check)
     assert "<th>time to 85%</th>" in html and "<td>not reached in 2 epoch(s)</td>" in html
     assert "— compile: the step ran eagerly: nothing is compiled (pytorch eager float32)" in html
+
+
+def test_the_markdown_page_shows_the_table_of_modes_and_why_a_cell_is_a_dash() -> None:
+    """The markdown page (the GPU plan's, one pasted into a pull request) shows no finding's evidence, but the table
+    of modes is what a reader came for: a row per framework × mode × precision under its own heading."""
+    page = build_page(three_modes(), None, None, "markdown", target=0.85)
+    lines = page.splitlines()
+    start = lines.index("### CNN accuracy by mode and precision")
+    table = [line for line in lines[start + 2:] if line.startswith("|")]
+    assert table[0].startswith("| framework mode precision | train step | images/s | compile | time to 85% |")
+    assert {row.split(" | ")[0] for row in table[2:]} == {"| flax jit float32", "| pytorch eager float32",
+                                                          "| pytorch compile:default float32"}
+    assert "— compile: the step ran eagerly: nothing is compiled (pytorch eager float32)  " in lines
+    # nothing trained: no such section (xla's records have no table of modes), the findings table as ever
+    other = build_page(matmul(numpy_s=0.010, jax_s=0.005, pytorch_s=0.008), None, None, "markdown")
+    assert "| dense linear algebra: matmul |" in other and "### CNN accuracy by mode and precision" not in other
 
 
 def printed(records: list[Record]) -> str:

@@ -137,7 +137,7 @@ def accuracy_check(records: Sequence[Record], chosen: Sequence[Record], target: 
     # "measured", flagged or not: a check of accuracy, not a timed comparison the page counts as decided.
     return Finding(key, topic, sentence, "measured", run_ids(mine), case_names(mine),
                    (*table.headers, "seeds", "gap (points)", "check"), tuple(rows), asks_jax=False,
-                   notes=table.notes)
+                   notes=table.notes, rows_are_the_answer=True)
 
 
 # ------------------------------------------------------------------------------------- table of modes ---

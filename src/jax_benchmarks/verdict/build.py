@@ -14,8 +14,9 @@ from jax_benchmarks.verdict.against import against_finding, fleet_finding, machi
 from jax_benchmarks.verdict.answer import answers, plain_answer
 from jax_benchmarks.verdict.chart import summary_chart
 from jax_benchmarks.verdict.decide import DEFAULT_MARGIN_PCT
-from jax_benchmarks.verdict.findings import FailedRound, Finding, all_findings, latest_runs, without_failed
-from jax_benchmarks.verdict.page import Machine, decided_line, render_html, render_markdown
+from jax_benchmarks.verdict.findings import (FailedRound, Finding, all_findings, latest_runs, one_machine,
+                                             without_failed)
+from jax_benchmarks.verdict.page import Machine, decided_line, other_machines_line, render_html, render_markdown
 from jax_benchmarks.verdict.scale import derived_scale
 
 
@@ -46,6 +47,7 @@ def box_plots(findings: Sequence[Finding]) -> dict[str, list[Chart]]:
 def machine(records: Sequence[Record], run_id: str | None, target: float | None, draw: bool,
             margin_pct: float = DEFAULT_MARGIN_PCT,
             failed: Sequence[FailedRound] = ()) -> tuple[Machine, Mapping[str, list[Record]]]:
+    records, other_machines = one_machine(records, run_id)
     chosen = latest_runs(without_failed(records, run_id, failed), run_id)
     findings = all_findings(chosen, target, margin_pct, failed, run_id)
     shown = [r for rs in chosen.values() for r in rs]
@@ -54,7 +56,7 @@ def machine(records: Sequence[Record], run_id: str | None, target: float | None,
     found = answers(findings, margin_pct)
     summary = summary_chart(found) if draw else None
     return Machine(machine_name(env), findings, env, shown, tables, box_plots(findings) if draw else {},
-                   found, summary, margin_pct), chosen
+                   found, summary, margin_pct, other_machines=other_machines), chosen
 
 
 def distinct_name(machine: Machine, taken: Sequence[str], store: str | None) -> Machine:
@@ -73,6 +75,7 @@ class Verdict:
     page: str
     answer: Sequence[str]
     decided: str
+    left_out: str = ""  # the page's line on the store's runs of other machines, where it left some out
 
 
 def build_page(here_records: Sequence[Record], others: Sequence[Sequence[Record]] | None, run_id: str | None,
@@ -105,4 +108,5 @@ def build_verdict(here_records: Sequence[Record], others: Sequence[Sequence[Reco
         scale, here = derived, dataclasses.replace(here, scale_derived=True)
     render = render_html if output_format == "html" else render_markdown
     answer = plain_answer(here.answers, here.margin_pct)  # its last line says how it was judged, except where there is no answer
-    return Verdict(render(here, theres, across, fleet, scale), answer[:-1] or answer, decided_line(here))
+    return Verdict(render(here, theres, across, fleet, scale), answer[:-1] or answer, decided_line(here),
+                   other_machines_line(here.other_machines) if here.other_machines else "")

@@ -414,6 +414,8 @@ def cli(scale: ScaleName, from_path: ResultsLocation | None, against_paths: tupl
 
     verdict = build_verdict(here, others, run_id, output_format, target_accuracy, used_scale,
                             [str(against) for against in against_paths], margin, twice)
+    if verdict.left_out:
+        say(verdict.left_out)  # stderr, wrapped at the console's width: stdout may be the page
     # The page's text as it reaches a terminal or a file that is later printed: no control character from a record.
     page = visible_lines(verdict.page)
     if to_stdout:

@@ -58,6 +58,9 @@ class Finding:
     # False where that question is another finding's, so that one question is answered and counted once.
     asks_jax: bool = True
     notes: tuple[str, ...] = ()  # under its rows: what a figure in them rests on, why a cell is '—'
+    # Its rows are figures a reader came for (the table of modes), not the evidence behind one comparison: the
+    # markdown page, which shows no finding's evidence, shows these rows too (the HTML page shows every finding's).
+    rows_are_the_answer: bool = False
 
     @property
     def source(self) -> str:
@@ -231,6 +234,28 @@ def latest_runs(records: Iterable[Record], run_id: str | None = None) -> dict[st
             latest.update(mine)
         chosen[group] = [r for rs in latest.values() for r in rs]
     return chosen
+
+
+def one_machine(records: Sequence[Record], run_id: str | None = None) -> tuple[list[Record], tuple[str, ...]]:
+    """The records of the runs measured on one machine (`same_machine`: host, CPU, cores, vector set and GPU, each
+    where recorded): run `run_id`'s machine where given, else the latest run's; and the ids of the runs of other
+    machines, left out. A page judges one machine: from a store that several machines append to (one PostgreSQL
+    store for a lab, two results files put together) it would otherwise set one machine's figure against
+    another's. A run's machine is its first process's (process 0's where recorded): the other processes of a
+    multi-host run record their own hosts, and belong to the run."""
+    from jax_benchmarks.report.envdiff import same_machine
+
+    runs = by_run(records)
+    if not runs:
+        return list(records), ()
+
+    def machine_of(run: Sequence[Record]) -> Mapping[str, Scalar]:
+        return next((r.env for r in run if r.params.get("process_index", 0) == 0), run[0].env)
+
+    chosen = runs[run_id] if run_id in runs else max(runs.values(), key=run_key)
+    env = machine_of(chosen)
+    kept = {run for run, mine in runs.items() if same_machine(machine_of(mine), env)}
+    return [r for r in records if r.run_id in kept], tuple(sorted(set(runs) - kept))
 
 
 # A round whose process died twice (cli/rounds.py): its group, its round index and what ended it ('round 2 of xla

@@ -69,6 +69,7 @@ class Machine:
     # The page's scale was derived from the records' options (`verdict.scale.derived_scale`): records measured before
     # 2026-11-27 do not name it.
     scale_derived: bool = False
+    other_machines: tuple[str, ...] = ()  # the store's runs of other machines, left out (`findings.one_machine`)
 
 
 def banner(machine: Machine, scale: str | None) -> str:
@@ -154,7 +155,16 @@ def about_lines(machine: Machine) -> list[str]:
         f"BLAS (NumPy, as threadpoolctl sees it): {env.get('blas') or 'not recorded'}",
         f"Precision policy: {precision_text(machine.records, env)}",
         f"Measured: {dates(machine.records)} · run(s) {', '.join(runs) or 'none'} · git {env.get('git_commit') or '?'}",
+        *([other_machines_line(machine.other_machines)] if machine.other_machines else []),
     ]
+
+
+def other_machines_line(runs: Sequence[str]) -> str:
+    """What a page built from a store of several machines left out, and how to see the others."""
+    shown = ", ".join(runs[:3]) + (", …" if len(runs) > 3 else "")
+    return (f"Left out: {len(runs)} run(s) of another machine in the same store ({shown}): a page judges one "
+            "machine's runs, the latest run's; --run RUN_ID judges another run, --against sets another machine's "
+            "store beside this one")
 
 
 # ------------------------------------------------------------------ HTML ---
@@ -290,6 +300,10 @@ def render_markdown(here: Machine, others: Sequence[Machine] = (), across: Seque
     profiled = [(f.topic, line) for f in here.findings for line in breakdowns_of(f.records)]
     if profiled:
         lines += ["### Where the step's time went (--profile)", "", *md_table(("question", "breakdown"), profiled), ""]
+    for finding in here.findings:
+        if finding.rows_are_the_answer and finding.rows:
+            lines += [f"### {md(finding.topic)}", "", *md_table(finding.headers, finding.rows), "",
+                      *(f"{md(note)}  " for note in finding.notes), ""]
     for there, between in zip(others, across, strict=True):
         lines += [f"### Findings on {md(there.name)}", "", *[f"{md(line)}  " for line in about_lines(there)], "",
                   *findings_table(there.findings), "",
