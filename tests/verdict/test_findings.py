@@ -116,6 +116,29 @@ def test_memory_is_reported_when_the_records_carry_it() -> None:
     assert "numpy 1.0 MiB, jax 3.0 MiB" in finding.sentence
 
 
+def test_on_a_gpu_the_device_peak_is_said_and_numpy_on_the_host_is_the_one_left_out() -> None:
+    # As `xla all --device auto` records on a GPU machine: NumPy on the host, JAX and PyTorch on the GPU, where
+    # the host's peak of a GPU case is a few KiB of Python objects and the device's is what the case takes.
+    case, mib = "matmul_1000x1000_float64", 2**20
+
+    def on_gpu(records: list[Record]) -> list[Record]:
+        return [r.model_copy(update={"device": "gpu"}) for r in records]
+
+    records = figure("xla", "numpy", case, 0.005, memory={"host_peak_bytes": 24 * mib})
+    records += on_gpu(figure("xla", "jax", case, 0.001, memory={"host_peak_bytes": 4096,
+                                                                "device_peak_bytes": 30 * mib}))
+    records += on_gpu(figure("xla", "pytorch", case, 0.001, memory={"host_peak_bytes": 0,
+                                                                    "device_peak_bytes": 24 * mib}))
+    [finding] = memory_findings({"xla": records})
+    assert finding.sentence.startswith(f"Device memory peak of {case}: pytorch @gpu 24.0 MiB, jax @gpu 30.0 MiB")
+    assert "numpy not compared: they differ in device (gpu vs cpu)" in finding.sentence
+    # A GPU framework without a device peak is named, not dropped.
+    records = [r.model_copy(update={"memory": {"host_peak_bytes": 4096}}) if r.backend == "jax" else r
+               for r in records]
+    [finding] = memory_findings({"xla": records})
+    assert "pytorch @gpu 24.0 MiB" in finding.sentence and "jax @gpu: no device peak recorded" in finding.sentence
+
+
 def test_training_compares_frameworks_with_the_same_model() -> None:
     records = epochs("flax", 10.0, [0.95, 0.985]) + epochs("pytorch", 20.0, [0.97, 0.975])
     [finding] = training_findings(records)

@@ -465,20 +465,32 @@ def memory_findings(chosen: Mapping[str, Sequence[Record]]) -> list[Finding]:
             continue
         case = max(by_case, key=lambda c: (len(by_case[c]), size_of(c)))
         series = by_case[case]
-        first = next(iter(series.values()))
+        # Compared against a framework on the device most of them ran on: on a GPU machine NumPy's host figure
+        # is the one left out (`unlike` refuses two devices), not the GPU frameworks'.
+        devices = [recs[0].device for recs in series.values()]
+        common = max(devices, key=devices.count)
+        first = next(recs for recs in series.values() if recs[0].device == common)
         refused = {name: why for name, recs in series.items() if (why := unlike(first, recs)) is not None}
         kept = {name: recs for name, recs in series.items() if name not in refused}
+        # The sentence names the peak of the memory the case ran in: on a GPU the device's (the host's peak of a
+        # GPU step is its Python objects: 8-16 KiB for the mnist step on the H200, 2026-11-28), else the host's.
+        on_gpu = all(r.device == "gpu" for recs in kept.values() for r in recs)
+        said = MEMORY_KEYS.index("device_peak_bytes" if on_gpu else "host_peak_bytes")
         rows = []
         for name, recs in sorted(kept.items(), key=lambda kv: statistics.median(
-                [v for r in kv[1] if (v := memory_peak(r, MEMORY_KEYS[0])) is not None] or [0.0])):
+                [v for r in kv[1] if (v := memory_peak(r, MEMORY_KEYS[said])) is not None] or [0.0])):
             cells = []
             for key in MEMORY_KEYS:
                 values = [v for r in recs if (v := memory_peak(r, key)) is not None]
                 cells.append(f"{statistics.median(values) / 2**20:,.1f} MiB" if values else "—")
             rows.append((name, *cells, str(len(round_medians(recs)) or len(recs))))
-        text = ", ".join(f"{row[0]} {row[1]}" for row in rows if row[1] != "—")
-        sentence = (f"Host memory peak of {case}: {text} (the median over each framework's rounds)" if text
-                    else f"At {case}: device memory peaks only, see the table")
+        text = ", ".join(f"{row[0]} {row[1 + said]}" for row in rows if row[1 + said] != "—")
+        unmeasured = [row[0] for row in rows if row[1 + said] == "—"]
+        where = "Device" if on_gpu else "Host"
+        sentence = (f"{where} memory peak of {case}: {text} (the median over each framework's rounds)" if text
+                    else f"At {case}: no {where.lower()} memory peak recorded, see the table")
+        if text and unmeasured:
+            sentence += f"; {', '.join(unmeasured)}: no {where.lower()} peak recorded"
         if len(kept) < 2:
             sentence += "; only one framework measured it: nothing to compare"
         sentence += "".join(f"; {name} not compared: {why}" for name, why in refused.items())
