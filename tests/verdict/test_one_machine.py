@@ -37,10 +37,12 @@ def test_the_latest_runs_machine_is_judged_and_the_others_are_left_out() -> None
     assert verdict.left_out.startswith("Left out: 1 run(s) of another machine")
 
 
-def test_run_picks_that_runs_machine() -> None:
+def test_run_picks_that_runs_machine_and_names_no_other() -> None:
+    # A page of one run (--run, or the run a measuring verdict just made into a shared store) pools nothing.
     kept, left_out = one_machine(two_machines(), OLDER)
-    assert {r.run_id for r in kept} == {OLDER} and left_out == (NEWER,)
+    assert {r.run_id for r in kept} == {OLDER} and left_out == ()
     page = build_verdict(two_machines(), None, OLDER, "markdown").page
+    assert "Left out" not in page
     matmul = next(line for line in page.splitlines() if line.startswith("| dense linear algebra: matmul"))
     assert "jax is fastest, 2.00× faster than numpy" in matmul
 

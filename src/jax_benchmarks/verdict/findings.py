@@ -239,7 +239,7 @@ def latest_runs(records: Iterable[Record], run_id: str | None = None) -> dict[st
 def one_machine(records: Sequence[Record], run_id: str | None = None) -> tuple[list[Record], tuple[str, ...]]:
     """The records of the runs measured on one machine (`same_machine`: host, CPU, cores, vector set and GPU, each
     where recorded): run `run_id`'s machine where given, else the latest run's; and the ids of the runs of other
-    machines, left out. A page judges one machine: from a store that several machines append to (one PostgreSQL
+    machines left out (none named with `run_id`: that page judges one run, so no other run was in question). A page judges one machine: from a store that several machines append to (one PostgreSQL
     store for a lab, two results files put together) it would otherwise set one machine's figure against
     another's. A run's machine is its first process's (process 0's where recorded): the other processes of a
     multi-host run record their own hosts, and belong to the run."""
@@ -255,7 +255,8 @@ def one_machine(records: Sequence[Record], run_id: str | None = None) -> tuple[l
     chosen = runs[run_id] if run_id in runs else max(runs.values(), key=run_key)
     env = machine_of(chosen)
     kept = {run for run, mine in runs.items() if same_machine(machine_of(mine), env)}
-    return [r for r in records if r.run_id in kept], tuple(sorted(set(runs) - kept))
+    left_out = () if run_id in runs else tuple(sorted(set(runs) - kept))
+    return [r for r in records if r.run_id in kept], left_out
 
 
 # A round whose process died twice (cli/rounds.py): its group, its round index and what ended it ('round 2 of xla
