@@ -20,6 +20,28 @@ def test_time_to_accuracy_sums_compile_and_the_epochs_up_to_the_first_that_reach
     assert run.images_per_s_to(0.98) == pytest.approx(25_600 / 22.0)
 
 
+def test_an_eager_steps_first_call_is_its_one_off_cost_as_a_compile_is_a_compiled_ones() -> None:
+    """A fresh process pays once before an eager step runs at speed (cuDNN's search for convolution algorithms,
+    CUDA's lazy set-up: PyTorch's first call on the H200 took 0.65 s against 2.85 ms a step): the time to accuracy
+    counts it, as it counts JAX's compile, and the break-even sets the two one-off costs against each other."""
+    first_call = {"first_call_s": 0.65 + 0.2}  # the step's median is 20 s / 100 = 0.2 s (the fixture's)
+    eager = [r.model_copy(update={"metrics": {**r.metrics, **first_call}}) if r.case.startswith("train_step_") else r
+             for r in epochs("pytorch", 20.0, [0.95, 0.985])]
+    [run, *_] = seed_runs(eager)
+    assert not run.compiled and run.one_off_s == pytest.approx(0.65)
+    assert run.seconds_to(0.98) == pytest.approx(0.65 + 40.0)
+    finding = accuracy_finding(epochs("flax", 10.0, [0.95, 0.985], compile_s=2.0) + eager, 0.98)
+    rows = {row[0]: row for row in finding.rows}
+    assert rows["pytorch"][3] == "40.6 s" and rows["pytorch"][7] == "650 ms (first call)"
+    assert rows["flax"][3] == "22 s" and rows["flax"][7] == "2 s (compile)"
+    # (2 - 0.65) / (20 - 10) = 0.135 (0.13 in two digits) epochs, not 0.2 as against an eager step costing nothing.
+    assert ("flax's compile is paid back against pytorch after 0.13 epochs (compile 2 s, epoch 10 s against first "
+            "call 650 ms, epoch 20 s)") in finding.sentence
+    # Records without first_call_s (written before it was recorded): nothing is added.
+    [bare, *_] = seed_runs(epochs("pytorch", 20.0, [0.95, 0.985]))
+    assert bare.one_off_s == 0.0 and bare.seconds_to(0.98) == pytest.approx(40.0)
+
+
 def test_quick_and_standard_get_a_target_every_seed_reaches() -> None:
     # One short epoch, as the quick and standard scales train it: no run comes near 98 %; the seeds differ.
     records = (epochs("flax", [3.5, 3.6, 3.4], [[0.941], [0.93], [0.952]], compile_s=1.8)
