@@ -1,10 +1,9 @@
-"""The mnist group's findings for `verdict`: training speed per step between the frameworks, and the time to a
-test accuracy the scale's training reaches, MLPerf-style (one training run per seed, the step's one-off cost
-included: its compile, or an eager step's first call), with
-the epochs after which JAX's compile is paid back; each from the runs of one setting and per matched pair of modes
-(jit against torch.compile, the headline; eager against eager), never an unmatched pair; and the table of modes,
-which checks every mode's and precision's final test accuracy against float32 eager PyTorch's. Pure functions of
-records.
+"""The mnist group's findings for `verdict`: training speed per step between the frameworks, and the time to a test
+accuracy the scale's training reaches, MLPerf-style (one training run per seed, the step's one-off cost included:
+its compile, or an eager step's first call), with the epochs after which JAX's compile is paid back; each from the
+runs of one setting and per matched pair of modes (jit against torch.compile, the headline; eager against eager),
+never an unmatched pair; and the table of modes, which checks every mode's and precision's final test accuracy
+against float32 eager PyTorch's. Pure functions of records.
 
 The target accuracy (unless `verdict --target-accuracy` gives one): 99 % when the records trained on full MNIST
 (60,000 training images; the CNN reaches 99.0 % after 2 epochs, see training/settings.py), else the lowest best test
@@ -183,9 +182,9 @@ PEAK_NOTE = ("host and device peak: the train step's, in a pass apart from its t
 def modes_table(records: Sequence[Record], given: float | None = None) -> ModesTable:
     """The table of modes of `records` (`mnist all` prints it; the verdict's accuracy check shows it): per side, the
     train step (the median of its rounds), images/s, compile time, time to the target accuracy (`Reach.score`: the
-    MLPerf score over its seeds, the one-off cost included), final test accuracy (the mean over seeds) and the train step's
-    host and device peak memory. One target for every row: `--target-accuracy`'s, else `accuracy_target` over all
-    the rows' runs."""
+    MLPerf score over its seeds, the one-off cost included), final test accuracy (the mean over seeds) and the
+    train step's host and device peak memory. One target for every row: `--target-accuracy`'s, else
+    `accuracy_target` over all the rows' runs."""
     sides = sides_of(records)
     runs = {side: seed_runs(recs) for side, recs in sides.items()}
     target = accuracy_target([run for mine in runs.values() for run in mine], given)

@@ -239,10 +239,11 @@ def latest_runs(records: Iterable[Record], run_id: str | None = None) -> dict[st
 def one_machine(records: Sequence[Record], run_id: str | None = None) -> tuple[list[Record], tuple[str, ...]]:
     """The records of the runs measured on one machine (`same_machine`: host, CPU, cores, vector set and GPU, each
     where recorded): run `run_id`'s machine where given, else the latest run's; and the ids of the runs of other
-    machines left out (none named with `run_id`: that page judges one run, so no other run was in question). A page judges one machine: from a store that several machines append to (one PostgreSQL
-    store for a lab, two results files put together) it would otherwise set one machine's figure against
-    another's. A run's machine is its first process's (process 0's where recorded): the other processes of a
-    multi-host run record their own hosts, and belong to the run."""
+    machines left out (none named with `run_id`: that page judges one run, so no other run was in question). A
+    page judges one machine: from a store that several machines append to (one PostgreSQL store for a lab, two
+    results files put together) it would otherwise set one machine's figure against another's. A run's machine
+    is its first process's (process 0's where recorded): the other processes of a multi-host run record their own
+    hosts, and belong to the run."""
     from jax_benchmarks.report.envdiff import same_machine
 
     runs = by_run(records)
