@@ -264,9 +264,13 @@ def test_the_plan_trains_issue_52s_table_of_modes_on_the_gpu() -> None:
         if step.part == "d":
             args = list(step.args)
             backend = args[args.index("mnist") + 1]
-            precision = args[args.index("--precision") + 1] if "--precision" in args else "float32"
-            others = tuple(a for i, a in enumerate(args) if a != "--compile" and "--precision" not in args[i - 1:i + 1])
-            trained[(backend, "--compile" in args, precision)] = others[others.index("mnist") + 2:]
+            precision = "float32"
+            if "--precision" in args:  # the rest of the options, without the mode and the precision
+                at = args.index("--precision")
+                precision = args.pop(at + 1)
+                del args[at]
+            trained[(backend, "--compile" in args, precision)] = tuple(
+                a for a in args[args.index("mnist") + 2:] if a != "--compile")
     wanted = {(backend, compiled, precision) for backend, compiled in (("flax", False), ("pytorch", False),
                                                                        ("pytorch", True))
               for precision in ("float32", "tf32", "bf16")}

@@ -402,7 +402,7 @@ class SeedRun:
     accuracy: Mapping[int, float]
     one_off_s: float
     full_mnist: bool  # trained on all 60,000 MNIST training images
-    compiled: bool = True  # its step recorded a compile (else `one_off_s` is an eager step's first call)
+    compiled: bool  # its step recorded a compile (else `one_off_s` is an eager step's first call)
 
     @property
     def best(self) -> float | None:
